@@ -1,0 +1,61 @@
+// activation_forward: validation and backend dispatch.
+#include <cmath>
+
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+const char* activation_mode_name(ActivationMode m) {
+  switch (m) {
+    case ActivationMode::IDENTITY: return "identity";
+    case ActivationMode::RELU: return "relu";
+    case ActivationMode::SIGMOID: return "sigmoid";
+    case ActivationMode::TANH: return "tanh";
+    case ActivationMode::CLIPPED_RELU: return "clipped_relu";
+    case ActivationMode::LEAKY_RELU: return "leaky_relu";
+    case ActivationMode::ELU: return "elu";
+    case ActivationMode::SWISH: return "swish";
+    case ActivationMode::HARD_SWISH: return "hard_swish";
+    case ActivationMode::HARD_SIGMOID: return "hard_sigmoid";
+    case ActivationMode::CLIP: return "clip";
+    case ActivationMode::SELU: return "selu";
+    case ActivationMode::SOFTPLUS: return "softplus";
+    case ActivationMode::MISH: return "mish";
+  }
+  return "unknown-activation";
+}
+
+Status ActivationDesc::validate() const {
+  const int m = static_cast<int>(mode);
+  if (m < 0 || m > static_cast<int>(ActivationMode::MISH))
+    return make_status(StatusCode::BAD_PARAM, "activation: unknown mode %d", m);
+  if (!std::isfinite(alpha) || !std::isfinite(beta))
+    return make_status(StatusCode::INVALID_VALUE, "activation %s: parameters must be finite",
+                       activation_mode_name(mode));
+  if (mode == ActivationMode::CLIPPED_RELU && !(alpha > 0.f))
+    return make_status(StatusCode::INVALID_VALUE,
+                       "activation clipped_relu: ceiling alpha = %g must be > 0", alpha);
+  if (mode == ActivationMode::CLIP && !(alpha <= beta))
+    return make_status(StatusCode::INVALID_VALUE,
+                       "activation clip: min alpha = %g must be <= max beta = %g", alpha, beta);
+  return Status();
+}
+
+Status activation_forward(const Handle& handle, const ActivationDesc& act, float alpha,
+                          const TensorDesc& x_desc, const void* x, float beta,
+                          const TensorDesc& y_desc, void* y) {
+  const char* fn = "activation_forward";
+  JET_TRY(in_routine(fn, act.validate()));
+  JET_TRY(in_routine(fn, x_desc.validate("x")));
+  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  if (handle.backend() == Backend::CPU)
+    return cpu::activation_forward(act, alpha, x_desc, x, beta, y_desc, y);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

@@ -1,0 +1,50 @@
+// Validation helpers shared by the routines' front ends (kernels/api/*.cpp).
+#pragma once
+
+#include <cstdarg>
+#include <string>
+
+#include "jet/dnn.h"
+
+namespace jet {
+
+// Status with a printf-style message.
+Status make_status(StatusCode code, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+// "[2, 3, 5, 7]" for the dims of a tensor, and its strides.
+std::string dims_string(int rank, const int64_t* dims);
+
+// Returns early from the enclosing function when `expr` yields an error Status.
+#define JET_TRY(expr)                \
+  do {                               \
+    ::jet::Status jet_try_s_ = (expr); \
+    if (!jet_try_s_.ok()) return jet_try_s_; \
+  } while (0)
+
+// Prefixes a failing status's message with the routine's name.
+Status in_routine(const char* routine, Status s);
+
+// BAD_PARAM naming the pointer when it is null.
+Status check_ptr(const char* routine, const void* p, const char* what);
+
+// BAD_PARAM unless `a` and `b` have the same dtype.
+Status check_same_dtype(const char* routine, const TensorDesc& a, const char* an,
+                        const TensorDesc& b, const char* bn);
+
+// BAD_PARAM unless `a` and `b` have the same dims.
+Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
+                       const TensorDesc& b, const char* bn);
+
+// BAD_PARAM unless b broadcasts to c: same rank, each dim of b 1 or equal to c's.
+Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
+                       const TensorDesc& c, const char* cn);
+
+// NOT_SUPPORTED for a CUDA handle whose routine has no CUDA implementation yet, or any CUDA handle
+// in a build without CUDA. Names the routine.
+Status cuda_not_available(const char* routine);
+
+}  // namespace jet

@@ -1,0 +1,110 @@
+#include <cstdio>
+
+#include "check.h"
+
+namespace jet {
+
+const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::SUCCESS: return "SUCCESS";
+    case StatusCode::NOT_INITIALIZED: return "NOT_INITIALIZED";
+    case StatusCode::ALLOC_FAILED: return "ALLOC_FAILED";
+    case StatusCode::BAD_PARAM: return "BAD_PARAM";
+    case StatusCode::INVALID_VALUE: return "INVALID_VALUE";
+    case StatusCode::ARCH_MISMATCH: return "ARCH_MISMATCH";
+    case StatusCode::EXECUTION_FAILED: return "EXECUTION_FAILED";
+    case StatusCode::INTERNAL_ERROR: return "INTERNAL_ERROR";
+    case StatusCode::NOT_SUPPORTED: return "NOT_SUPPORTED";
+  }
+  return "UNKNOWN_STATUS";
+}
+
+std::string Status::to_string() const {
+  std::string s = status_code_name(code_);
+  if (!message_.empty()) {
+    s += ": ";
+    s += message_;
+  }
+  return s;
+}
+
+Status make_status(StatusCode code, const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return Status(code, buf);
+}
+
+std::string dims_string(int rank, const int64_t* dims) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+Status in_routine(const char* routine, Status s) {
+  if (s.ok()) return s;
+  return Status(s.code(), std::string(routine) + ": " + s.message());
+}
+
+Status check_ptr(const char* routine, const void* p, const char* what) {
+  if (p) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: %s is a null pointer", routine, what);
+}
+
+Status check_same_dtype(const char* routine, const TensorDesc& a, const char* an,
+                        const TensorDesc& b, const char* bn) {
+  if (a.dtype() == b.dtype()) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: %s is %s but %s is %s", routine, an,
+                     dtype_name(a.dtype()), bn, dtype_name(b.dtype()));
+}
+
+Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
+                       const TensorDesc& b, const char* bn) {
+  if (a.same_dims(b)) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: %s has dims %s but %s has dims %s", routine, an,
+                     dims_string(a.rank(), a.dims()).c_str(), bn,
+                     dims_string(b.rank(), b.dims()).c_str());
+}
+
+Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
+                       const TensorDesc& c, const char* cn) {
+  bool ok = b.rank() == c.rank();
+  for (int i = 0; ok && i < b.rank(); ++i) ok = b.dim(i) == 1 || b.dim(i) == c.dim(i);
+  if (ok) return Status();
+  return make_status(StatusCode::BAD_PARAM,
+                     "%s: %s with dims %s does not broadcast to %s with dims %s (same rank, "
+                     "each dim 1 or equal)",
+                     routine, bn, dims_string(b.rank(), b.dims()).c_str(), cn,
+                     dims_string(c.rank(), c.dims()).c_str());
+}
+
+Status cuda_not_available(const char* routine) {
+  if (!built_with_cuda())
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: this build of jet has no CUDA backend (configure with CUDA)", routine);
+  return make_status(StatusCode::NOT_SUPPORTED,
+                     "%s: the CUDA backend does not implement this routine yet", routine);
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+  }
+  return "unknown-dtype";
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::F16: return 2;
+  }
+  return 0;
+}
+
+}  // namespace jet

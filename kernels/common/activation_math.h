@@ -1,0 +1,46 @@
+// The activation functions as scalar math, shared by every backend and every epilogue, so the
+// definitions live in one place. Usable from host and CUDA device code.
+#pragma once
+
+#include <cmath>
+
+#include "jet/dnn/activation.h"
+
+#if defined(__CUDACC__)
+#define JET_HOST_DEVICE __host__ __device__
+#else
+#define JET_HOST_DEVICE
+#endif
+
+namespace jet {
+
+JET_HOST_DEVICE inline float softplus_f(float x) {
+  // log(1 + exp(x)) without overflow: for large x it is x, for very negative x it is exp(x).
+  return x > 20.f ? x : (x < -20.f ? expf(x) : log1pf(expf(x)));
+}
+
+JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, float b, float x) {
+  switch (mode) {
+    case ActivationMode::IDENTITY: return x;
+    case ActivationMode::RELU: return x > 0.f ? x : 0.f;
+    case ActivationMode::SIGMOID: return 1.f / (1.f + expf(-x));
+    case ActivationMode::TANH: return tanhf(x);
+    case ActivationMode::CLIPPED_RELU: return fminf(fmaxf(x, 0.f), a);
+    case ActivationMode::LEAKY_RELU: return x >= 0.f ? x : a * x;
+    case ActivationMode::ELU: return x >= 0.f ? x : a * expm1f(x);
+    case ActivationMode::SWISH: return x / (1.f + expf(-a * x));
+    case ActivationMode::HARD_SWISH: return x * fminf(fmaxf(x * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+    case ActivationMode::HARD_SIGMOID: return fminf(fmaxf(a * x + b, 0.f), 1.f);
+    case ActivationMode::CLIP: return fminf(fmaxf(x, a), b);
+    case ActivationMode::SELU: return b * (x > 0.f ? x : a * expm1f(x));
+    case ActivationMode::SOFTPLUS: return softplus_f(x);
+    case ActivationMode::MISH: return x * tanhf(softplus_f(x));
+  }
+  return x;
+}
+
+JET_HOST_DEVICE inline float apply_activation(const ActivationDesc& d, float x) {
+  return apply_activation(d.mode, d.alpha, d.beta, x);
+}
+
+}  // namespace jet

@@ -1,0 +1,71 @@
+// Helpers for the CPU backend: typed element access and iteration over strided tensors.
+#pragma once
+
+#include <cstdint>
+
+#include "jet/dnn.h"
+
+namespace jet {
+namespace cpu {
+
+inline float load(DType t, const void* base, int64_t off) {
+  if (t == DType::F32) return static_cast<const float*>(base)[off];
+  return half::half_bits_to_float(static_cast<const uint16_t*>(base)[off]);
+}
+
+inline void store(DType t, void* base, int64_t off, float v) {
+  if (t == DType::F32)
+    static_cast<float*>(base)[off] = v;
+  else
+    static_cast<uint16_t*>(base)[off] = half::float_to_half_bits(v);
+}
+
+// y = alpha * v + beta * y, not reading y when beta == 0 (so NaNs in y never leak).
+inline void blend_store(DType t, void* y, int64_t off, float alpha, float v, float beta) {
+  float r = alpha * v;
+  if (beta != 0.f) r += beta * load(t, y, off);
+  store(t, y, off, r);
+}
+
+// Walks every index of a rank-`rank` shape in row-major order, keeping the element offsets of up
+// to three tensors (strides given per tensor). Usage:
+//   StridedWalk w(rank, dims, {xs, ys});  do { f(w.off[0], w.off[1]); } while (w.next());
+struct StridedWalk {
+  int rank;
+  int64_t dims[kMaxRank];
+  int64_t strides[3][kMaxRank];
+  int64_t idx[kMaxRank] = {};
+  int64_t off[3] = {0, 0, 0};
+  int count;
+
+  StridedWalk(int r, const int64_t* d, const int64_t* s0, const int64_t* s1 = nullptr,
+              const int64_t* s2 = nullptr)
+      : rank(r), count(s2 ? 3 : (s1 ? 2 : 1)) {
+    const int64_t* s[3] = {s0, s1, s2};
+    for (int i = 0; i < r; ++i) {
+      dims[i] = d[i];
+      for (int t = 0; t < count; ++t) strides[t][i] = s[t][i];
+    }
+  }
+
+  // Advances to the next index; false after the last one.
+  bool next() {
+    for (int i = rank - 1; i >= 0; --i) {
+      if (++idx[i] < dims[i]) {
+        for (int t = 0; t < count; ++t) off[t] += strides[t][i];
+        return true;
+      }
+      for (int t = 0; t < count; ++t) off[t] -= strides[t][i] * (dims[i] - 1);
+      idx[i] = 0;
+    }
+    return false;
+  }
+};
+
+// Strides of `b` as seen from c's dims: 0 where b broadcasts (b's dim is 1).
+inline void broadcast_strides(const TensorDesc& b, int64_t* out) {
+  for (int i = 0; i < b.rank(); ++i) out[i] = b.dim(i) == 1 ? 0 : b.stride(i);
+}
+
+}  // namespace cpu
+}  // namespace jet

@@ -1,0 +1,171 @@
+// jet::dnn common types: status codes, element types, the half type and the Handle.
+//
+// Thread-safety rules (they hold for every routine in jet/dnn):
+//  - A Handle is used by one host thread at a time. Create one handle per thread (or per stream).
+//  - Descriptors (TensorDesc, FilterDesc, ConvDesc, ...) are immutable values once built: they can
+//    be copied freely and shared between threads.
+//  - Routines never allocate memory and never throw. Scratch memory comes from the caller as a
+//    workspace whose size the matching *_workspace_size() query reports.
+//  - On the CUDA backend every routine is asynchronous on the handle's stream; on the CPU backend
+//    it runs to completion on the calling thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+// Forward declaration compatible with cuda_runtime.h, so CPU-only users need no CUDA headers.
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+namespace jet {
+
+// Status codes, modelled on cudnnStatus_t.
+enum class StatusCode {
+  SUCCESS = 0,
+  NOT_INITIALIZED,   // a handle or descriptor was used before it was set up
+  ALLOC_FAILED,      // a resource the caller asked us to create could not be allocated
+  BAD_PARAM,         // an argument is invalid: null pointer, bad dims, inconsistent descriptors
+  INVALID_VALUE,     // a value is out of its allowed range (e.g. LRN window, epsilon)
+  ARCH_MISMATCH,     // the device cannot run the code this library was built with
+  EXECUTION_FAILED,  // a kernel launch or device operation failed
+  INTERNAL_ERROR,    // a bug in jet: please report it
+  NOT_SUPPORTED,     // valid request that this backend/algorithm does not implement (see docs/ops.md)
+};
+
+const char* status_code_name(StatusCode code);
+
+// The result of every jet routine: a code plus a human-readable message naming the problem.
+// A successful Status carries an empty message and costs no allocation.
+class Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status success() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::SUCCESS; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "BAD_PARAM: conv_forward: x has 3 channels but w expects 4"
+  std::string to_string() const;
+
+ private:
+  StatusCode code_ = StatusCode::SUCCESS;
+  std::string message_;
+};
+
+// Element types. Values are stable: they are written into model files.
+// 2 is reserved for int8 (quantized inference).
+enum class DType : int32_t {
+  F32 = 0,
+  F16 = 1,
+};
+
+const char* dtype_name(DType t);
+size_t dtype_size(DType t);
+
+// IEEE 754 binary16 storage type with round-to-nearest-even conversion. Arithmetic is done by
+// converting to float; the CPU backend computes in f32 on f16 storage.
+struct half {
+  uint16_t bits = 0;
+
+  half() = default;
+  explicit half(float f) : bits(float_to_half_bits(f)) {}
+  explicit operator float() const { return half_bits_to_float(bits); }
+
+  static half from_bits(uint16_t b) {
+    half h;
+    h.bits = b;
+    return h;
+  }
+
+  static uint16_t float_to_half_bits(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) {  // inf or NaN
+      return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
+    }
+    if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+    if (absx < 0x38800000u) {  // result is subnormal or zero
+      if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
+      const uint32_t mant = (absx & 0x007fffffu) | 0x00800000u;
+      const int shift = 126 - static_cast<int>(absx >> 23);  // 14..24
+      uint32_t h = mant >> shift;
+      const uint32_t rem = mant & ((1u << shift) - 1u);
+      const uint32_t halfway = 1u << (shift - 1);
+      if (rem > halfway || (rem == halfway && (h & 1u))) ++h;
+      return static_cast<uint16_t>(sign | h);
+    }
+    uint32_t h = ((absx - 0x38000000u) >> 13);  // rebias exponent 127 -> 15
+    const uint32_t rem = absx & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+
+  static float half_bits_to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    uint32_t x;
+    if (exp == 0) {
+      if (mant == 0) {
+        x = sign;
+      } else {  // subnormal: normalize
+        int e = -1;
+        do {
+          ++e;
+          mant <<= 1;
+        } while ((mant & 0x400u) == 0);
+        x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+      }
+    } else if (exp == 31) {
+      x = sign | 0x7f800000u | (mant << 13);
+    } else {
+      x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+};
+static_assert(sizeof(half) == 2, "jet::half must be 2 bytes");
+
+enum class Backend { CPU, CUDA };
+
+// Which backend runs the routines, and for CUDA which device and stream.
+// Cheap to copy; see the thread-safety rules at the top of this file.
+class Handle {
+ public:
+  // A CPU handle: routines take host pointers and run on the calling thread.
+  static Handle cpu() { return Handle(); }
+
+  // A CUDA handle on `device`, issuing work on `stream` (nullptr = the default stream).
+  // Returns NOT_SUPPORTED when jet was built without CUDA, EXECUTION_FAILED when no usable
+  // device exists, and ARCH_MISMATCH when the device cannot run the code jet was built for.
+  static Status cuda(int device, cudaStream_t stream, Handle* out);
+
+  Backend backend() const { return backend_; }
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  void set_stream(cudaStream_t s) { stream_ = s; }
+
+  // Device facts read once at creation (zero on CPU); the algorithm heuristics use them.
+  int sm_count() const { return sm_count_; }
+  int compute_capability() const { return cc_; }  // e.g. 87 for Orin, 90 for H100
+
+ private:
+  Backend backend_ = Backend::CPU;
+  int device_ = -1;
+  cudaStream_t stream_ = nullptr;
+  int sm_count_ = 0;
+  int cc_ = 0;
+};
+
+// True when this build of jet contains the CUDA backend.
+bool built_with_cuda();
+
+}  // namespace jet

@@ -1,0 +1,119 @@
+// Convolution forward: descriptors, algorithms, workspace queries, algorithm selection, and the
+// fused convolution + bias + residual + activation routine.
+#pragma once
+
+#include <cstddef>
+
+#include "jet/dnn/activation.h"
+#include "jet/dnn/tensor.h"
+
+namespace jet {
+
+enum class ConvMode : int32_t {
+  CROSS_CORRELATION = 0,  // what deep-learning frameworks call convolution
+  CONVOLUTION = 1,        // the filter is flipped in every spatial dim
+};
+
+// Accumulation precision. F32: accumulate in f32 (f16 storage included). F16: the backend may
+// accumulate in half; backends are free to use more precision (the CPU backend always uses f32).
+enum class ComputeType : int32_t { F32 = 0, F16 = 1 };
+
+class ConvDesc {
+ public:
+  ConvDesc() = default;
+  // spatial_rank 1..3. pad_begin/pad_end/stride/dilation have spatial_rank entries (nullptr means
+  // pad 0, stride 1, dilation 1). Asymmetric padding (pad_begin != pad_end) is allowed, as ONNX
+  // needs; groups must divide C and K (groups == C == K is depthwise).
+  static ConvDesc make(int spatial_rank, const int64_t* pad_begin, const int64_t* pad_end,
+                       const int64_t* stride, const int64_t* dilation, int64_t groups = 1,
+                       ConvMode mode = ConvMode::CROSS_CORRELATION,
+                       ComputeType compute = ComputeType::F32);
+  // The common 2D case with symmetric padding.
+  static ConvDesc conv2d(int64_t pad_h, int64_t pad_w, int64_t stride_h = 1, int64_t stride_w = 1,
+                         int64_t dil_h = 1, int64_t dil_w = 1, int64_t groups = 1,
+                         ConvMode mode = ConvMode::CROSS_CORRELATION,
+                         ComputeType compute = ComputeType::F32);
+
+  // BAD_PARAM unless spatial_rank in 1..3, pads >= 0, strides >= 1, dilations >= 1, groups >= 1.
+  Status validate() const;
+
+  int spatial_rank() const { return spatial_rank_; }
+  int64_t pad_begin(int i) const { return pad_begin_[i]; }
+  int64_t pad_end(int i) const { return pad_end_[i]; }
+  int64_t stride(int i) const { return stride_[i]; }
+  int64_t dilation(int i) const { return dilation_[i]; }
+  int64_t groups() const { return groups_; }
+  ConvMode mode() const { return mode_; }
+  ComputeType compute_type() const { return compute_; }
+
+ private:
+  int spatial_rank_ = 0;
+  int64_t pad_begin_[3] = {};
+  int64_t pad_end_[3] = {};
+  int64_t stride_[3] = {1, 1, 1};
+  int64_t dilation_[3] = {1, 1, 1};
+  int64_t groups_ = 1;
+  ConvMode mode_ = ConvMode::CROSS_CORRELATION;
+  ComputeType compute_ = ComputeType::F32;
+};
+
+// Output dims of a convolution: out_dims gets x's rank entries (N, K, spatial...).
+// out = floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1.
+// BAD_PARAM when the descriptors disagree (rank, C vs groups * filter C, K % groups) or the
+// output would be empty.
+Status conv_output_dims(const TensorDesc& x_desc, const FilterDesc& w_desc,
+                        const ConvDesc& conv, int64_t* out_dims);
+
+// Values are stable: they are written into model files.
+enum class ConvAlgo : int32_t {
+  DIRECT = 0,                 // straightforward loops over the output, no workspace
+  IMPLICIT_GEMM = 1,          // GEMM whose lowered-input tiles are built on the fly; no workspace
+  IMPLICIT_PRECOMP_GEMM = 2,  // implicit GEMM with precomputed input offsets in workspace
+  GEMM = 3,                   // explicit im2col into workspace, then a tiled GEMM
+  WINOGRAD = 4,               // Winograd transform for 3x3 stride-1 filters, with workspace
+  FFT = 5,                    // reserved
+  COUNT = 6,
+};
+
+const char* conv_algo_name(ConvAlgo a);
+
+enum class ConvPreference : int32_t {
+  PREFER_FASTEST = 0,           // the fastest algorithm, whatever its workspace
+  NO_WORKSPACE = 1,             // the fastest algorithm that needs no workspace
+  SPECIFY_WORKSPACE_LIMIT = 2,  // the fastest algorithm within workspace_limit bytes
+};
+
+// Bytes of workspace `algo` needs for this problem. NOT_SUPPORTED when this backend lacks the
+// algorithm or the algorithm does not apply to the problem (e.g. WINOGRAD with a 5x5 filter); the
+// message says which.
+Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                   const FilterDesc& w_desc, const ConvDesc& conv,
+                                   const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes);
+
+// Picks an algorithm by the backend's heuristic (no timing). workspace_limit is read only for
+// SPECIFY_WORKSPACE_LIMIT. Never returns an algorithm that conv_forward would reject.
+Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
+                                const FilterDesc& w_desc, const ConvDesc& conv,
+                                const TensorDesc& y_desc, ConvPreference preference,
+                                size_t workspace_limit, ConvAlgo* algo);
+
+// y = alpha * conv(x, w) + beta * y.
+// x: N, C, spatial (rank 3..5); w: K, C/groups, spatial; y: N, K, out spatial as
+// conv_output_dims gives. All three share one dtype. The workspace must hold at least
+// conv_forward_workspace_size(algo) bytes (it may be null when that is 0).
+Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
+                    void* workspace, size_t workspace_bytes, float beta,
+                    const TensorDesc& y_desc, void* y);
+
+// y = act(alpha1 * conv(x, w) + alpha2 * z + bias), as cudnnConvolutionBiasActivationForward.
+// z (the residual) has y's dims and may alias y; z == nullptr means no residual (alpha2 ignored).
+// bias has dims 1, K, 1... (one value per output channel) in y's dtype; nullptr means no bias.
+Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc,
+                             const void* x, const FilterDesc& w_desc, const void* w,
+                             const ConvDesc& conv, ConvAlgo algo, void* workspace,
+                             size_t workspace_bytes, float alpha2, const TensorDesc& z_desc,
+                             const void* z, const TensorDesc& bias_desc, const void* bias,
+                             const ActivationDesc& act, const TensorDesc& y_desc, void* y);
+
+}  // namespace jet

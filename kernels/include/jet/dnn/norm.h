@@ -1,0 +1,43 @@
+// Normalization: LRN across channels, batch normalization for inference, PReLU.
+#pragma once
+
+#include "jet/dnn/tensor.h"
+
+namespace jet {
+
+// Local response normalization across channels, cuDNN's definition:
+// y = x / (k + alpha / n * sum_{c' in window(c)} x[c']^2)^beta, with the window
+// [c - floor((n-1)/2), c + ceil((n-1)/2)] clipped to [0, C). ONNX LRN is the same formula.
+struct LrnDesc {
+  int64_t n = 5;  // window size, 1..16 (cuDNN's limits)
+  double alpha = 1e-4;
+  double beta = 0.75;  // >= 0.01
+  double k = 2.0;      // >= 1e-5
+  // INVALID_VALUE with the limit that was broken.
+  Status validate() const;
+};
+
+// y = alpha * lrn(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides.
+Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
+                                 const TensorDesc& x_desc, const void* x, float beta,
+                                 const TensorDesc& y_desc, void* y);
+
+// Batch normalization for inference, per channel:
+// y = alpha * (scale[c] * (x - mean[c]) / sqrt(var[c] + epsilon) + bias[c]) + beta * y.
+// x, y: rank 3..5, same dims and dtype. scale, bias, mean and var are C floats each (f32 also
+// for f16 tensors, as in cuDNN), in the handle's memory space. epsilon must be >= 1e-5 in cuDNN;
+// we accept any epsilon > 0 (ONNX models use smaller ones).
+Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
+                                   const TensorDesc& x_desc, const void* x,
+                                   const TensorDesc& y_desc, void* y, const float* scale,
+                                   const float* bias, const float* mean, const float* var,
+                                   double epsilon);
+
+// PReLU: y = alpha * (x >= 0 ? x : slope * x) + beta * y, with slope broadcast to x
+// (slope has x's rank and dtype, each dim 1 or equal to x's: per channel is 1, C, 1, 1).
+// Rank 1..8.
+Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                     const TensorDesc& slope_desc, const void* slope, float beta,
+                     const TensorDesc& y_desc, void* y);
+
+}  // namespace jet

@@ -1,0 +1,86 @@
+// Tensor operations: add (bias), op-tensor, transform (layout and dtype), concat, pad, resize,
+// reduce. All take any strides; unless stated, rank is 1..8 and dims follow the descriptors.
+#pragma once
+
+#include "jet/dnn/tensor.h"
+
+namespace jet {
+
+// c = alpha * b + beta * c, with b broadcast to c (each dim of b is 1 or equal to c's; same
+// rank, same dtype). The bias-add of cudnnAddTensor.
+Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
+                  float beta, const TensorDesc& c_desc, void* c);
+
+// Values are stable: they are written into model files.
+enum class TensorOp : int32_t { ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5 };
+
+const char* tensor_op_name(TensorOp op);
+
+// c = op(alpha1 * a, alpha2 * b) + beta * c. a and b broadcast to c in both directions (each dim
+// 1 or equal to c's), as ONNX's multidirectional broadcasting once ranks are aligned (pad the
+// shorter with leading 1s). c may alias a or b when it has the same layout.
+Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
+                 const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
+                 const TensorDesc& c_desc, void* c);
+
+// y = alpha * x + beta * y between any two layouts/strides of the same dims, converting
+// f32 <-> f16 as the descriptors say. This is also the slice, split and transpose primitive:
+// describe the source or destination as a strided view.
+Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
+                        const void* x, float beta, const TensorDesc& y_desc, void* y);
+
+// Concatenates inputs along `axis` into y by transforming each into its sub-region view of y.
+// Inputs match y in every dim but `axis`; their `axis` dims sum to y's. y = alpha*cat + beta*y.
+Status concat_forward(const Handle& handle, int axis, int count, const TensorDesc* x_descs,
+                      const void* const* xs, float alpha, float beta, const TensorDesc& y_desc,
+                      void* y);
+
+enum class PadMode : int32_t {
+  CONSTANT = 0,  // fill with `value`
+  REFLECT = 1,   // mirror without repeating the edge (pad < dim required)
+  EDGE = 2,      // repeat the edge element
+};
+
+// y = alpha * pad(x) + beta * y. pad_begin/pad_end have x's rank entries; y's dims are
+// x's + pad_begin + pad_end. Negative pads crop, as in ONNX.
+Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
+                   const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
+                   const void* x, float beta, const TensorDesc& y_desc, void* y);
+
+enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1 };  // LINEAR: bi/trilinear
+
+// ONNX's coordinate_transformation_mode: how an output coordinate maps to an input one.
+enum class ResizeCoord : int32_t {
+  HALF_PIXEL = 0,          // (o + 0.5) / scale - 0.5
+  ALIGN_CORNERS = 1,       // o * (in - 1) / (out - 1)
+  ASYMMETRIC = 2,          // o / scale
+  PYTORCH_HALF_PIXEL = 3,  // out > 1 ? (o + 0.5) / scale - 0.5 : 0
+  TF_HALF_PIXEL_FOR_NN = 4,  // (o + 0.5) / scale
+};
+
+// ONNX's nearest_mode: how NEAREST rounds the mapped coordinate.
+enum class ResizeNearest : int32_t { ROUND_PREFER_FLOOR = 0, ROUND_PREFER_CEIL = 1, FLOOR = 2, CEIL = 3 };
+
+struct ResizeDesc {
+  ResizeMode mode = ResizeMode::NEAREST;
+  ResizeCoord coord = ResizeCoord::HALF_PIXEL;
+  ResizeNearest nearest = ResizeNearest::ROUND_PREFER_FLOOR;
+  // Per spatial dim; 0 means out / in. ONNX models that give `scales` pass them here, since the
+  // coordinate mapping uses the scale, not the rounded output size.
+  float scales[3] = {0.f, 0.f, 0.f};
+};
+
+// y = alpha * resize(x) + beta * y over the spatial dims of rank 3..5 tensors (N and C kept).
+// Linear modes clamp the sampled coordinate to the input, as ONNX specifies.
+Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
+                      const TensorDesc& x_desc, const void* x, float beta,
+                      const TensorDesc& y_desc, void* y);
+
+enum class ReduceOp : int32_t { SUM = 0, MEAN = 1, MAX = 2, MIN = 3 };
+
+// y = alpha * reduce(x) + beta * y. x and y have one rank; every dim where y is 1 and x is not
+// is reduced (as cudnnReduceTensor); other dims must match. Accumulates in f32 (f16 too).
+Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
+                      const void* x, float beta, const TensorDesc& y_desc, void* y);
+
+}  // namespace jet

@@ -1,0 +1,92 @@
+// activation_forward on the CPU backend against the float64 reference.
+#include "kernels/util.h"
+#include "reference/activation.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+std::vector<ActivationDesc> all_activations() {
+  return {ActivationDesc::identity(),   ActivationDesc::relu(),
+          ActivationDesc::sigmoid(),    ActivationDesc::tanh(),
+          ActivationDesc::relu6(),      ActivationDesc::leaky_relu(0.1f),
+          ActivationDesc::elu(0.7f),    ActivationDesc::silu(),
+          {ActivationMode::SWISH, 1.7f, 0.f},
+          ActivationDesc::hard_swish(), ActivationDesc::hard_sigmoid(),
+          ActivationDesc::clip(-0.3f, 0.6f), ActivationDesc::selu(),
+          ActivationDesc::softplus(),   ActivationDesc::mish()};
+}
+
+}  // namespace
+
+TEST_CASE("activation_forward matches the float64 reference") {
+  const Handle h = Handle::cpu();
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1}, {2, 3, 7}, {3, 13, 5, 7}, {2, 3, 4, 5, 6}, {7}, {5, 1, 3, 1, 2, 3}};
+  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (const ActivationDesc& act : all_activations()) {
+      for (const auto& dims : shapes) {
+        for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED}) {
+          for (Layout ly : {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED}) {
+            for (auto [alpha, beta] : scalings) {
+              CAPTURE(activation_mode_name(act.mode));
+              CAPTURE(dtype_name(t));
+              CAPTURE(dims_str(dims));
+              CAPTURE(layout_name(lx));
+              CAPTURE(layout_name(ly));
+              CAPTURE(alpha);
+              CAPTURE(beta);
+              HostTensor x(make_desc(t, dims, lx));
+              x.fill_random(-4.0, 4.0);
+              HostTensor y(make_desc(t, dims, ly));
+              if (beta == 0.f) y.poison(); else y.fill_random();
+              const HostTensor before = y;
+              REQUIRE_OK(activation_forward(h, act, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+              const auto ref = blend(ref::activation(act, x.to_ref()), alpha, beta, before.to_ref());
+              check_output(y, before, ref, tol_for(t));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("activation_forward works in place") {
+  const Handle h = Handle::cpu();
+  for (DType t : {DType::F32, DType::F16}) {
+    HostTensor x(make_desc(t, {2, 5, 3, 3}, Layout::CHANNELS_LAST));
+    x.fill_random(-3, 3);
+    const HostTensor before = x;
+    const ActivationDesc act = ActivationDesc::elu(1.f);
+    REQUIRE_OK(activation_forward(h, act, 0.5f, x.desc(), x.data(), 0.25f, x.desc(), x.data()));
+    check_output(x, before, blend(ref::activation(act, before.to_ref()), 0.5, 0.25, before.to_ref()),
+                 tol_for(t));
+  }
+}
+
+TEST_CASE("activation_forward rejects invalid input") {
+  const Handle h = Handle::cpu();
+  const TensorDesc d = TensorDesc::nchw(DType::F32, 1, 2, 3, 3);
+  HostTensor x(d), y(d);
+  x.fill_random();
+  const ActivationDesc relu = ActivationDesc::relu();
+  CHECK_STATUS(activation_forward(h, relu, 1.f, d, nullptr, 0.f, d, y.data()), StatusCode::BAD_PARAM);
+  CHECK_STATUS(activation_forward(h, relu, 1.f, d, x.data(), 0.f, d, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(activation_forward(h, relu, 1.f, d, x.data(), 0.f, TensorDesc::nchw(DType::F32, 1, 2, 3, 4), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(activation_forward(h, relu, 1.f, d, x.data(), 0.f, d.with_dtype(DType::F16), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(activation_forward(h, relu, 1.f, TensorDesc::nchw(DType::F32, 1, 0, 3, 3), x.data(), 0.f, d, y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(activation_forward(h, {ActivationMode::CLIPPED_RELU, -1.f, 0.f}, 1.f, d, x.data(), 0.f, d, y.data()),
+               StatusCode::INVALID_VALUE);
+  CHECK_STATUS(activation_forward(h, {ActivationMode::CLIP, 2.f, 1.f}, 1.f, d, x.data(), 0.f, d, y.data()),
+               StatusCode::INVALID_VALUE);
+  CHECK_STATUS(activation_forward(h, {static_cast<ActivationMode>(99), 0.f, 0.f}, 1.f, d, x.data(), 0.f, d, y.data()),
+               StatusCode::BAD_PARAM);
+  // Overlapping strides: H and W share addresses.
+  CHECK_STATUS(activation_forward(h, relu, 1.f, TensorDesc::strided(DType::F32, {1, 2, 3, 3}, {9, 1, 1, 1}), x.data(), 0.f, d, y.data()),
+               StatusCode::BAD_PARAM);
+}

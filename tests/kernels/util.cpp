@@ -1,0 +1,217 @@
+#include "util.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace jet {
+namespace test {
+
+std::mt19937_64& rng() {
+  static std::mt19937_64* gen = [] {
+    uint64_t seed;
+    if (const char* s = std::getenv("JET_TEST_SEED")) {
+      seed = std::strtoull(s, nullptr, 10);
+    } else {
+      std::random_device rd;
+      seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    }
+    std::fprintf(stderr, "jet tests: random seed %llu (set JET_TEST_SEED to replay)\n",
+                 static_cast<unsigned long long>(seed));
+    return new std::mt19937_64(seed);
+  }();
+  return *gen;
+}
+
+double uniform(double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng());
+}
+
+int64_t uniform_int(int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng());
+}
+
+HostTensor::HostTensor(const TensorDesc& desc) : desc_(desc) {
+  bytes_.resize(desc.span_bytes());
+}
+
+static void store_flat(DType t, unsigned char* base, int64_t off, double v) {
+  if (t == DType::F32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(base + off * 4, &f, 4);
+  } else {
+    const uint16_t h = half::float_to_half_bits(static_cast<float>(v));
+    std::memcpy(base + off * 2, &h, 2);
+  }
+}
+
+double HostTensor::get_flat(int64_t off) const {
+  if (desc_.dtype() == DType::F32) {
+    float f;
+    std::memcpy(&f, bytes_.data() + off * 4, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes_.data() + off * 2, 2);
+  return half::half_bits_to_float(h);
+}
+
+void HostTensor::fill_random(double lo, double hi) {
+  const int64_t n = desc_.span();
+  for (int64_t i = 0; i < n; ++i) store_flat(desc_.dtype(), bytes_.data(), i, uniform(lo, hi));
+}
+
+void HostTensor::poison() {
+  const int64_t n = desc_.span();
+  for (int64_t i = 0; i < n; ++i)
+    store_flat(desc_.dtype(), bytes_.data(), i, std::numeric_limits<double>::quiet_NaN());
+}
+
+void HostTensor::fill(double v) {
+  const int64_t n = desc_.span();
+  for (int64_t i = 0; i < n; ++i) store_flat(desc_.dtype(), bytes_.data(), i, v);
+}
+
+static int64_t offset_of(const TensorDesc& d, const int64_t* idx) {
+  int64_t off = 0;
+  for (int i = 0; i < d.rank(); ++i) off += idx[i] * d.stride(i);
+  return off;
+}
+
+double HostTensor::get(const int64_t* idx) const { return get_flat(offset_of(desc_, idx)); }
+
+void HostTensor::set(const int64_t* idx, double v) {
+  store_flat(desc_.dtype(), bytes_.data(), offset_of(desc_, idx), v);
+}
+
+// Calls f(packed_index, element_offset) for every logical element in row-major order.
+template <class F>
+static void for_each_element(const TensorDesc& d, F f) {
+  int64_t idx[kMaxRank] = {};
+  const int64_t n = d.elements();
+  for (int64_t p = 0; p < n; ++p) {
+    f(p, offset_of(d, idx));
+    for (int i = d.rank() - 1; i >= 0; --i) {
+      if (++idx[i] < d.dim(i)) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+std::vector<double> HostTensor::to_ref() const {
+  std::vector<double> out(static_cast<size_t>(desc_.elements()));
+  for_each_element(desc_, [&](int64_t p, int64_t off) { out[p] = get_flat(off); });
+  return out;
+}
+
+void HostTensor::from_ref(const std::vector<double>& packed) {
+  for_each_element(desc_, [&](int64_t p, int64_t off) {
+    store_flat(desc_.dtype(), bytes_.data(), off, packed[p]);
+  });
+}
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::CHANNELS_FIRST: return "channels-first";
+    case Layout::CHANNELS_LAST: return "channels-last";
+    case Layout::PADDED: return "padded-strides";
+    case Layout::REVERSED: return "reversed";
+  }
+  return "?";
+}
+
+TensorDesc make_desc(DType t, const std::vector<int64_t>& dims, Layout layout) {
+  const int r = static_cast<int>(dims.size());
+  int64_t strides[kMaxRank] = {};
+  // order[0] is the slowest-varying dim in memory.
+  std::vector<int> order(r);
+  for (int i = 0; i < r; ++i) order[i] = i;
+  if (layout == Layout::CHANNELS_LAST && r >= 3) {
+    order.clear();
+    order.push_back(0);
+    for (int i = 2; i < r; ++i) order.push_back(i);
+    order.push_back(1);
+  } else if (layout == Layout::REVERSED) {
+    for (int i = 0; i < r; ++i) order[i] = r - 1 - i;
+  }
+  int64_t s = 1;
+  for (int j = r - 1; j >= 0; --j) {
+    const int i = order[j];
+    strides[i] = s;
+    // PADDED: leave a gap after every dim (e.g. W stride 1 but H stride W + 3).
+    s *= dims[i] + (layout == Layout::PADDED ? (j % 2 == 0 ? 3 : 1) : 0);
+  }
+  return TensorDesc::strided(t, r, dims.data(), strides);
+}
+
+double tol_for(DType t) { return t == DType::F32 ? 1e-5 : 1e-2; }
+
+std::vector<double> blend(const std::vector<double>& op, double alpha, double beta,
+                          const std::vector<double>& before) {
+  std::vector<double> out(op.size());
+  for (size_t i = 0; i < op.size(); ++i)
+    out[i] = alpha * op[i] + (beta != 0.0 ? beta * before[i] : 0.0);
+  return out;
+}
+
+void check_output(const HostTensor& got, const HostTensor& before, const std::vector<double>& ref,
+                  double tol, double scale) {
+  const TensorDesc& d = got.desc();
+  REQUIRE(static_cast<int64_t>(ref.size()) == d.elements());
+  if (scale < 0) {
+    double ss = 0;
+    for (double v : ref) ss += std::isfinite(v) ? v * v : 0.0;
+    scale = ref.empty() ? 0.0 : std::sqrt(ss / static_cast<double>(ref.size()));
+  }
+  // Mark which offsets of the span belong to the view.
+  std::vector<char> in_view(static_cast<size_t>(d.span()), 0);
+  int failures = 0;
+  int64_t idx[kMaxRank] = {};
+  for (int64_t p = 0; p < d.elements(); ++p) {
+    int64_t off = 0;
+    for (int i = 0; i < d.rank(); ++i) off += idx[i] * d.stride(i);
+    in_view[off] = 1;
+    const double g = got.get_flat(off);
+    const double r = ref[p];
+    const bool ok = std::isnan(r) ? std::isnan(g) : std::fabs(g - r) <= tol * (std::fabs(r) + scale);
+    if (!ok && failures++ < 8) {
+      std::string where = "[";
+      for (int i = 0; i < d.rank(); ++i) where += (i ? "," : "") + std::to_string(idx[i]);
+      where += "]";
+      FAIL_CHECK("element " << where << ": got " << g << ", expected " << r << " (tol " << tol
+                            << ", scale " << scale << ")");
+    }
+    for (int i = d.rank() - 1; i >= 0; --i) {
+      if (++idx[i] < d.dim(i)) break;
+      idx[i] = 0;
+    }
+  }
+  int gap_failures = 0;
+  const size_t esz = dtype_size(d.dtype());
+  const unsigned char* g = static_cast<const unsigned char*>(got.data());
+  const unsigned char* b = static_cast<const unsigned char*>(before.data());
+  for (int64_t off = 0; off < d.span(); ++off) {
+    if (in_view[off]) continue;
+    if (std::memcmp(g + off * esz, b + off * esz, esz) != 0 && gap_failures++ < 4)
+      FAIL_CHECK("element offset " << off << " lies outside the output view but was written");
+  }
+  CHECK_MESSAGE(failures == 0, failures << " of " << d.elements() << " elements mismatched");
+  CHECK(gap_failures == 0);
+}
+
+int64_t count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t v : dims) n *= v;
+  return n;
+}
+
+std::string dims_str(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+}  // namespace test
+}  // namespace jet

@@ -1,0 +1,106 @@
+// Test support for the kernel tests: host tensors in any layout, random data, NaN poisoning, and
+// comparison of a routine's output against a float64 reference.
+//
+// Flow of a typical test:
+//   HostTensor x(desc_x); x.fill_random();          // fresh random data, gaps included
+//   HostTensor y(desc_y); y.poison();  (or y.fill_random() when beta != 0)
+//   HostTensor y_before = y;
+//   REQUIRE_OK(jet::some_forward(handle, ..., x.data(), ..., y.data()));
+//   std::vector<double> ref = ref::some(x.to_ref(), ...);          // packed, row-major
+//   ref = blend(ref, alpha, beta, y_before.to_ref());
+//   check_output(y, y_before, ref, tol_for(dtype));
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "jet/dnn.h"
+
+namespace jet {
+namespace test {
+
+// One generator per test process, seeded from std::random_device (or JET_TEST_SEED). The seed is
+// printed once so that a failure can be replayed.
+std::mt19937_64& rng();
+double uniform(double lo, double hi);
+int64_t uniform_int(int64_t lo, int64_t hi);  // inclusive
+
+// A tensor in host memory with any layout. The buffer covers desc.span() elements; elements not
+// addressed by the view ("gaps" of padded strides) are filled too, so a routine that writes
+// outside its view is caught by check_output.
+class HostTensor {
+ public:
+  HostTensor() = default;
+  explicit HostTensor(const TensorDesc& desc);
+
+  const TensorDesc& desc() const { return desc_; }
+  void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
+
+  void fill_random(double lo = -1.0, double hi = 1.0);  // every element of the span
+  void poison();                                         // NaN everywhere
+  void fill(double v);                                   // for invalid-input tests only
+
+  // Logical element access by multi-index (desc's rank entries).
+  double get(const int64_t* idx) const;
+  void set(const int64_t* idx, double v);
+  double get_flat(int64_t off) const;  // by element offset
+
+  // The logical elements as a packed row-major float64 array (what references consume), and back.
+  std::vector<double> to_ref() const;
+  void from_ref(const std::vector<double>& packed);
+
+ private:
+  TensorDesc desc_;
+  std::vector<unsigned char> bytes_;
+};
+
+// Layouts the sweeps cover. PADDED: channels-first with every stride padded (a strided
+// sub-region of a larger tensor); REVERSED: dims laid out in reverse order (W slowest).
+enum class Layout { CHANNELS_FIRST, CHANNELS_LAST, PADDED, REVERSED };
+const char* layout_name(Layout l);
+TensorDesc make_desc(DType t, const std::vector<int64_t>& dims, Layout layout);
+
+// Tolerance for comparing a routine's output with the float64 reference: fp32 ~1e-5 relative,
+// fp16 ~1e-2 relative (f16 storage, f32 math).
+double tol_for(DType t);
+
+// alpha * op + beta * before, elementwise (before ignored when beta == 0).
+std::vector<double> blend(const std::vector<double>& op, double alpha, double beta,
+                          const std::vector<double>& before);
+
+// Checks every logical element of `got` against `ref` (packed row-major):
+// |got - ref| <= tol * (|ref| + scale), with scale = the root mean square of ref unless given, so
+// that values near zero produced by cancellation are judged against the output's magnitude. NaN in got
+// fails unless ref is NaN too. Gap elements (outside the view) must be bit-identical to `before`.
+// Reports the first few mismatches with their indices.
+void check_output(const HostTensor& got, const HostTensor& before, const std::vector<double>& ref,
+                  double tol, double scale = -1.0);
+
+// Number of logical elements of dims.
+int64_t count(const std::vector<int64_t>& dims);
+std::string dims_str(const std::vector<int64_t>& dims);
+
+}  // namespace test
+}  // namespace jet
+
+// REQUIRE that a jet::Status is ok, printing its message when it is not.
+#define REQUIRE_OK(expr)                                   \
+  do {                                                     \
+    ::jet::Status jet_s_ = (expr);                         \
+    INFO(jet_s_.to_string());                              \
+    REQUIRE(jet_s_.ok());                                  \
+  } while (0)
+
+// CHECK that a jet::Status has the given code and a non-empty message.
+#define CHECK_STATUS(expr, expected_code)                  \
+  do {                                                     \
+    ::jet::Status jet_s_ = (expr);                         \
+    INFO(jet_s_.to_string());                              \
+    CHECK(jet_s_.code() == (expected_code));               \
+    CHECK(!jet_s_.message().empty());                      \
+  } while (0)
