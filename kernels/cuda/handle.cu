@@ -26,11 +26,15 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
   if (device < 0 || device >= count)
     return make_status(StatusCode::BAD_PARAM, "Handle::cuda: device %d out of range [0, %d)",
                        device, count);
-  cudaDeviceProp prop;
-  e = cudaGetDeviceProperties(&prop, device);
-  if (e != cudaSuccess)
-    return make_status(StatusCode::EXECUTION_FAILED, "Handle::cuda: cudaGetDeviceProperties: %s",
+  // Attributes, not cudaDeviceProp fields: they are stable from CUDA 11.4 to 13.
+  int major = 0, minor = 0, sms = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    e = cudaGetLastError();
+    return make_status(StatusCode::EXECUTION_FAILED, "Handle::cuda: cudaDeviceGetAttribute: %s",
                        cudaGetErrorString(e));
+  }
   int previous = 0;
   cudaGetDevice(&previous);
   cudaSetDevice(device);
@@ -40,17 +44,16 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
   if (e != cudaSuccess) {
     cudaGetLastError();
     return make_status(StatusCode::ARCH_MISMATCH,
-                       "Handle::cuda: device %d (%s) is sm_%d%d, but this build of jet holds code "
-                       "for %s only (%s); rebuild with CMAKE_CUDA_ARCHITECTURES including %d%d",
-                       device, prop.name, prop.major, prop.minor, JET_CUDA_ARCHS,
-                       cudaGetErrorString(e), prop.major, prop.minor);
+                       "Handle::cuda: device %d is sm_%d%d, but this build of jet holds code for "
+                       "%s only (%s); rebuild with CMAKE_CUDA_ARCHITECTURES including %d%d",
+                       device, major, minor, JET_CUDA_ARCHS, cudaGetErrorString(e), major, minor);
   }
   Handle h;
   h.backend_ = Backend::CUDA;
   h.device_ = device;
   h.stream_ = stream;
-  h.sm_count_ = prop.multiProcessorCount;
-  h.cc_ = prop.major * 10 + prop.minor;
+  h.sm_count_ = sms;
+  h.cc_ = major * 10 + minor;
   *out = h;
   return Status();
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# GPU verification, run on the lent GPU machine (see docs/design.md): builds with CUDA for sm_90,
+# runs every test (the GPU tests compare each CUDA routine with the CPU backend), runs them again
+# under compute-sanitizer, runs the benchmarks, and writes logs plus summary.txt to $OUT.
+#   OUT=/tmp/out scripts/gpu-check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$(pwd)/gpu-check-out}
+mkdir -p "$out"
+build=${BUILD_DIR:-build-gpu}
+summary="$out/summary.txt"
+# Logs go to one archive ($OUT returns at most 8 files); summary.txt stays beside it.
+logs=$(mktemp -d)
+trap 'tar -C "$logs" -czf "$out/logs.tgz" . 2>/dev/null' EXIT
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+export PATH="/usr/local/cuda/bin:$PATH"
+say "gpu-check: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo 'nvidia-smi failed')"
+say "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+
+# The GPU machine has no flatbuffers/onnx: kernels, runtime headers-only parts and tests only.
+cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
+            -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_CONVERTER=OFF -DJET_BUILD_SAMPLES=OFF)
+# Debian's doctest-dev unpacked into .deb/doctest (carried to the GPU machine) when present.
+if [ -d .deb/doctest/usr ]; then cmake_args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr"); fi
+status=0
+if ! cmake "${cmake_args[@]}" >"$logs/configure.log" 2>&1; then
+  say "configure: FAILED (see configure.log)"; tail -30 "$logs/configure.log"; exit 1
+fi
+if ! cmake --build "$build" -j"$(nproc)" >"$logs/build.log" 2>&1; then
+  say "build: FAILED (see build.log)"; grep -E 'error' "$logs/build.log" | head -30; exit 1
+fi
+say "build: ok"
+
+(cd "$build" && ctest --output-on-failure --verbose -j4) >"$logs/tests.log" 2>&1 || status=1
+say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
+grep -E '^\S*: .*MESSAGE|CUDA device 0' "$logs/tests.log" | head -5 | tee -a "$summary"
+
+# compute-sanitizer over the GPU test executables (memcheck and racecheck).
+san_status="ok"
+for exe in "$build"/tests/jet_test_cuda*; do
+  [ -x "$exe" ] || continue
+  for tool in memcheck racecheck; do
+    if ! compute-sanitizer --tool "$tool" --error-exitcode 1 "$exe" >>"$logs/sanitizer.log" 2>&1; then
+      san_status="FAILED ($tool on $(basename "$exe"))"; status=1
+    fi
+  done
+done
+say "sanitizer: $san_status"
+
+# Benchmarks.
+for b in "$build"/bench/jet_bench_*; do
+  [ -x "$b" ] || continue
+  name=$(basename "$b")
+  if "$b" >"$logs/$name.log" 2>&1; then say "bench $name: ok ($(tail -1 "$logs/$name.log"))"
+  else say "bench $name: FAILED"; status=1; fi
+done
+
+say "gpu-check: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+exit $status
