@@ -55,7 +55,11 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
   JET_TRY(check_ptr(fn, y, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::activation_forward(act, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::activation_forward(handle, act, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -73,4 +73,14 @@ Status reduce_forward(ReduceOp op, float alpha, const TensorDesc& x_desc, const 
                       float beta, const TensorDesc& y_desc, void* y);
 
 }  // namespace cpu
+
+// The CUDA backend (kernels/cuda/*.cu), built when JET_HAVE_CUDA is defined. Pointers are device
+// memory; every routine is asynchronous on handle.stream().
+namespace cuda {
+
+Status activation_forward(const Handle& handle, const ActivationDesc& act, float alpha,
+                          const TensorDesc& x_desc, const void* x, float beta,
+                          const TensorDesc& y_desc, void* y);
+
+}  // namespace cuda
 }  // namespace jet

@@ -6,6 +6,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(JET_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 namespace jet {
 namespace test {
 
@@ -199,6 +203,101 @@ void check_output(const HostTensor& got, const HostTensor& before, const std::ve
   }
   CHECK_MESSAGE(failures == 0, failures << " of " << d.elements() << " elements mismatched");
   CHECK(gap_failures == 0);
+}
+
+std::vector<Handle> test_handles() {
+  std::vector<Handle> handles{Handle::cpu()};
+  Handle h;
+  const Status s = Handle::cuda(0, nullptr, &h);
+  if (s.ok()) {
+    handles.push_back(h);
+  } else {
+    static bool told = false;
+    if (!told) std::fprintf(stderr, "jet tests: CUDA backend not tested here: %s\n", s.to_string().c_str());
+    told = true;
+  }
+  return handles;
+}
+
+const char* backend_name(const Handle& h) { return h.backend() == Backend::CPU ? "cpu" : "cuda"; }
+
+#if defined(JET_HAVE_CUDA)
+#define JET_CUDA_REQUIRE(expr)                                              \
+  do {                                                                      \
+    const cudaError_t e_ = (expr);                                          \
+    INFO(#expr << ": " << cudaGetErrorString(e_));                          \
+    REQUIRE(e_ == cudaSuccess);                                             \
+  } while (0)
+#endif
+
+Staging::~Staging() {
+#if defined(JET_HAVE_CUDA)
+  for (void* p : device_buffers_) cudaFree(p);
+#endif
+}
+
+const void* Staging::in(const HostTensor& t) {
+  if (handle_.backend() == Backend::CPU) return t.data();
+#if defined(JET_HAVE_CUDA)
+  void* d = nullptr;
+  const size_t bytes = t.desc().span_bytes();
+  JET_CUDA_REQUIRE(cudaMalloc(&d, bytes));
+  device_buffers_.push_back(d);
+  JET_CUDA_REQUIRE(cudaMemcpy(d, t.data(), bytes, cudaMemcpyHostToDevice));
+  return d;
+#else
+  return nullptr;
+#endif
+}
+
+void* Staging::out(HostTensor& t) {
+  if (handle_.backend() == Backend::CPU) return t.data();
+  void* d = const_cast<void*>(in(t));
+  outputs_.emplace_back(&t, d);
+  return d;
+}
+
+const float* Staging::in(const std::vector<float>& v) {
+  if (handle_.backend() == Backend::CPU) return v.data();
+#if defined(JET_HAVE_CUDA)
+  void* d = nullptr;
+  JET_CUDA_REQUIRE(cudaMalloc(&d, v.size() * sizeof(float) + 1));
+  device_buffers_.push_back(d);
+  JET_CUDA_REQUIRE(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return static_cast<const float*>(d);
+#else
+  return nullptr;
+#endif
+}
+
+void* Staging::scratch(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (handle_.backend() == Backend::CPU) {
+    host_scratch_.emplace_back(bytes, static_cast<unsigned char>(0xff));  // NaN bytes
+    return host_scratch_.back().data();
+  }
+#if defined(JET_HAVE_CUDA)
+  void* d = nullptr;
+  JET_CUDA_REQUIRE(cudaMalloc(&d, bytes));
+  device_buffers_.push_back(d);
+  // Garbage in the workspace must not matter: fill it with NaN bytes.
+  JET_CUDA_REQUIRE(cudaMemset(d, 0xff, bytes));
+  return d;
+#else
+  return nullptr;
+#endif
+}
+
+void Staging::finish() {
+  if (handle_.backend() == Backend::CPU) return;
+#if defined(JET_HAVE_CUDA)
+  JET_CUDA_REQUIRE(cudaStreamSynchronize(handle_.stream()));
+  JET_CUDA_REQUIRE(cudaGetLastError());
+  for (auto& o : outputs_)
+    JET_CUDA_REQUIRE(cudaMemcpy(o.first->data(), o.second, o.first->desc().span_bytes(),
+                                cudaMemcpyDeviceToHost));
+  outputs_.clear();
+#endif
 }
 
 int64_t count(const std::vector<int64_t>& dims) {

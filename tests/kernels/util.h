@@ -81,6 +81,38 @@ std::vector<double> blend(const std::vector<double>& op, double alpha, double be
 void check_output(const HostTensor& got, const HostTensor& before, const std::vector<double>& ref,
                   double tol, double scale = -1.0);
 
+// The handles every test sweeps: the CPU backend always, and the CUDA backend too when this build
+// has it and a device is present (the GPU test machine). Without a device the CUDA half is
+// skipped with a message, so CI (no GPU) still compiles and runs the CPU half.
+std::vector<Handle> test_handles();
+const char* backend_name(const Handle& h);
+
+// Stages host tensors for one call on `handle`. On the CPU it hands out the host pointers. On
+// CUDA it copies each tensor's whole span (gaps included) to the device; finish() waits for the
+// stream, copies every out() tensor back and fails the test on any CUDA error. Usage:
+//   Staging st(h);
+//   REQUIRE_OK(routine(h, ..., st.in(x), ..., st.out(y)));
+//   st.finish();
+class Staging {
+ public:
+  explicit Staging(const Handle& h) : handle_(h) {}
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+  const void* in(const HostTensor& t);
+  void* out(HostTensor& t);  // copied in as well, so beta != 0 and gap checks work
+  const float* in(const std::vector<float>& v);
+  void* scratch(size_t bytes);  // workspace; nullptr for 0 bytes
+  void finish();
+
+ private:
+  Handle handle_;
+  std::vector<void*> device_buffers_;
+  std::vector<std::pair<HostTensor*, void*>> outputs_;
+  std::vector<std::vector<unsigned char>> host_scratch_;
+};
+
 // Number of logical elements of dims.
 int64_t count(const std::vector<int64_t>& dims);
 std::string dims_str(const std::vector<int64_t>& dims);
