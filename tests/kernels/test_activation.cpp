@@ -30,12 +30,12 @@ TEST_CASE("activation_forward matches the float64 reference") {
         for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED}) {
           for (Layout ly : {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED}) {
             for (auto [alpha, beta] : scalings) {
-              CAPTURE(backend_name(h));
-              CAPTURE(activation_mode_name(act.mode));
-              CAPTURE(dtype_name(t));
+              CAPTURE(std::string(backend_name(h)));
+              CAPTURE(std::string(activation_mode_name(act.mode)));
+              CAPTURE(std::string(dtype_name(t)));
               CAPTURE(dims_str(dims));
-              CAPTURE(layout_name(lx));
-              CAPTURE(layout_name(ly));
+              CAPTURE(std::string(layout_name(lx)));
+              CAPTURE(std::string(layout_name(ly)));
               CAPTURE(alpha);
               CAPTURE(beta);
               HostTensor x(make_desc(t, dims, lx));
@@ -60,7 +60,7 @@ TEST_CASE("activation_forward matches the float64 reference") {
 TEST_CASE("activation_forward works in place") {
   for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16}) {
-    CAPTURE(backend_name(h));
+    CAPTURE(std::string(backend_name(h)));
     HostTensor x(make_desc(t, {2, 5, 3, 3}, Layout::CHANNELS_LAST));
     x.fill_random(-3, 3);
     const HostTensor before = x;

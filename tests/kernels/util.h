@@ -74,8 +74,9 @@ std::vector<double> blend(const std::vector<double>& op, double alpha, double be
                           const std::vector<double>& before);
 
 // Checks every logical element of `got` against `ref` (packed row-major):
-// |got - ref| <= tol * (|ref| + scale), with scale = the root mean square of ref unless given, so
-// that values near zero produced by cancellation are judged against the output's magnitude. NaN in got
+// |got - ref| <= tol * (|ref| + scale), with scale = rms(ref) + rms(before) unless given, so that
+// values near zero produced by cancellation (within the op, or between alpha * op and beta * y)
+// are judged against the magnitude of the terms they came from. NaN in got
 // fails unless ref is NaN too. Gap elements (outside the view) must be bit-identical to `before`.
 // Reports the first few mismatches with their indices.
 void check_output(const HostTensor& got, const HostTensor& before, const std::vector<double>& ref,
