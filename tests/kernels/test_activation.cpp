@@ -29,7 +29,8 @@ TEST_CASE("activation_forward matches the float64 reference") {
       for (const auto& dims : shapes) {
         for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED}) {
           for (Layout ly : {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED}) {
-            for (auto [alpha, beta] : scalings) {
+            for (const auto& scaling : scalings) {
+              const float alpha = scaling.first, beta = scaling.second;
               CAPTURE(std::string(backend_name(h)));
               CAPTURE(std::string(activation_mode_name(act.mode)));
               CAPTURE(std::string(dtype_name(t)));

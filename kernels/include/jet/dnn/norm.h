@@ -17,7 +17,8 @@ struct LrnDesc {
   Status validate() const;
 };
 
-// y = alpha * lrn(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides.
+// y = alpha * lrn(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides; in place
+// (x == y with the same layout) is allowed.
 Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
                                  const TensorDesc& x_desc, const void* x, float beta,
                                  const TensorDesc& y_desc, void* y);

@@ -27,8 +27,10 @@ class PoolDesc {
   // Global pooling: the window is the whole spatial extent of x, whatever its size; y is 1x1(x1).
   static PoolDesc global(PoolMode mode, int spatial_rank);
 
-  // BAD_PARAM unless window >= 1, stride >= 1, dilation >= 1, 0 <= pad < window * dilation
-  // (a window made only of padding is not allowed, as in cuDNN and PyTorch).
+  // BAD_PARAM unless window >= 1, stride >= 1, dilation >= 1 (each at most 2^31) and
+  // 0 <= pad < (window - 1) * dilation + 1, the dilated window's extent (a window made only of
+  // padding is not allowed, as in cuDNN and PyTorch). A null window array means window 0, which
+  // validate() rejects.
   Status validate() const;
 
   PoolMode mode() const { return mode_; }
@@ -56,7 +58,9 @@ class PoolDesc {
 // Output dims (N, C, out spatial...) of pooling x with `pool`.
 Status pool_output_dims(const TensorDesc& x_desc, const PoolDesc& pool, int64_t* out_dims);
 
-// y = alpha * pool(x) + beta * y. x, y: rank 3..5, same N, C and dtype, any strides.
+// y = alpha * pool(x) + beta * y. x, y: rank 3..5, same N, C and dtype, any strides; not in
+// place. MAX propagates NaN (as PyTorch). With dilation, a window whose taps all miss x (possible
+// even with legal pads) has no defined value: pool_forward rejects such problems with BAD_PARAM.
 Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                     const TensorDesc& x_desc, const void* x, float beta,
                     const TensorDesc& y_desc, void* y);

@@ -18,7 +18,8 @@ enum class SoftmaxMode : int32_t {
 };
 
 // y = alpha * softmax(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides.
-// Statistics are computed in f32 for f16 storage. A softmax along any axis of an ONNX tensor is
+// In place (x == y with the same layout) is allowed. Statistics are computed in f32 or better,
+// also for f16 storage. A softmax along any axis of an ONNX tensor is
 // the CHANNEL mode over a 3D view (outer, axis, inner) of it.
 Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                        const TensorDesc& x_desc, const void* x, float beta,
