@@ -1,0 +1,42 @@
+// batchnorm_forward_inference: validation and backend dispatch.
+#include <cmath>
+
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
+                                   const TensorDesc& x_desc, const void* x,
+                                   const TensorDesc& y_desc, void* y, const float* scale,
+                                   const float* bias, const float* mean, const float* var,
+                                   double epsilon) {
+  const char* fn = "batchnorm_forward_inference";
+  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  // !(epsilon > 0) also catches NaN; an infinite epsilon would silently zero the normalized term.
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return make_status(StatusCode::INVALID_VALUE,
+                       "%s: epsilon = %g must be finite and > 0", fn, epsilon);
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_ptr(fn, scale, "scale"));
+  JET_TRY(check_ptr(fn, bias, "bias"));
+  JET_TRY(check_ptr(fn, mean, "mean"));
+  JET_TRY(check_ptr(fn, var, "var"));
+  // In place is fine element by element, but only when x and y address the same elements.
+  if (x == y && !x_desc.same_layout(y_desc))
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x and y are the same buffer but have different strides (x %s, y %s); "
+                       "in-place use needs one layout",
+                       fn, dims_string(x_desc.rank(), x_desc.strides()).c_str(),
+                       dims_string(y_desc.rank(), y_desc.strides()).c_str());
+  if (handle.backend() == Backend::CPU)
+    return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
+                                            var, epsilon);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

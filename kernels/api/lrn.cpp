@@ -1,0 +1,40 @@
+// LrnDesc::validate and lrn_cross_channel_forward: validation and backend dispatch.
+#include <cmath>
+
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+Status LrnDesc::validate() const {
+  // cuDNN's limits (CUDNN_LRN_MIN_N, CUDNN_LRN_MAX_N, CUDNN_LRN_MIN_K, CUDNN_LRN_MIN_BETA).
+  if (n < 1 || n > 16)
+    return make_status(StatusCode::INVALID_VALUE, "lrn: window n = %lld is outside [1, 16]",
+                       static_cast<long long>(n));
+  if (!std::isfinite(alpha))
+    return make_status(StatusCode::INVALID_VALUE, "lrn: alpha = %g must be finite", alpha);
+  if (!(k >= 1e-5) || !std::isfinite(k))
+    return make_status(StatusCode::INVALID_VALUE, "lrn: k = %g must be finite and >= 1e-5", k);
+  if (!(beta >= 0.01) || !std::isfinite(beta))
+    return make_status(StatusCode::INVALID_VALUE, "lrn: beta = %g must be finite and >= 0.01",
+                       beta);
+  return Status();
+}
+
+Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
+                                 const TensorDesc& x_desc, const void* x, float beta,
+                                 const TensorDesc& y_desc, void* y) {
+  const char* fn = "lrn_cross_channel_forward";
+  JET_TRY(in_routine(fn, lrn.validate()));
+  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  if (handle.backend() == Backend::CPU)
+    return cpu::lrn_cross_channel_forward(lrn, alpha, x_desc, x, beta, y_desc, y);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

@@ -1,0 +1,79 @@
+// op_tensor and tensor_op_name: validation and backend dispatch.
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+const char* tensor_op_name(TensorOp op) {
+  switch (op) {
+    case TensorOp::ADD: return "add";
+    case TensorOp::SUB: return "sub";
+    case TensorOp::MUL: return "mul";
+    case TensorOp::DIV: return "div";
+    case TensorOp::MIN: return "min";
+    case TensorOp::MAX: return "max";
+  }
+  return "unknown-tensor-op";
+}
+
+namespace {
+
+// d with leading dims of size 1 added up to `rank` (ONNX's rank alignment for broadcasting).
+// A d of rank >= `rank` is returned unchanged; check_broadcast then reports the mismatch.
+TensorDesc align_rank(const TensorDesc& d, int rank) {
+  if (d.rank() >= rank) return d;
+  const int pad = rank - d.rank();
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  for (int i = 0; i < pad; ++i) {
+    dims[i] = 1;
+    strides[i] = 0;
+  }
+  for (int i = 0; i < d.rank(); ++i) {
+    dims[pad + i] = d.dim(i);
+    strides[pad + i] = d.stride(i);
+  }
+  return TensorDesc::strided(d.dtype(), rank, dims, strides);
+}
+
+// c is written while a is still being read: sharing the buffer only works element by element.
+Status check_alias(const char* fn, const void* in, const TensorDesc& in_desc, const char* in_name,
+                   const void* c, const TensorDesc& c_desc) {
+  if (in != c || in_desc.same_layout(c_desc)) return Status();
+  return make_status(StatusCode::BAD_PARAM,
+                     "%s: %s and c are the same buffer but %s (dims %s, strides %s) does not have "
+                     "c's layout (dims %s, strides %s)",
+                     fn, in_name, in_name, dims_string(in_desc.rank(), in_desc.dims()).c_str(),
+                     dims_string(in_desc.rank(), in_desc.strides()).c_str(),
+                     dims_string(c_desc.rank(), c_desc.dims()).c_str(),
+                     dims_string(c_desc.rank(), c_desc.strides()).c_str());
+}
+
+}  // namespace
+
+Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
+                 const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
+                 const TensorDesc& c_desc, void* c) {
+  const char* fn = "op_tensor";
+  const int op_value = static_cast<int>(op);
+  if (op_value < static_cast<int>(TensorOp::ADD) || op_value > static_cast<int>(TensorOp::MAX))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
+  JET_TRY(in_routine(fn, a_desc.validate("a")));
+  JET_TRY(in_routine(fn, b_desc.validate("b")));
+  JET_TRY(in_routine(fn, c_desc.validate("c")));
+  const TensorDesc a_aligned = align_rank(a_desc, c_desc.rank());
+  const TensorDesc b_aligned = align_rank(b_desc, c_desc.rank());
+  JET_TRY(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
+  JET_TRY(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
+  JET_TRY(check_same_dtype(fn, a_desc, "a", c_desc, "c"));
+  JET_TRY(check_same_dtype(fn, b_desc, "b", c_desc, "c"));
+  JET_TRY(check_ptr(fn, a, "a"));
+  JET_TRY(check_ptr(fn, b, "b"));
+  JET_TRY(check_ptr(fn, c, "c"));
+  JET_TRY(check_alias(fn, a, a_aligned, "a", c, c_desc));
+  JET_TRY(check_alias(fn, b, b_aligned, "b", c, c_desc));
+  if (handle.backend() == Backend::CPU)
+    return cpu::op_tensor(op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc, c);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

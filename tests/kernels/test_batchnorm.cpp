@@ -1,0 +1,146 @@
+// batchnorm_forward_inference on the CPU backend against the float64 reference.
+#include <cmath>
+
+#include <string>
+
+#include "kernels/util.h"
+#include "reference/batchnorm.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+// Per-channel parameters as the routine takes them (f32), plus float64 copies for the reference.
+struct BnParams {
+  std::vector<float> scale, bias, mean, var;
+
+  explicit BnParams(int64_t channels) {
+    for (int64_t c = 0; c < channels; ++c) {
+      scale.push_back(static_cast<float>(uniform(-1.5, 1.5)));
+      bias.push_back(static_cast<float>(uniform(-1.0, 1.0)));
+      mean.push_back(static_cast<float>(uniform(-1.0, 1.0)));
+      var.push_back(static_cast<float>(uniform(0.05, 2.0)));  // variances are positive
+    }
+  }
+  static std::vector<double> wide(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+};
+
+}  // namespace
+
+TEST_CASE("batchnorm_forward_inference matches the float64 reference") {
+  const Handle h = Handle::cpu();
+  // {2, 130, 3} crosses the CPU backend's 128-channel block; rank 3, 4 and 5 all appear.
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 1, 1},       {2, 3, 7},   {1, 7, 3, 5},  {3, 13, 1, 2},
+      {2, 3, 1, 4, 5}, {2, 130, 3}, {1, 1, 13, 1}};
+  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  const Layout layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED,
+                            Layout::REVERSED};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (const auto& dims : shapes) {
+      for (double eps : {1e-5, 0.1}) {
+        for (Layout lx : layouts) {
+          for (Layout ly : layouts) {
+            for (const auto& scaling : scalings) {
+              const float alpha = scaling.first, beta = scaling.second;
+              CAPTURE(std::string(dtype_name(t)));
+              CAPTURE(dims_str(dims));
+              CAPTURE(eps);
+              CAPTURE(std::string(layout_name(lx)));
+              CAPTURE(std::string(layout_name(ly)));
+              CAPTURE(alpha);
+              CAPTURE(beta);
+              const BnParams p(dims[1]);
+              HostTensor x(make_desc(t, dims, lx));
+              x.fill_random(-2.0, 2.0);
+              HostTensor y(make_desc(t, dims, ly));
+              if (beta == 0.f) y.poison(); else y.fill_random();
+              const HostTensor before = y;
+              REQUIRE_OK(batchnorm_forward_inference(h, alpha, beta, x.desc(), x.data(), y.desc(),
+                                                     y.data(), p.scale.data(), p.bias.data(),
+                                                     p.mean.data(), p.var.data(), eps));
+              const auto op = ref::batchnorm_inference(
+                  dims, x.to_ref(), BnParams::wide(p.scale), BnParams::wide(p.bias),
+                  BnParams::wide(p.mean), BnParams::wide(p.var), eps);
+              check_output(y, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("batchnorm_forward_inference works in place") {
+  const Handle h = Handle::cpu();
+  for (DType t : {DType::F32, DType::F16}) {
+    for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+      CAPTURE(std::string(dtype_name(t)));
+      CAPTURE(std::string(layout_name(l)));
+      const std::vector<int64_t> dims = {2, 5, 3, 3};
+      const BnParams p(dims[1]);
+      HostTensor x(make_desc(t, dims, l));
+      x.fill_random(-2, 2);
+      const HostTensor before = x;
+      REQUIRE_OK(batchnorm_forward_inference(h, 0.5f, 0.25f, x.desc(), x.data(), x.desc(), x.data(),
+                                             p.scale.data(), p.bias.data(), p.mean.data(),
+                                             p.var.data(), 1e-3));
+      const auto op = ref::batchnorm_inference(dims, before.to_ref(), BnParams::wide(p.scale),
+                                               BnParams::wide(p.bias), BnParams::wide(p.mean),
+                                               BnParams::wide(p.var), 1e-3);
+      check_output(x, before, blend(op, 0.5, 0.25, before.to_ref()), tol_for(t));
+    }
+  }
+}
+
+TEST_CASE("batchnorm_forward_inference rejects invalid input") {
+  const Handle h = Handle::cpu();
+  const TensorDesc d = TensorDesc::nchw(DType::F32, 1, 2, 3, 3);
+  const TensorDesc d_wider = TensorDesc::nchw(DType::F32, 1, 2, 3, 4);
+  const TensorDesc d_3ch = TensorDesc::nchw(DType::F32, 1, 3, 3, 3);
+  const TensorDesc d_nhwc = TensorDesc::nhwc(DType::F32, 1, 2, 3, 3);
+  const TensorDesc d_zero = TensorDesc::nchw(DType::F32, 1, 0, 3, 3);
+  HostTensor x(d), y(d);
+  x.fill_random();
+  const BnParams p(2);
+  const float* s = p.scale.data();
+  const float* b = p.bias.data();
+  const float* m = p.mean.data();
+  const float* v = p.var.data();
+  const auto run = [&](const TensorDesc& xd, const void* xp, const TensorDesc& yd, void* yp,
+                       const float* sp, const float* bp, const float* mp, const float* vp,
+                       double eps) {
+    return batchnorm_forward_inference(h, 1.f, 0.f, xd, xp, yd, yp, sp, bp, mp, vp, eps);
+  };
+  const StatusCode bad = StatusCode::BAD_PARAM;
+  const double eps = 1e-5;
+  CHECK(run(d, x.data(), d, y.data(), s, b, m, v, eps).ok());
+  // Null pointers.
+  CHECK_STATUS(run(d, nullptr, d, y.data(), s, b, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d, nullptr, s, b, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), nullptr, b, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, nullptr, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, nullptr, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, m, nullptr, eps), bad);
+  // Mismatched dims (spatial, channels), dtype mix.
+  CHECK_STATUS(run(d, x.data(), d_wider, y.data(), s, b, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d_3ch, y.data(), s, b, m, v, eps), bad);
+  CHECK_STATUS(run(d, x.data(), d.with_dtype(DType::F16), y.data(), s, b, m, v, eps), bad);
+  // Bad descriptors: rank 2 and rank 6 (not N, C, 1-3 spatial), zero dim, overlapping strides.
+  const TensorDesc rank2 = TensorDesc::packed(DType::F32, {2, 9});
+  CHECK_STATUS(run(rank2, x.data(), rank2, y.data(), s, b, m, v, eps), bad);
+  const TensorDesc rank6 = TensorDesc::packed(DType::F32, {1, 2, 1, 3, 1, 3});
+  CHECK_STATUS(run(rank6, x.data(), rank6, y.data(), s, b, m, v, eps), bad);
+  CHECK_STATUS(run(d_zero, x.data(), d, y.data(), s, b, m, v, eps), bad);
+  const TensorDesc overlapping = TensorDesc::strided(DType::F32, {1, 2, 3, 3}, {9, 1, 1, 1});
+  CHECK_STATUS(run(overlapping, x.data(), d, y.data(), s, b, m, v, eps), bad);
+  // In place with two different layouts.
+  CHECK_STATUS(run(d, x.data(), d_nhwc, x.data(), s, b, m, v, eps), bad);
+  // Epsilon must be finite and > 0.
+  const StatusCode invalid = StatusCode::INVALID_VALUE;
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, m, v, 0.0), invalid);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, m, v, -1e-5), invalid);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, m, v, std::nan("")), invalid);
+  CHECK_STATUS(run(d, x.data(), d, y.data(), s, b, m, v, HUGE_VAL), invalid);
+}

@@ -1,0 +1,254 @@
+// op_tensor on the CPU backend against the float64 reference.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels/util.h"
+#include "reference/tensor_math.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+const TensorOp kAllOps[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL,
+                            TensorOp::DIV, TensorOp::MIN, TensorOp::MAX};
+
+struct OpCase {
+  std::vector<int64_t> a, b, c;
+};
+
+// Broadcast patterns, ranks 1..6: one side or both sides broadcast, bias, scalar, row, full.
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = {
+      {{7}, {1}, {7}},
+      {{1}, {7}, {7}},
+      {{3, 13}, {3, 1}, {3, 13}},
+      {{1, 13}, {3, 13}, {3, 13}},
+      {{2, 1, 5}, {1, 3, 1}, {2, 3, 5}},
+      {{3, 7, 13}, {3, 7, 13}, {3, 7, 13}},
+      {{2, 3, 4, 5}, {1, 3, 1, 1}, {2, 3, 4, 5}},
+      {{1, 1, 1, 1}, {2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{2, 1, 4, 5}, {2, 3, 1, 1}, {2, 3, 4, 5}},
+      {{2, 3, 4, 1}, {1, 1, 1, 5}, {2, 3, 4, 5}},
+      {{2, 3, 1, 4, 5}, {1, 3, 2, 1, 1}, {2, 3, 2, 4, 5}},
+      {{1, 3, 2, 1, 2, 3}, {2, 1, 2, 3, 1, 3}, {2, 3, 2, 3, 2, 3}},
+  };
+  return cases;
+}
+
+// Random values for an op's inputs; the divisor b keeps |b| in [0.5, 2] with a random sign, so
+// that DIV stays well conditioned.
+void fill_input(HostTensor& t, bool divisor) {
+  if (!divisor) {
+    t.fill_random(-2.0, 2.0);
+    return;
+  }
+  t.fill_random(0.5, 2.0);
+  std::vector<double> v = t.to_ref();
+  for (double& e : v)
+    if (uniform(0.0, 1.0) < 0.5) e = -e;
+  t.from_ref(v);
+}
+
+struct Scaling {
+  float alpha1, alpha2, beta;
+};
+// alpha1 + alpha2 + beta != 0 in each, so that c = op(alpha1 * c, alpha2 * c) + beta * c does not
+// cancel to exactly zero in the in-place test.
+const Scaling kScalings[] = {{1.f, 1.f, 0.f}, {0.5f, -1.5f, 0.25f}};
+
+}  // namespace
+
+TEST_CASE("op_tensor matches the float64 reference") {
+  const Handle h = Handle::cpu();
+  const Layout in_layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED};
+  const Layout out_layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED,
+                                Layout::REVERSED};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (TensorOp op : kAllOps) {
+      for (const OpCase& k : op_cases()) {
+        for (Layout la : in_layouts) {
+          for (Layout lb : in_layouts) {
+            for (Layout lc : out_layouts) {
+              for (const Scaling& s : kScalings) {
+                CAPTURE(std::string(dtype_name(t)));
+                CAPTURE(std::string(tensor_op_name(op)));
+                CAPTURE(dims_str(k.a));
+                CAPTURE(dims_str(k.b));
+                CAPTURE(dims_str(k.c));
+                CAPTURE(std::string(layout_name(la)));
+                CAPTURE(std::string(layout_name(lb)));
+                CAPTURE(std::string(layout_name(lc)));
+                CAPTURE(s.alpha1);
+                CAPTURE(s.alpha2);
+                CAPTURE(s.beta);
+                HostTensor a(make_desc(t, k.a, la));
+                fill_input(a, false);
+                HostTensor b(make_desc(t, k.b, lb));
+                fill_input(b, op == TensorOp::DIV);
+                HostTensor c(make_desc(t, k.c, lc));
+                if (s.beta == 0.f) c.poison(); else c.fill_random();
+                const HostTensor before = c;
+                REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), a.data(), s.alpha2, b.desc(),
+                                     b.data(), s.beta, c.desc(), c.data()));
+                const auto ref = ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b,
+                                                b.to_ref(), k.c);
+                check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
+  const Handle h = Handle::cpu();
+  const OpCase cases[] = {{{5}, {2, 3, 5}, {2, 3, 5}},
+                          {{2, 3, 5}, {3, 1}, {2, 3, 5}},
+                          {{1}, {4, 1, 1, 2}, {4, 3, 2, 2}}};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (TensorOp op : kAllOps) {
+      for (const OpCase& k : cases) {
+        for (const Scaling& s : kScalings) {
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(std::string(tensor_op_name(op)));
+          CAPTURE(dims_str(k.a));
+          CAPTURE(dims_str(k.b));
+          CAPTURE(s.beta);
+          HostTensor a(make_desc(t, k.a, Layout::PADDED));
+          fill_input(a, false);
+          HostTensor b(make_desc(t, k.b, Layout::CHANNELS_FIRST));
+          fill_input(b, op == TensorOp::DIV);
+          HostTensor c(make_desc(t, k.c, Layout::CHANNELS_LAST));
+          if (s.beta == 0.f) c.poison(); else c.fill_random();
+          const HostTensor before = c;
+          REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), a.data(), s.alpha2, b.desc(), b.data(),
+                               s.beta, c.desc(), c.data()));
+          const auto ref =
+              ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
+          check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("op_tensor writes in place over a or b of the same layout") {
+  const Handle h = Handle::cpu();
+  const std::vector<int64_t> dims = {2, 3, 4, 5}, bias = {1, 3, 1, 1};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (TensorOp op : kAllOps) {
+      for (Layout l : {Layout::CHANNELS_LAST, Layout::PADDED}) {
+        for (const Scaling& s : kScalings) {
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(std::string(tensor_op_name(op)));
+          CAPTURE(std::string(layout_name(l)));
+          CAPTURE(s.beta);
+          const bool div = op == TensorOp::DIV;
+          HostTensor small(make_desc(t, bias, Layout::CHANNELS_FIRST));
+          {  // c aliases a: c = op(alpha1 * c, alpha2 * bias) + beta * c
+            HostTensor c(make_desc(t, dims, l));
+            fill_input(c, false);
+            fill_input(small, div);
+            const HostTensor before = c;
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), c.data(), s.alpha2, small.desc(),
+                                 small.data(), s.beta, c.desc(), c.data()));
+            const auto ref = ref::op_tensor(op, s.alpha1, dims, before.to_ref(), s.alpha2, bias,
+                                            small.to_ref(), dims);
+            check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+          }
+          {  // c aliases b: c = op(alpha1 * bias, alpha2 * c) + beta * c
+            HostTensor c(make_desc(t, dims, l));
+            fill_input(c, div);
+            fill_input(small, false);
+            const HostTensor before = c;
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, small.desc(), small.data(), s.alpha2, c.desc(),
+                                 c.data(), s.beta, c.desc(), c.data()));
+            const auto ref = ref::op_tensor(op, s.alpha1, bias, small.to_ref(), s.alpha2, dims,
+                                            before.to_ref(), dims);
+            check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+          }
+          {  // c aliases both: c = op(alpha1 * c, alpha2 * c) + beta * c
+            HostTensor c(make_desc(t, dims, l));
+            fill_input(c, div);
+            const HostTensor before = c;
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), c.data(), s.alpha2, c.desc(), c.data(),
+                                 s.beta, c.desc(), c.data()));
+            const auto ref = ref::op_tensor(op, s.alpha1, dims, before.to_ref(), s.alpha2, dims,
+                                            before.to_ref(), dims);
+            check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("op_tensor MIN and MAX propagate NaN") {
+  const Handle h = Handle::cpu();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const TensorDesc d = TensorDesc::packed(DType::F32, {2});
+  for (TensorOp op : {TensorOp::MIN, TensorOp::MAX}) {
+    CAPTURE(std::string(tensor_op_name(op)));
+    const float a[2] = {nan, 1.f};
+    const float b[2] = {1.f, nan};
+    float c[2] = {0.f, 0.f};
+    REQUIRE_OK(op_tensor(h, op, 1.f, d, a, 1.f, d, b, 0.f, d, c));
+    CHECK(std::isnan(c[0]));
+    CHECK(std::isnan(c[1]));
+  }
+}
+
+TEST_CASE("op_tensor rejects invalid input") {
+  const Handle h = Handle::cpu();
+  const TensorDesc cd = TensorDesc::nchw(DType::F32, 2, 3, 4, 5);
+  const TensorDesc bd = TensorDesc::packed(DType::F32, {1, 3, 1, 1});
+  HostTensor a(cd), b(bd), c(cd);
+  a.fill_random();
+  b.fill_random();
+  c.fill_random();
+  const TensorOp add = TensorOp::ADD;
+  const auto run = [&](TensorOp op, const TensorDesc& ad, const void* ap, const TensorDesc& bdd,
+                       const void* bp, const TensorDesc& cdd, void* cp) {
+    return op_tensor(h, op, 1.f, ad, ap, 1.f, bdd, bp, 0.f, cdd, cp);
+  };
+  const auto f32 = [](std::initializer_list<int64_t> dims) {
+    return TensorDesc::packed(DType::F32, dims);
+  };
+  const StatusCode bad = StatusCode::BAD_PARAM;
+  CHECK(run(add, cd, a.data(), bd, b.data(), cd, c.data()).ok());
+  // Null pointers.
+  CHECK_STATUS(run(add, cd, nullptr, bd, b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, cd, a.data(), bd, nullptr, cd, c.data()), bad);
+  CHECK_STATUS(run(add, cd, a.data(), bd, b.data(), cd, nullptr), bad);
+  // Unknown op.
+  CHECK_STATUS(run(static_cast<TensorOp>(6), cd, a.data(), bd, b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(static_cast<TensorOp>(-1), cd, a.data(), bd, b.data(), cd, c.data()), bad);
+  CHECK(std::string(tensor_op_name(static_cast<TensorOp>(42))) == "unknown-tensor-op");
+  // Mismatched dims: a or b does not broadcast to c; c smaller than an input; higher-rank input.
+  CHECK_STATUS(run(add, cd, a.data(), f32({1, 4, 1, 1}), b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, f32({2, 3, 4, 6}), a.data(), bd, b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, cd, a.data(), bd, b.data(), bd, c.data()), bad);
+  CHECK_STATUS(run(add, f32({1, 2, 3, 4, 5}), a.data(), bd, b.data(), cd, c.data()), bad);
+  // A lower-rank b is aligned with leading 1s: [3, 1, 2] becomes [1, 3, 1, 2], which does not
+  // broadcast to [2, 3, 4, 5].
+  CHECK_STATUS(run(add, cd, a.data(), f32({3, 1, 2}), b.data(), cd, c.data()), bad);
+  // Dtype mixes.
+  CHECK_STATUS(run(add, cd.with_dtype(DType::F16), a.data(), bd, b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, cd, a.data(), bd.with_dtype(DType::F16), b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, cd, a.data(), bd, b.data(), cd.with_dtype(DType::F16), c.data()), bad);
+  // Bad descriptors: zero dim, overlapping strides, negative stride.
+  CHECK_STATUS(run(add, f32({2, 0, 4, 5}), a.data(), bd, b.data(), cd, c.data()), bad);
+  const TensorDesc overlapping = TensorDesc::strided(DType::F32, {2, 3, 4, 5}, {60, 20, 1, 1});
+  CHECK_STATUS(run(add, cd, a.data(), bd, b.data(), overlapping, c.data()), bad);
+  const TensorDesc negative = TensorDesc::strided(DType::F32, {1, 3, 1, 1}, {3, -1, 1, 1});
+  CHECK_STATUS(run(add, cd, a.data(), negative, b.data(), cd, c.data()), bad);
+  // c aliases an input of a different layout: broadcast in place, or another stride order.
+  CHECK_STATUS(run(add, cd, a.data(), bd, c.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(add, TensorDesc::nhwc(DType::F32, 2, 3, 4, 5), c.data(), bd, b.data(), cd,
+                   c.data()),
+               bad);
+}
