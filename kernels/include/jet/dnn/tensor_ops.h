@@ -29,8 +29,10 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
 Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
                         const void* x, float beta, const TensorDesc& y_desc, void* y);
 
-// Concatenates inputs along `axis` into y by transforming each into its sub-region view of y.
-// Inputs match y in every dim but `axis`; their `axis` dims sum to y's. y = alpha*cat + beta*y.
+// Concatenates inputs along `axis` (0 <= axis < rank; no negative axes) into y by transforming
+// each into its sub-region view of y, so inputs may be f32 or f16 whatever y is. Inputs match y
+// in every dim but `axis`; their `axis` dims sum to y's; they must not overlap y.
+// y = alpha * cat + beta * y. Everything is validated before anything is written.
 Status concat_forward(const Handle& handle, int axis, int count, const TensorDesc* x_descs,
                       const void* const* xs, float alpha, float beta, const TensorDesc& y_desc,
                       void* y);
@@ -42,7 +44,8 @@ enum class PadMode : int32_t {
 };
 
 // y = alpha * pad(x) + beta * y. pad_begin/pad_end have x's rank entries; y's dims are
-// x's + pad_begin + pad_end. Negative pads crop, as in ONNX.
+// x's + pad_begin + pad_end. Negative pads crop, as in ONNX (pad, then crop: REFLECT and EDGE
+// measure from the full x). REFLECT needs each pad < the dim (INVALID_VALUE otherwise).
 Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
                    const void* x, float beta, const TensorDesc& y_desc, void* y);
@@ -52,7 +55,7 @@ enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1 };  // LINEAR: bi/tril
 // ONNX's coordinate_transformation_mode: how an output coordinate maps to an input one.
 enum class ResizeCoord : int32_t {
   HALF_PIXEL = 0,          // (o + 0.5) / scale - 0.5
-  ALIGN_CORNERS = 1,       // o * (in - 1) / (out - 1)
+  ALIGN_CORNERS = 1,       // out > 1 ? o * (in - 1) / (out - 1) : 0
   ASYMMETRIC = 2,          // o / scale
   PYTORCH_HALF_PIXEL = 3,  // out > 1 ? (o + 0.5) / scale - 0.5 : 0
   TF_HALF_PIXEL_FOR_NN = 4,  // (o + 0.5) / scale
@@ -79,7 +82,8 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
 enum class ReduceOp : int32_t { SUM = 0, MEAN = 1, MAX = 2, MIN = 3 };
 
 // y = alpha * reduce(x) + beta * y. x and y have one rank; every dim where y is 1 and x is not
-// is reduced (as cudnnReduceTensor); other dims must match. Accumulates in f32 (f16 too).
+// is reduced (as cudnnReduceTensor); other dims must match. Accumulates in at least f32 (the CPU
+// uses double), f16 storage too. MAX and MIN propagate NaN.
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
 

@@ -1,0 +1,75 @@
+// pad_forward: validation and backend dispatch.
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+namespace {
+
+const char* pad_mode_name(PadMode m) {
+  switch (m) {
+    case PadMode::CONSTANT: return "constant";
+    case PadMode::REFLECT: return "reflect";
+    case PadMode::EDGE: return "edge";
+  }
+  return "unknown-pad-mode";
+}
+
+}  // namespace
+
+Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
+                   const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
+                   const void* x, float beta, const TensorDesc& y_desc, void* y) {
+  const char* fn = "pad_forward";
+  const int m = static_cast<int>(mode);
+  if (m < static_cast<int>(PadMode::CONSTANT) || m > static_cast<int>(PadMode::EDGE))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown pad mode %d", fn, m);
+  JET_TRY(in_routine(fn, x_desc.validate("x")));
+  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(fn, pad_begin, "pad_begin"));
+  JET_TRY(check_ptr(fn, pad_end, "pad_end"));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  const int rank = x_desc.rank();
+  if (y_desc.rank() != rank)
+    return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn, rank,
+                       y_desc.rank());
+  // Pads beyond this bound cannot describe a valid y (dims are far smaller) and would overflow
+  // the sums below.
+  const int64_t kPadLimit = INT64_MAX / 4;
+  int64_t expected[kMaxRank];
+  bool dims_match = true;
+  for (int i = 0; i < rank; ++i) {
+    if (pad_begin[i] < -kPadLimit || pad_begin[i] > kPadLimit || pad_end[i] < -kPadLimit ||
+        pad_end[i] > kPadLimit)
+      return make_status(StatusCode::BAD_PARAM, "%s: pads %lld, %lld of dim %d are out of range",
+                         fn, static_cast<long long>(pad_begin[i]),
+                         static_cast<long long>(pad_end[i]), i);
+    expected[i] = x_desc.dim(i) + pad_begin[i] + pad_end[i];
+    dims_match = dims_match && expected[i] == y_desc.dim(i);
+  }
+  if (!dims_match)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: y has dims %s but padding x (dims %s) by begin %s, end %s gives %s", fn,
+                       dims_string(rank, y_desc.dims()).c_str(),
+                       dims_string(rank, x_desc.dims()).c_str(),
+                       dims_string(rank, pad_begin).c_str(), dims_string(rank, pad_end).c_str(),
+                       dims_string(rank, expected).c_str());
+  if (mode == PadMode::REFLECT) {
+    for (int i = 0; i < rank; ++i) {
+      if (pad_begin[i] >= x_desc.dim(i) || pad_end[i] >= x_desc.dim(i))
+        return make_status(StatusCode::INVALID_VALUE,
+                           "%s: %s mode needs pads < the dim on each side, but dim %d of x is "
+                           "%lld and its pads are %lld, %lld",
+                           fn, pad_mode_name(mode), i, static_cast<long long>(x_desc.dim(i)),
+                           static_cast<long long>(pad_begin[i]),
+                           static_cast<long long>(pad_end[i]));
+    }
+  }
+  if (handle.backend() == Backend::CPU)
+    return cpu::pad_forward(mode, pad_begin, pad_end, value, alpha, x_desc, x, beta, y_desc, y);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

@@ -1,0 +1,33 @@
+// reduce_forward: validation and backend dispatch.
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
+                      const void* x, float beta, const TensorDesc& y_desc, void* y) {
+  const char* fn = "reduce_forward";
+  const int o = static_cast<int>(op);
+  if (o < static_cast<int>(ReduceOp::SUM) || o > static_cast<int>(ReduceOp::MIN))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown reduce op %d", fn, o);
+  JET_TRY(in_routine(fn, x_desc.validate("x")));
+  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  if (x_desc.rank() != y_desc.rank())
+    return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn,
+                       x_desc.rank(), y_desc.rank());
+  for (int i = 0; i < x_desc.rank(); ++i) {
+    if (y_desc.dim(i) != 1 && y_desc.dim(i) != x_desc.dim(i))
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: y has dims %s and x has dims %s; each dim of y must be 1 (reduced) "
+                         "or equal to x's, but dim %d is neither",
+                         fn, dims_string(y_desc.rank(), y_desc.dims()).c_str(),
+                         dims_string(x_desc.rank(), x_desc.dims()).c_str(), i);
+  }
+  if (handle.backend() == Backend::CPU) return cpu::reduce_forward(op, alpha, x_desc, x, beta, y_desc, y);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

@@ -1,0 +1,50 @@
+// resize_forward: validation and backend dispatch.
+#include <cmath>
+
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
+                      const TensorDesc& x_desc, const void* x, float beta,
+                      const TensorDesc& y_desc, void* y) {
+  const char* fn = "resize_forward";
+  const int mode = static_cast<int>(resize.mode);
+  if (mode < static_cast<int>(ResizeMode::NEAREST) || mode > static_cast<int>(ResizeMode::LINEAR))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown resize mode %d", fn, mode);
+  const int coord = static_cast<int>(resize.coord);
+  if (coord < static_cast<int>(ResizeCoord::HALF_PIXEL) ||
+      coord > static_cast<int>(ResizeCoord::TF_HALF_PIXEL_FOR_NN))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown coordinate transformation mode %d", fn,
+                       coord);
+  const int nearest = static_cast<int>(resize.nearest);
+  if (nearest < static_cast<int>(ResizeNearest::ROUND_PREFER_FLOOR) ||
+      nearest > static_cast<int>(ResizeNearest::CEIL))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown nearest rounding mode %d", fn, nearest);
+  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  if (x_desc.rank() != y_desc.rank())
+    return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn,
+                       x_desc.rank(), y_desc.rank());
+  if (x_desc.dim(0) != y_desc.dim(0) || x_desc.dim(1) != y_desc.dim(1))
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x has dims %s but y has dims %s; resize keeps N and C", fn,
+                       dims_string(x_desc.rank(), x_desc.dims()).c_str(),
+                       dims_string(y_desc.rank(), y_desc.dims()).c_str());
+  // Only the scales of the spatial dims are used; the rest are ignored.
+  for (int i = 0; i < x_desc.spatial_rank(); ++i) {
+    if (!std::isfinite(resize.scales[i]) || resize.scales[i] < 0.f)
+      return make_status(StatusCode::INVALID_VALUE,
+                         "%s: scales[%d] = %g must be finite and >= 0 (0 means out / in)", fn, i,
+                         static_cast<double>(resize.scales[i]));
+  }
+  if (handle.backend() == Backend::CPU)
+    return cpu::resize_forward(resize, alpha, x_desc, x, beta, y_desc, y);
+  return cuda_not_available(fn);
+}
+
+}  // namespace jet

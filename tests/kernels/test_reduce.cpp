@@ -1,0 +1,179 @@
+// reduce_forward on the CPU backend against the float64 reference: every subset of reduced
+// dims, all ops, layouts and dtypes, and long reductions that expose a low-precision accumulator.
+#include <cmath>
+#include <limits>
+
+#include "kernels/util.h"
+#include "reference/tensor_ops.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+const Layout kLayouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED,
+                           Layout::REVERSED};
+const std::pair<float, float> kScalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+const ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN};
+
+const char* op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::SUM: return "sum";
+    case ReduceOp::MEAN: return "mean";
+    case ReduceOp::MAX: return "max";
+    case ReduceOp::MIN: return "min";
+  }
+  return "?";
+}
+
+// x's dims with the dims in `mask` (bit i: dim i) set to 1.
+std::vector<int64_t> reduced_dims(const std::vector<int64_t>& x_dims, unsigned mask) {
+  std::vector<int64_t> y = x_dims;
+  for (size_t i = 0; i < y.size(); ++i)
+    if (mask & (1u << i)) y[i] = 1;
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("reduce_forward matches the float64 reference over every set of axes") {
+  const Handle h = Handle::cpu();
+  const std::vector<std::vector<int64_t>> shapes = {
+      {13}, {7, 3}, {3, 1, 7}, {2, 3, 7, 5}, {3, 2, 1, 5, 7}};
+  for (const auto& x_dims : shapes) {
+    const unsigned masks = 1u << x_dims.size();
+    for (unsigned mask = 0; mask < masks; ++mask) {
+      const std::vector<int64_t> y_dims = reduced_dims(x_dims, mask);
+      for (ReduceOp op : kOps) {
+        for (DType t : {DType::F32, DType::F16}) {
+          for (Layout lx : kLayouts) {
+            // Two y layouts per x layout keep the sweep small but cover every pairing kind.
+            for (Layout ly : {kLayouts[(static_cast<int>(lx) + 1) % 4], Layout::PADDED}) {
+              for (const auto& scaling : kScalings) {
+                const float alpha = scaling.first, beta = scaling.second;
+                CAPTURE(dims_str(x_dims));
+                CAPTURE(dims_str(y_dims));
+                CAPTURE(op_name(op));
+                CAPTURE(dtype_name(t));
+                CAPTURE(layout_name(lx));
+                CAPTURE(layout_name(ly));
+                CAPTURE(beta);
+                HostTensor x(make_desc(t, x_dims, lx));
+                x.fill_random(-2.0, 2.0);
+                HostTensor y(make_desc(t, y_dims, ly));
+                if (beta == 0.f) y.poison(); else y.fill_random();
+                const HostTensor before = y;
+                REQUIRE_OK(reduce_forward(h, op, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+                const auto ref = ref::reduce(op, x.to_ref(), x_dims, y_dims);
+                check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_forward handles rank 8 and non-adjacent axes") {
+  const Handle h = Handle::cpu();
+  const std::vector<int64_t> x_dims = {2, 3, 1, 2, 3, 2, 1, 3};
+  const unsigned masks[] = {0x01u, 0x12u, 0xA5u, 0xFFu, 0x80u, 0x54u};
+  for (unsigned mask : masks) {
+    const std::vector<int64_t> y_dims = reduced_dims(x_dims, mask);
+    for (ReduceOp op : kOps) {
+      for (DType t : {DType::F32, DType::F16}) {
+        CAPTURE(mask);
+        CAPTURE(op_name(op));
+        CAPTURE(dtype_name(t));
+        HostTensor x(make_desc(t, x_dims, Layout::REVERSED));
+        x.fill_random();
+        HostTensor y(make_desc(t, y_dims, Layout::PADDED));
+        y.fill_random();
+        const HostTensor before = y;
+        REQUIRE_OK(reduce_forward(h, op, 0.5f, x.desc(), x.data(), 0.25f, y.desc(), y.data()));
+        const auto ref = ref::reduce(op, x.to_ref(), x_dims, y_dims);
+        check_output(y, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_forward stays precise on long reductions") {
+  // Hundreds of thousands of positive terms per output: an f32 running sum drifts by far more
+  // than 1e-5 relative here, a double one does not.
+  const Handle h = Handle::cpu();
+  struct Case {
+    std::vector<int64_t> x_dims, y_dims;
+  };
+  const std::vector<Case> cases = {
+      {{1 << 20}, {1}},
+      {{64, 3, 64, 5, 64}, {1, 3, 1, 5, 1}},  // three non-adjacent reduced axes
+  };
+  for (const Case& c : cases) {
+    for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MEAN}) {
+      for (Layout lx : {Layout::CHANNELS_FIRST, Layout::REVERSED}) {
+        CAPTURE(dims_str(c.x_dims));
+        CAPTURE(op_name(op));
+        CAPTURE(layout_name(lx));
+        HostTensor x(make_desc(DType::F32, c.x_dims, lx));
+        x.fill_random(0.5, 1.5);
+        HostTensor y(make_desc(DType::F32, c.y_dims, Layout::CHANNELS_FIRST));
+        y.poison();
+        const HostTensor before = y;
+        REQUIRE_OK(reduce_forward(h, op, 1.f, x.desc(), x.data(), 0.f, y.desc(), y.data()));
+        const auto ref = ref::reduce(op, x.to_ref(), c.x_dims, c.y_dims);
+        // Judge each output against its own magnitude only (scale 0): 1e-5 relative.
+        check_output(y, before, ref, 1e-5, 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_forward propagates NaN through MAX and MIN") {
+  const Handle h = Handle::cpu();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (ReduceOp op : {ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM}) {
+    for (int where = 0; where < 3; ++where) {
+      float x[3] = {1.f, -2.f, 3.f};
+      x[where] = nan;
+      float y = 0.f;
+      REQUIRE_OK(reduce_forward(h, op, 1.f, TensorDesc::packed(DType::F32, {3}), x, 0.f,
+                                TensorDesc::packed(DType::F32, {1}), &y));
+      CAPTURE(op_name(op));
+      CAPTURE(where);
+      CHECK(std::isnan(y));
+    }
+  }
+}
+
+TEST_CASE("reduce_forward rejects invalid input") {
+  const Handle h = Handle::cpu();
+  const TensorDesc xd = TensorDesc::packed(DType::F32, {2, 3, 4});
+  const TensorDesc yd = TensorDesc::packed(DType::F32, {2, 1, 4});
+  HostTensor x(xd), y(yd);
+  x.fill_random();
+  const ReduceOp s = ReduceOp::SUM;
+  REQUIRE_OK(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, yd, y.data()));
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, nullptr, 0.f, yd, y.data()), StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, yd, nullptr), StatusCode::BAD_PARAM);
+  // A y dim that is neither 1 nor x's; a rank mismatch; a dtype mismatch.
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, TensorDesc::packed(DType::F32, {2, 1, 2}), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, TensorDesc::packed(DType::F32, {2, 3, 4, 1}), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, TensorDesc::packed(DType::F32, {2, 4}), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, yd.with_dtype(DType::F16), y.data()),
+               StatusCode::BAD_PARAM);
+  // y larger than x along a dim is not a broadcast reduce.
+  CHECK_STATUS(reduce_forward(h, s, 1.f, TensorDesc::packed(DType::F32, {2, 1, 4}), x.data(), 0.f, xd, y.data()),
+               StatusCode::BAD_PARAM);
+  // Bad descriptors and op.
+  CHECK_STATUS(reduce_forward(h, s, 1.f, TensorDesc::packed(DType::F32, {2, 0, 4}), x.data(), 0.f, yd, y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, s, 1.f, xd, x.data(), 0.f, TensorDesc::strided(DType::F32, {2, 1, 4}, {1, 1, 1}), y.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(reduce_forward(h, static_cast<ReduceOp>(4), 1.f, xd, x.data(), 0.f, yd, y.data()),
+               StatusCode::BAD_PARAM);
+}
