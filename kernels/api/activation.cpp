@@ -53,6 +53,7 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
   JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   JET_TRY(check_ptr(fn, x, "x"));
   JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::activation_forward(act, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

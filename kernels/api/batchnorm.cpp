@@ -26,13 +26,7 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
   JET_TRY(check_ptr(fn, bias, "bias"));
   JET_TRY(check_ptr(fn, mean, "mean"));
   JET_TRY(check_ptr(fn, var, "var"));
-  // In place is fine element by element, but only when x and y address the same elements.
-  if (x == y && !x_desc.same_layout(y_desc))
-    return make_status(StatusCode::BAD_PARAM,
-                       "%s: x and y are the same buffer but have different strides (x %s, y %s); "
-                       "in-place use needs one layout",
-                       fn, dims_string(x_desc.rank(), x_desc.strides()).c_str(),
-                       dims_string(y_desc.rank(), y_desc.strides()).c_str());
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
                                             var, epsilon);

@@ -43,6 +43,12 @@ Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
 Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
                        const TensorDesc& c, const char* cn);
 
+// BAD_PARAM when `in` and `out` are the same buffer but their descriptors address different
+// elements: routines that run element by element may work in place only with one layout.
+Status check_in_place(const char* routine, const void* in, const TensorDesc& in_desc,
+                      const char* in_name, const void* out, const TensorDesc& out_desc,
+                      const char* out_name);
+
 // NOT_SUPPORTED for a CUDA handle whose routine has no CUDA implementation yet, or any CUDA handle
 // in a build without CUDA. Names the routine.
 Status cuda_not_available(const char* routine);

@@ -35,19 +35,6 @@ TensorDesc align_rank(const TensorDesc& d, int rank) {
   return TensorDesc::strided(d.dtype(), rank, dims, strides);
 }
 
-// c is written while a is still being read: sharing the buffer only works element by element.
-Status check_alias(const char* fn, const void* in, const TensorDesc& in_desc, const char* in_name,
-                   const void* c, const TensorDesc& c_desc) {
-  if (in != c || in_desc.same_layout(c_desc)) return Status();
-  return make_status(StatusCode::BAD_PARAM,
-                     "%s: %s and c are the same buffer but %s (dims %s, strides %s) does not have "
-                     "c's layout (dims %s, strides %s)",
-                     fn, in_name, in_name, dims_string(in_desc.rank(), in_desc.dims()).c_str(),
-                     dims_string(in_desc.rank(), in_desc.strides()).c_str(),
-                     dims_string(c_desc.rank(), c_desc.dims()).c_str(),
-                     dims_string(c_desc.rank(), c_desc.strides()).c_str());
-}
-
 }  // namespace
 
 Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
@@ -69,8 +56,8 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
   JET_TRY(check_ptr(fn, a, "a"));
   JET_TRY(check_ptr(fn, b, "b"));
   JET_TRY(check_ptr(fn, c, "c"));
-  JET_TRY(check_alias(fn, a, a_aligned, "a", c, c_desc));
-  JET_TRY(check_alias(fn, b, b_aligned, "b", c, c_desc));
+  JET_TRY(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
+  JET_TRY(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
   if (handle.backend() == Backend::CPU)
     return cpu::op_tensor(op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc, c);
   return cuda_not_available(fn);

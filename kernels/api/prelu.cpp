@@ -18,13 +18,7 @@ Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc
   JET_TRY(check_ptr(fn, x, "x"));
   JET_TRY(check_ptr(fn, slope, "slope"));
   JET_TRY(check_ptr(fn, y, "y"));
-  // In place is fine element by element, but only when x and y address the same elements.
-  if (x == y && !x_desc.same_layout(y_desc))
-    return make_status(StatusCode::BAD_PARAM,
-                       "%s: x and y are the same buffer but have different strides (x %s, y %s); "
-                       "in-place use needs one layout",
-                       fn, dims_string(x_desc.rank(), x_desc.strides()).c_str(),
-                       dims_string(y_desc.rank(), y_desc.strides()).c_str());
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::prelu_forward(alpha, x_desc, x, slope_desc, slope, beta, y_desc, y);
   return cuda_not_available(fn);

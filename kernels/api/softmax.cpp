@@ -20,6 +20,7 @@ Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode,
   JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   JET_TRY(check_ptr(fn, x, "x"));
   JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::softmax_forward(algo, mode, alpha, x_desc, x, beta, y_desc, y);
   return cuda_not_available(fn);

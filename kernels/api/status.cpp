@@ -83,6 +83,20 @@ Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
                      dims_string(c.rank(), c.dims()).c_str());
 }
 
+Status check_in_place(const char* routine, const void* in, const TensorDesc& in_desc,
+                      const char* in_name, const void* out, const TensorDesc& out_desc,
+                      const char* out_name) {
+  if (in != out || in_desc.same_layout(out_desc)) return Status();
+  return make_status(StatusCode::BAD_PARAM,
+                     "%s: %s and %s are the same buffer but %s (dims %s, strides %s) does not "
+                     "have %s's layout (dims %s, strides %s); in-place use needs one layout",
+                     routine, in_name, out_name, in_name,
+                     dims_string(in_desc.rank(), in_desc.dims()).c_str(),
+                     dims_string(in_desc.rank(), in_desc.strides()).c_str(), out_name,
+                     dims_string(out_desc.rank(), out_desc.dims()).c_str(),
+                     dims_string(out_desc.rank(), out_desc.strides()).c_str());
+}
+
 Status cuda_not_available(const char* routine) {
   if (!built_with_cuda())
     return make_status(StatusCode::NOT_SUPPORTED,

@@ -13,6 +13,7 @@ Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_d
   JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
   JET_TRY(check_ptr(fn, x, "x"));
   JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::transform_tensor(alpha, x_desc, x, beta, y_desc, y);
   return cuda_not_available(fn);

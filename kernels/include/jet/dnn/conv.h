@@ -34,7 +34,8 @@ class ConvDesc {
                          ConvMode mode = ConvMode::CROSS_CORRELATION,
                          ComputeType compute = ComputeType::F32);
 
-  // BAD_PARAM unless spatial_rank in 1..3, pads >= 0, strides >= 1, dilations >= 1, groups >= 1.
+  // BAD_PARAM unless spatial_rank in 1..3, pads >= 0, strides >= 1, dilations >= 1, groups >= 1,
+  // and pads, strides and dilations <= 2^31 (so offset arithmetic cannot overflow).
   Status validate() const;
 
   int spatial_rank() const { return spatial_rank_; }
@@ -107,7 +108,8 @@ Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc,
                     const TensorDesc& y_desc, void* y);
 
 // y = act(alpha1 * conv(x, w) + alpha2 * z + bias), as cudnnConvolutionBiasActivationForward.
-// z (the residual) has y's dims and may alias y; z == nullptr means no residual (alpha2 ignored).
+// z (the residual) has y's dims and may alias y (then with y's layout); z == nullptr means no
+// residual (alpha2 ignored). Convolutions never run in place: x must not be y.
 // bias has dims 1, K, 1... (one value per output channel) in y's dtype; nullptr means no bias.
 Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc,
                              const void* x, const FilterDesc& w_desc, const void* w,

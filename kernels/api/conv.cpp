@@ -1,0 +1,288 @@
+// ConvDesc construction and validation, conv_output_dims, the workspace query, algorithm choice,
+// and conv_forward / conv_bias_act_forward: validation and backend dispatch.
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+namespace {
+
+// Pads, strides and dilations are capped so that the output-size arithmetic
+// (in + pads - dilation * (window - 1)) and the kernels' index arithmetic cannot overflow int64.
+constexpr int64_t kMaxConvParam = int64_t(1) << 31;
+
+// Checks shared by every routine taking x, w and a ConvDesc; fills the output dims.
+Status conv_problem(const char* fn, const TensorDesc& x_desc, const FilterDesc& w_desc,
+                    const ConvDesc& conv, int64_t* out_dims) {
+  JET_TRY(in_routine(fn, conv.validate()));
+  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_TRY(in_routine(fn, w_desc.validate("w")));
+  if (w_desc.spatial_rank() != x_desc.spatial_rank() ||
+      conv.spatial_rank() != x_desc.spatial_rank())
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x (dims %s) has %d spatial dims, w %d and the convolution "
+                       "descriptor %d; they must agree",
+                       fn, dims_string(x_desc.rank(), x_desc.dims()).c_str(),
+                       x_desc.spatial_rank(), w_desc.spatial_rank(), conv.spatial_rank());
+  const int64_t groups = conv.groups();
+  if (x_desc.dim(1) != w_desc.c() * groups)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x has %lld channels but w expects %lld per group x %lld groups = "
+                       "%lld",
+                       fn, static_cast<long long>(x_desc.dim(1)),
+                       static_cast<long long>(w_desc.c()), static_cast<long long>(groups),
+                       static_cast<long long>(w_desc.c() * groups));
+  if (w_desc.k() % groups != 0)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: w has %lld filters, not a multiple of the %lld groups", fn,
+                       static_cast<long long>(w_desc.k()), static_cast<long long>(groups));
+  out_dims[0] = x_desc.dim(0);
+  out_dims[1] = w_desc.k();
+  for (int i = 0; i < conv.spatial_rank(); ++i) {
+    const int64_t in = x_desc.dim(2 + i);
+    const int64_t window = w_desc.spatial(i);
+    // The dilated window must fit in the padded input: dilation * (window - 1) <= padded - 1,
+    // tested by division so that it cannot overflow.
+    const int64_t padded = in + conv.pad_begin(i) + conv.pad_end(i);
+    if (window > padded ||
+        (window > 1 && conv.dilation(i) > (padded - 1) / (window - 1)))
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: along spatial dim %d the filter (%lld taps, dilation %lld) is "
+                         "larger than x's extent %lld plus padding %lld + %lld: the output "
+                         "would be empty",
+                         fn, i, static_cast<long long>(window),
+                         static_cast<long long>(conv.dilation(i)), static_cast<long long>(in),
+                         static_cast<long long>(conv.pad_begin(i)),
+                         static_cast<long long>(conv.pad_end(i)));
+    // The kernels form x offsets of positions in the padding (coordinate * stride); keep
+    // those within int64 too.
+    const int64_t x_stride = x_desc.stride(2 + i);
+    if (x_stride > 0 && padded > (int64_t(1) << 62) / x_stride)
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: along spatial dim %d the padded extent %lld times x's stride "
+                         "%lld overflows the offset range",
+                         fn, i, static_cast<long long>(padded), static_cast<long long>(x_stride));
+    out_dims[2 + i] = (padded - conv.dilation(i) * (window - 1) - 1) / conv.stride(i) + 1;
+  }
+  return Status();
+}
+
+// conv_problem plus y: its dims must be the output dims, and x, w, y share one dtype.
+Status check_conv(const char* fn, const TensorDesc& x_desc, const FilterDesc& w_desc,
+                  const ConvDesc& conv, const TensorDesc& y_desc) {
+  int64_t out_dims[5];
+  JET_TRY(conv_problem(fn, x_desc, w_desc, conv, out_dims));
+  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  const TensorDesc expected = TensorDesc::packed(y_desc.dtype(), x_desc.rank(), out_dims);
+  if (!y_desc.same_dims(expected))
+    return make_status(StatusCode::BAD_PARAM, "%s: y has dims %s but the convolution gives %s",
+                       fn, dims_string(y_desc.rank(), y_desc.dims()).c_str(),
+                       dims_string(x_desc.rank(), out_dims).c_str());
+  JET_TRY(check_same_dtype(fn, x_desc, "x", w_desc.as_tensor(), "w"));
+  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  return Status();
+}
+
+Status check_algo(const char* fn, ConvAlgo algo) {
+  const int a = static_cast<int>(algo);
+  if (a < 0 || a >= static_cast<int>(ConvAlgo::COUNT))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown convolution algorithm %d", fn, a);
+  return Status();
+}
+
+// Pointers, the in-place ban, the backend, and the workspace against the algorithm's need;
+// then runs the CPU backend.
+Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
+                     const TensorDesc& x_desc, const void* x, const FilterDesc& w_desc,
+                     const void* w, const ConvDesc& conv, ConvAlgo algo, void* workspace,
+                     size_t workspace_bytes, const cpu::ConvEpilogue& epilogue,
+                     const TensorDesc& y_desc, void* y) {
+  JET_TRY(check_algo(fn, algo));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, w, "w"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  if (x == y)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x and y are the same buffer; convolution cannot run in place", fn);
+  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
+  size_t needed = 0;
+  JET_TRY(in_routine(
+      fn, cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo, &needed)));
+  if (needed > 0 && !workspace)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: workspace is a null pointer but algo %s needs %zu bytes", fn,
+                       conv_algo_name(algo), needed);
+  if (workspace_bytes < needed)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: workspace too small: %zu bytes given, algo %s needs %zu", fn,
+                       workspace_bytes, conv_algo_name(algo), needed);
+  return in_routine(fn, cpu::conv_forward(alpha1, x_desc, x, w_desc, w, conv, algo, workspace,
+                                          workspace_bytes, epilogue, y_desc, y));
+}
+
+}  // namespace
+
+ConvDesc ConvDesc::make(int spatial_rank, const int64_t* pad_begin, const int64_t* pad_end,
+                        const int64_t* stride, const int64_t* dilation, int64_t groups,
+                        ConvMode mode, ComputeType compute) {
+  ConvDesc c;
+  c.spatial_rank_ = spatial_rank;
+  c.groups_ = groups;
+  c.mode_ = mode;
+  c.compute_ = compute;
+  if (spatial_rank < 1 || spatial_rank > 3) return c;  // validate() reports it
+  for (int i = 0; i < spatial_rank; ++i) {
+    c.pad_begin_[i] = pad_begin ? pad_begin[i] : 0;
+    c.pad_end_[i] = pad_end ? pad_end[i] : 0;
+    c.stride_[i] = stride ? stride[i] : 1;
+    c.dilation_[i] = dilation ? dilation[i] : 1;
+  }
+  return c;
+}
+
+ConvDesc ConvDesc::conv2d(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
+                          int64_t dil_h, int64_t dil_w, int64_t groups, ConvMode mode,
+                          ComputeType compute) {
+  const int64_t pad[2] = {pad_h, pad_w};
+  const int64_t stride[2] = {stride_h, stride_w};
+  const int64_t dil[2] = {dil_h, dil_w};
+  return make(2, pad, pad, stride, dil, groups, mode, compute);
+}
+
+Status ConvDesc::validate() const {
+  if (spatial_rank_ < 1 || spatial_rank_ > 3)
+    return make_status(StatusCode::BAD_PARAM, "conv: spatial rank %d is outside [1, 3]",
+                       spatial_rank_);
+  for (int i = 0; i < spatial_rank_; ++i) {
+    if (pad_begin_[i] < 0 || pad_end_[i] < 0 || pad_begin_[i] > kMaxConvParam ||
+        pad_end_[i] > kMaxConvParam)
+      return make_status(StatusCode::BAD_PARAM,
+                         "conv: padding %lld / %lld on spatial dim %d must be in [0, 2^31]",
+                         static_cast<long long>(pad_begin_[i]),
+                         static_cast<long long>(pad_end_[i]), i);
+    if (stride_[i] < 1 || stride_[i] > kMaxConvParam)
+      return make_status(StatusCode::BAD_PARAM,
+                         "conv: stride %lld on spatial dim %d must be in [1, 2^31]",
+                         static_cast<long long>(stride_[i]), i);
+    if (dilation_[i] < 1 || dilation_[i] > kMaxConvParam)
+      return make_status(StatusCode::BAD_PARAM,
+                         "conv: dilation %lld on spatial dim %d must be in [1, 2^31]",
+                         static_cast<long long>(dilation_[i]), i);
+  }
+  if (groups_ < 1)
+    return make_status(StatusCode::BAD_PARAM, "conv: groups = %lld must be >= 1",
+                       static_cast<long long>(groups_));
+  if (mode_ != ConvMode::CROSS_CORRELATION && mode_ != ConvMode::CONVOLUTION)
+    return make_status(StatusCode::BAD_PARAM, "conv: unknown mode %d", static_cast<int>(mode_));
+  if (compute_ != ComputeType::F32 && compute_ != ComputeType::F16)
+    return make_status(StatusCode::BAD_PARAM, "conv: unknown compute type %d",
+                       static_cast<int>(compute_));
+  return Status();
+}
+
+const char* conv_algo_name(ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::DIRECT: return "direct";
+    case ConvAlgo::IMPLICIT_GEMM: return "implicit_gemm";
+    case ConvAlgo::IMPLICIT_PRECOMP_GEMM: return "implicit_precomp_gemm";
+    case ConvAlgo::GEMM: return "gemm";
+    case ConvAlgo::WINOGRAD: return "winograd";
+    case ConvAlgo::FFT: return "fft";
+    case ConvAlgo::COUNT: break;
+  }
+  return "unknown-conv-algo";
+}
+
+Status conv_output_dims(const TensorDesc& x_desc, const FilterDesc& w_desc,
+                        const ConvDesc& conv, int64_t* out_dims) {
+  const char* fn = "conv_output_dims";
+  JET_TRY(check_ptr(fn, out_dims, "out_dims"));
+  return conv_problem(fn, x_desc, w_desc, conv, out_dims);
+}
+
+Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                   const FilterDesc& w_desc, const ConvDesc& conv,
+                                   const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes) {
+  const char* fn = "conv_forward_workspace_size";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_TRY(check_algo(fn, algo));
+  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
+  return in_routine(fn, cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo,
+                                                         bytes));
+}
+
+Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
+                                const FilterDesc& w_desc, const ConvDesc& conv,
+                                const TensorDesc& y_desc, ConvPreference preference,
+                                size_t workspace_limit, ConvAlgo* algo) {
+  const char* fn = "choose_conv_forward_algo";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_TRY(check_ptr(fn, algo, "algo"));
+  const int p = static_cast<int>(preference);
+  if (p < 0 || p > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown preference %d", fn, p);
+  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
+  return in_routine(fn, cpu::choose_conv_forward_algo(x_desc, w_desc, conv, y_desc, preference,
+                                                      workspace_limit, algo));
+}
+
+Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
+                    void* workspace, size_t workspace_bytes, float beta,
+                    const TensorDesc& y_desc, void* y) {
+  const char* fn = "conv_forward";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  cpu::ConvEpilogue epilogue;
+  epilogue.fused = false;
+  epilogue.beta = beta;
+  return dispatch_conv(fn, handle, alpha, x_desc, x, w_desc, w, conv, algo, workspace,
+                       workspace_bytes, epilogue, y_desc, y);
+}
+
+Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc,
+                             const void* x, const FilterDesc& w_desc, const void* w,
+                             const ConvDesc& conv, ConvAlgo algo, void* workspace,
+                             size_t workspace_bytes, float alpha2, const TensorDesc& z_desc,
+                             const void* z, const TensorDesc& bias_desc, const void* bias,
+                             const ActivationDesc& act, const TensorDesc& y_desc, void* y) {
+  const char* fn = "conv_bias_act_forward";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_TRY(in_routine(fn, act.validate()));
+  cpu::ConvEpilogue epilogue;
+  epilogue.fused = true;
+  epilogue.act = act;
+  if (z) {
+    JET_TRY(in_routine(fn, z_desc.validate_spatial("z")));
+    JET_TRY(check_same_dims(fn, z_desc, "z", y_desc, "y"));
+    JET_TRY(check_same_dtype(fn, z_desc, "z", y_desc, "y"));
+    if (z == y && !z_desc.same_layout(y_desc))
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: z aliases y but has strides %s where y has %s; an aliased "
+                         "residual must have y's layout",
+                         fn, dims_string(z_desc.rank(), z_desc.strides()).c_str(),
+                         dims_string(y_desc.rank(), y_desc.strides()).c_str());
+    epilogue.alpha2 = alpha2;
+    epilogue.z_desc = &z_desc;
+    epilogue.z = z;
+  }
+  if (bias) {
+    JET_TRY(in_routine(fn, bias_desc.validate("bias")));
+    bool ok = bias_desc.rank() == y_desc.rank();
+    for (int i = 0; ok && i < bias_desc.rank(); ++i)
+      ok = bias_desc.dim(i) == (i == 1 ? y_desc.dim(1) : 1);
+    if (!ok)
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: bias has dims %s but must be [1, %lld, 1...] (rank %d, one value "
+                         "per output channel)",
+                         fn, dims_string(bias_desc.rank(), bias_desc.dims()).c_str(),
+                         static_cast<long long>(y_desc.dim(1)), y_desc.rank());
+    JET_TRY(check_same_dtype(fn, bias_desc, "bias", y_desc, "y"));
+    epilogue.bias = bias;
+    epilogue.bias_stride = bias_desc.stride(1);
+  }
+  return dispatch_conv(fn, handle, alpha1, x_desc, x, w_desc, w, conv, algo, workspace,
+                       workspace_bytes, epilogue, y_desc, y);
+}
+
+}  // namespace jet

@@ -1,0 +1,477 @@
+// Convolution forward on the CPU backend (every algorithm it claims, the fused routine, algorithm
+// choice, workspace queries and invalid input) against the float64 reference.
+#include <cstring>
+#include <limits>
+
+#include "kernels/util.h"
+#include "reference/activation.h"
+#include "reference/conv.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+const ConvAlgo kCpuAlgos[] = {ConvAlgo::DIRECT, ConvAlgo::IMPLICIT_GEMM,
+                              ConvAlgo::IMPLICIT_PRECOMP_GEMM, ConvAlgo::GEMM};
+
+struct ConvCase {
+  const char* name;
+  std::vector<int64_t> x_dims, w_dims;  // x: N, C, spatial; w: K, C / groups, window
+  ref::ConvParams p;
+};
+
+ConvCase make_case(const char* name, std::vector<int64_t> x, std::vector<int64_t> w,
+                   std::vector<int64_t> pad_begin, std::vector<int64_t> pad_end,
+                   std::vector<int64_t> stride, std::vector<int64_t> dilation, int64_t groups,
+                   bool flip) {
+  ConvCase c;
+  c.name = name;
+  c.x_dims = std::move(x);
+  c.w_dims = std::move(w);
+  c.p.pad_begin = std::move(pad_begin);
+  c.p.pad_end = std::move(pad_end);
+  c.p.stride = std::move(stride);
+  c.p.dilation = std::move(dilation);
+  c.p.groups = groups;
+  c.p.flip = flip;
+  return c;
+}
+
+ConvDesc conv_desc(const ConvCase& c) {
+  return ConvDesc::make(static_cast<int>(c.x_dims.size()) - 2, c.p.pad_begin.data(),
+                        c.p.pad_end.data(), c.p.stride.data(), c.p.dilation.data(), c.p.groups,
+                        c.p.flip ? ConvMode::CONVOLUTION : ConvMode::CROSS_CORRELATION);
+}
+
+FilterDesc filter_desc(DType t, FilterLayout layout, const std::vector<int64_t>& dims) {
+  return FilterDesc::make(t, layout, static_cast<int>(dims.size()), dims.data());
+}
+
+// Random logical values already rounded to the dtype, so the reference sees what is stored.
+std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
+  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
+  h.fill_random();
+  return h.to_ref();
+}
+
+// A tensor of `desc` holding `values` (packed logical order); gaps random.
+HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
+  HostTensor h(desc);
+  h.fill_random();
+  h.from_ref(values);
+  return h;
+}
+
+struct Workspace {
+  std::vector<unsigned char> bytes;
+  void* data() { return bytes.empty() ? nullptr : bytes.data(); }
+};
+
+Workspace workspace_for(const Handle& h, const TensorDesc& x, const FilterDesc& w,
+                        const ConvDesc& conv, const TensorDesc& y, ConvAlgo algo) {
+  size_t n = 0;
+  Status s = conv_forward_workspace_size(h, x, w, conv, y, algo, &n);
+  INFO(s.to_string());
+  REQUIRE(s.ok());
+  Workspace ws;
+  ws.bytes.resize(n);
+  return ws;
+}
+
+// The plain conv_forward sweep of one case: every algorithm x dtype x layout combination x
+// (alpha, beta).
+void sweep_conv_forward(const ConvCase& c, const std::vector<std::pair<Layout, Layout>>& xy_layouts) {
+  const Handle h = Handle::cpu();
+  const ConvDesc conv = conv_desc(c);
+  const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  for (DType t : {DType::F32, DType::F16}) {
+    const std::vector<double> xv = random_values(t, c.x_dims);
+    const std::vector<double> wv = random_values(t, c.w_dims);
+    const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
+    for (ConvAlgo algo : kCpuAlgos) {
+      for (const auto& xy : xy_layouts) {
+        for (FilterLayout wl : {FilterLayout::KCRS, FilterLayout::KRSC}) {
+          for (const auto& scaling : scalings) {
+            // Named copies: doctest's CAPTURE uses a lambda, which cannot capture a structured
+            // binding before C++20.
+            const float alpha = scaling.first, beta = scaling.second;
+            CAPTURE(c.name);
+            CAPTURE(conv_algo_name(algo));
+            CAPTURE(dtype_name(t));
+            CAPTURE(layout_name(xy.first));
+            CAPTURE(layout_name(xy.second));
+            CAPTURE(wl == FilterLayout::KCRS ? "KCRS" : "KRSC");
+            CAPTURE(alpha);
+            CAPTURE(beta);
+            const FilterDesc wd = filter_desc(t, wl, c.w_dims);
+            const HostTensor x = tensor_with(make_desc(t, c.x_dims, xy.first), xv);
+            const HostTensor w = tensor_with(wd.as_tensor(), wv);
+            HostTensor y(make_desc(t, y_dims, xy.second));
+            if (beta == 0.f) y.poison(); else y.fill_random();
+            const HostTensor before = y;
+            Workspace ws = workspace_for(h, x.desc(), wd, conv, y.desc(), algo);
+            REQUIRE_OK(conv_forward(h, alpha, x.desc(), x.data(), wd, w.data(), conv, algo,
+                                    ws.data(), ws.bytes.size(), beta, y.desc(), y.data()));
+            check_output(y, before, blend(conv_ref, alpha, beta, before.to_ref()), tol_for(t));
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::pair<Layout, Layout>> all_xy_layouts() {
+  std::vector<std::pair<Layout, Layout>> v;
+  for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
+    for (Layout ly : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
+      v.push_back({lx, ly});
+  return v;
+}
+
+std::vector<ConvCase> small_cases() {
+  return {
+      make_case("2d 3x3 pad 1", {2, 3, 7, 7}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false),
+      make_case("2d 1x3 asymmetric pad, stride > kernel, conv mode", {1, 4, 13, 7}, {5, 4, 1, 3},
+                {0, 2}, {1, 0}, {3, 4}, {1, 1}, 1, true),
+      make_case("2d 3x2 dilated, asymmetric pad", {2, 2, 13, 13}, {3, 2, 3, 2}, {2, 1}, {1, 3},
+                {1, 2}, {2, 3}, 1, false),
+      make_case("2d 2 groups", {1, 6, 7, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2, false),
+      make_case("2d depthwise stride 2, conv mode", {2, 5, 7, 7}, {5, 1, 3, 3}, {1, 1}, {1, 1},
+                {2, 2}, {1, 1}, 5, true),
+      make_case("2d depthwise multiplier 2", {1, 3, 7, 7}, {6, 1, 3, 3}, {1, 0}, {0, 1}, {1, 1},
+                {1, 1}, 3, false),
+      make_case("1d dilated stride 2, conv mode", {2, 3, 13}, {4, 3, 3}, {1}, {2}, {2}, {2}, 1, true),
+      make_case("3d 2x3x1 stride 2 on H, conv mode", {1, 2, 3, 7, 5}, {3, 2, 2, 3, 1}, {1, 1, 0},
+                {0, 1, 0}, {1, 2, 1}, {1, 1, 1}, 1, true),
+      make_case("3d groups, dilated W", {2, 4, 3, 3, 3}, {4, 2, 1, 3, 3}, {0, 1, 2}, {0, 1, 1},
+                {1, 1, 1}, {1, 1, 2}, 2, false),
+      make_case("2d 1x1 (identity lowering)", {2, 8, 3, 7}, {13, 8, 1, 1}, {0, 0}, {0, 0}, {1, 1},
+                {1, 1}, 1, false),
+      make_case("2d 1x1 stride 2", {1, 7, 7, 7}, {3, 7, 1, 1}, {0, 0}, {0, 0}, {2, 2}, {1, 1}, 1,
+                false),
+      make_case("2d 1x1 grouped (identity lowering)", {1, 6, 3, 3}, {9, 2, 1, 1}, {0, 0}, {0, 0},
+                {1, 1}, {1, 1}, 3, false),
+      make_case("all ones", {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
+      make_case("pad >= kernel", {1, 2, 3, 3}, {3, 2, 2, 2}, {3, 2}, {2, 3}, {1, 2}, {1, 1}, 1, true),
+      make_case("1d 1x1 pad only", {3, 2, 1}, {7, 2, 1}, {2}, {1}, {1}, {1}, 1, false),
+  };
+}
+
+}  // namespace
+
+TEST_CASE("conv_forward: every CPU algorithm matches the float64 reference") {
+  const auto layouts = all_xy_layouts();
+  for (const ConvCase& c : small_cases()) sweep_conv_forward(c, layouts);
+}
+
+TEST_CASE("conv_forward: reversed layouts") {
+  const std::vector<std::pair<Layout, Layout>> layouts = {
+      {Layout::REVERSED, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::REVERSED}};
+  const auto cases = small_cases();
+  for (size_t i : {size_t(1), size_t(3), size_t(7), size_t(9)}) sweep_conv_forward(cases[i], layouts);
+}
+
+TEST_CASE("conv_forward: problems larger than the GEMM cache blocks") {
+  // depth 40 * 9 = 360 > KC, 150 filters > NC, 2 * 13 * 13 = 338 rows > MC.
+  const std::vector<std::pair<Layout, Layout>> layouts = {
+      {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::PADDED}};
+  sweep_conv_forward(make_case("blocked 3x3", {2, 40, 13, 13}, {150, 40, 3, 3}, {1, 1}, {1, 1},
+                               {1, 1}, {1, 1}, 1, false),
+                     layouts);
+  // 64 * 9 = 576 taps: GEMM lowers 2 MiB of rows at a time, 840 of the 1600 rows.
+  sweep_conv_forward(make_case("GEMM im2col in two chunks", {1, 64, 40, 40}, {8, 64, 3, 3}, {1, 1},
+                               {1, 1}, {1, 1}, {1, 1}, 1, false),
+                     layouts);
+  sweep_conv_forward(make_case("blocked grouped 1x1", {1, 300, 9, 7}, {140, 150, 1, 1}, {0, 0},
+                               {0, 0}, {1, 1}, {1, 1}, 2, false),
+                     layouts);
+}
+
+TEST_CASE("conv_bias_act_forward: fused bias, residual and activation") {
+  const Handle h = Handle::cpu();
+  const std::vector<ActivationDesc> acts = {
+      ActivationDesc::identity(),        ActivationDesc::relu(),    ActivationDesc::leaky_relu(0.1f),
+      ActivationDesc::silu(),            ActivationDesc::clip(-0.3f, 0.6f), ActivationDesc::sigmoid(),
+      ActivationDesc::elu(0.7f),         ActivationDesc::hard_swish(), ActivationDesc::mish()};
+  const std::vector<ConvCase> cases = {
+      make_case("2d groups, asymmetric pad", {2, 4, 7, 5}, {6, 2, 3, 2}, {1, 0}, {0, 1}, {1, 2},
+                {1, 1}, 2, false),
+      make_case("1d dilated conv mode", {1, 3, 13}, {5, 3, 3}, {2}, {1}, {1}, {2}, 1, true),
+      make_case("3d", {1, 2, 3, 5, 3}, {3, 2, 2, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 2},
+                {1, 1, 1}, 1, false),
+      make_case("2d 1x1", {1, 5, 3, 7}, {7, 5, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
+  };
+  enum class Residual { NONE, SEPARATE, ALIAS_Y };
+  const float alpha1 = 0.7f, alpha2 = 0.4f;
+  for (const ConvCase& c : cases) {
+    const ConvDesc conv = conv_desc(c);
+    const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+    std::vector<int64_t> bias_dims(y_dims.size(), 1);
+    bias_dims[1] = y_dims[1];
+    for (DType t : {DType::F32, DType::F16}) {
+      const std::vector<double> xv = random_values(t, c.x_dims);
+      const std::vector<double> wv = random_values(t, c.w_dims);
+      const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
+      for (ConvAlgo algo : kCpuAlgos) {
+        for (size_t ai = 0; ai < acts.size(); ++ai) {
+          for (bool with_bias : {false, true}) {
+            for (Residual res : {Residual::NONE, Residual::SEPARATE, Residual::ALIAS_Y}) {
+              const ActivationDesc& act = acts[ai];
+              CAPTURE(c.name);
+              CAPTURE(conv_algo_name(algo));
+              CAPTURE(dtype_name(t));
+              CAPTURE(activation_mode_name(act.mode));
+              CAPTURE(with_bias);
+              CAPTURE(static_cast<int>(res));
+              // Vary the layouts along the sweep.
+              const Layout lx = ai % 3 == 0 ? Layout::CHANNELS_FIRST
+                                            : (ai % 3 == 1 ? Layout::CHANNELS_LAST : Layout::PADDED);
+              const Layout ly = ai % 2 == 0 ? Layout::PADDED : Layout::CHANNELS_LAST;
+              const FilterLayout wl = ai % 2 == 0 ? FilterLayout::KRSC : FilterLayout::KCRS;
+              const FilterDesc wd = filter_desc(t, wl, c.w_dims);
+              const HostTensor x = tensor_with(make_desc(t, c.x_dims, lx), xv);
+              const HostTensor w = tensor_with(wd.as_tensor(), wv);
+              HostTensor bias(make_desc(t, bias_dims, Layout::PADDED));
+              bias.fill_random();
+              HostTensor y(make_desc(t, y_dims, ly));
+              HostTensor z(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
+              z.fill_random();
+              if (res == Residual::ALIAS_Y) y.fill_random(); else y.poison();
+              const HostTensor before = y;
+              const void* z_ptr = res == Residual::NONE ? nullptr
+                                  : res == Residual::SEPARATE ? z.data() : y.data();
+              const TensorDesc& z_desc = res == Residual::SEPARATE ? z.desc() : y.desc();
+              std::vector<double> z_ref;
+              if (res == Residual::SEPARATE) z_ref = z.to_ref();
+              if (res == Residual::ALIAS_Y) z_ref = before.to_ref();
+              Workspace ws = workspace_for(h, x.desc(), wd, conv, y.desc(), algo);
+              REQUIRE_OK(conv_bias_act_forward(h, alpha1, x.desc(), x.data(), wd, w.data(), conv,
+                                               algo, ws.data(), ws.bytes.size(), alpha2, z_desc,
+                                               z_ptr, bias.desc(),
+                                               with_bias ? bias.data() : nullptr, act, y.desc(),
+                                               y.data()));
+              const std::vector<double> ref =
+                  ref::conv_bias_act(conv_ref, y_dims, alpha1, z_ref, alpha2,
+                                     with_bias ? bias.to_ref() : std::vector<double>(), act);
+              check_output(y, before, ref, tol_for(t));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("conv workspace sizes and unsupported algorithms") {
+  const Handle h = Handle::cpu();
+  const TensorDesc x = TensorDesc::nchw(DType::F32, 1, 8, 13, 13);
+  const FilterDesc w = FilterDesc::kcrs(DType::F32, 16, 8, 3, 3);
+  const ConvDesc conv = ConvDesc::conv2d(1, 1);
+  const TensorDesc y = TensorDesc::nchw(DType::F32, 1, 16, 13, 13);
+  size_t bytes = 12345;
+  REQUIRE_OK(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::DIRECT, &bytes));
+  CHECK(bytes == 0);
+  REQUIRE_OK(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::IMPLICIT_GEMM, &bytes));
+  CHECK(bytes == 0);
+  REQUIRE_OK(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::IMPLICIT_PRECOMP_GEMM, &bytes));
+  CHECK(bytes > 0);
+  REQUIRE_OK(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::GEMM, &bytes));
+  // At least the lowered input (169 rows x 72 taps) and the filters, in f32.
+  CHECK(bytes >= (169 * 72 + 16 * 72) * 4);
+  for (ConvAlgo a : {ConvAlgo::WINOGRAD, ConvAlgo::FFT}) {
+    CHECK_STATUS(conv_forward_workspace_size(h, x, w, conv, y, a, &bytes), StatusCode::NOT_SUPPORTED);
+    HostTensor xt(x), yt(y), wt(w.as_tensor());
+    xt.fill_random();
+    wt.fill_random();
+    std::vector<unsigned char> ws(1 << 20);
+    CHECK_STATUS(conv_forward(h, 1.f, x, xt.data(), w, wt.data(), conv, a, ws.data(), ws.size(),
+                              0.f, y, yt.data()),
+                 StatusCode::NOT_SUPPORTED);
+  }
+  CHECK_STATUS(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::COUNT, &bytes),
+               StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("choose_conv_forward_algo: the chosen algorithm runs within its workspace") {
+  const Handle h = Handle::cpu();
+  const std::vector<ConvCase> cases = {
+      make_case("3x3", {1, 16, 13, 13}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false),
+      make_case("1x1", {2, 32, 7, 7}, {16, 32, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
+      make_case("depthwise", {1, 8, 13, 13}, {8, 1, 3, 3}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, 8, false),
+      make_case("1d", {1, 3, 13}, {7, 3, 5}, {2}, {2}, {1}, {1}, 1, false),
+  };
+  for (const ConvCase& c : cases) {
+    const ConvDesc conv = conv_desc(c);
+    const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+    const DType t = DType::F32;
+    const FilterDesc wd = filter_desc(t, FilterLayout::KCRS, c.w_dims);
+    HostTensor x(make_desc(t, c.x_dims, Layout::CHANNELS_FIRST));
+    HostTensor w(wd.as_tensor());
+    x.fill_random();
+    w.fill_random();
+    const std::vector<double> conv_ref = ref::conv_forward(x.to_ref(), c.x_dims, w.to_ref(), c.w_dims, c.p);
+    size_t gemm_bytes = 0;
+    HostTensor y(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
+    REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), ConvAlgo::GEMM, &gemm_bytes));
+    struct Choice {
+      ConvPreference pref;
+      size_t limit;
+    };
+    const Choice choices[] = {{ConvPreference::PREFER_FASTEST, 0},
+                              {ConvPreference::NO_WORKSPACE, std::numeric_limits<size_t>::max()},
+                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, 0},
+                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes - 1},
+                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes},
+                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, std::numeric_limits<size_t>::max()}};
+    for (const Choice& ch : choices) {
+      CAPTURE(c.name);
+      CAPTURE(static_cast<int>(ch.pref));
+      CAPTURE(ch.limit);
+      ConvAlgo algo = ConvAlgo::COUNT;
+      REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(), ch.pref, ch.limit, &algo));
+      size_t bytes = 0;
+      REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), algo, &bytes));
+      if (ch.pref == ConvPreference::NO_WORKSPACE) CHECK(bytes == 0);
+      if (ch.pref == ConvPreference::SPECIFY_WORKSPACE_LIMIT) CHECK(bytes <= ch.limit);
+      y.poison();
+      const HostTensor before = y;
+      std::vector<unsigned char> ws(bytes);
+      REQUIRE_OK(conv_forward(h, 1.f, x.desc(), x.data(), wd, w.data(), conv, algo,
+                              bytes ? ws.data() : nullptr, bytes, 0.f, y.desc(), y.data()));
+      check_output(y, before, conv_ref, tol_for(t));
+    }
+    // For a layer with enough filters, the fastest choice is a GEMM algorithm.
+    if (c.w_dims[0] / c.p.groups >= 16) {
+      ConvAlgo algo = ConvAlgo::COUNT;
+      REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(),
+                                          ConvPreference::PREFER_FASTEST, 0, &algo));
+      CHECK(algo == ConvAlgo::GEMM);
+    }
+  }
+}
+
+TEST_CASE("conv routines reject invalid input") {
+  const Handle h = Handle::cpu();
+  const DType f32 = DType::F32;
+  const TensorDesc x = TensorDesc::nchw(f32, 1, 4, 5, 5);
+  const FilterDesc w = FilterDesc::kcrs(f32, 6, 4, 3, 3);
+  const ConvDesc conv = ConvDesc::conv2d(1, 1);
+  const TensorDesc y = TensorDesc::nchw(f32, 1, 6, 5, 5);
+  HostTensor xt(x), wt(w.as_tensor()), yt(y);
+  xt.fill_random();
+  wt.fill_random();
+  void* yp = yt.data();
+  const void* xp = xt.data();
+  const void* wp = wt.data();
+  const ConvAlgo direct = ConvAlgo::DIRECT;
+  auto run = [&](const TensorDesc& xd, const FilterDesc& wd, const ConvDesc& cd, const TensorDesc& yd) {
+    return conv_forward(h, 1.f, xd, xp, wd, wp, cd, direct, nullptr, 0, 0.f, yd, yp);
+  };
+  REQUIRE_OK(run(x, w, conv, y));
+
+  // Mismatched dims: y wrong, channels vs groups, filters vs groups, spatial ranks.
+  CHECK_STATUS(run(x, w, conv, TensorDesc::nchw(f32, 1, 6, 5, 4)), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, conv, TensorDesc::nchw(f32, 1, 5, 5, 5)), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, FilterDesc::kcrs(f32, 6, 3, 3, 3), conv, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(TensorDesc::nchw(f32, 1, 6, 5, 5), FilterDesc::kcrs(f32, 6, 4, 3, 3),
+                   ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 2), y),
+               StatusCode::BAD_PARAM);  // groups 2: x needs 8 channels
+  CHECK_STATUS(run(TensorDesc::nchw(f32, 1, 6, 5, 5), FilterDesc::kcrs(f32, 5, 2, 3, 3),
+                   ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 3), TensorDesc::nchw(f32, 1, 5, 5, 5)),
+               StatusCode::BAD_PARAM);  // 5 filters, 3 groups
+  const int64_t one[1] = {1};
+  CHECK_STATUS(run(x, w, ConvDesc::make(1, one, one, nullptr, nullptr), y), StatusCode::BAD_PARAM);
+  // Bad convolution parameters.
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 0, 1), y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 1, 1, 0, 1), y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(-1, 1), y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 0), y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, ConvDesc::make(4, nullptr, nullptr, nullptr, nullptr), y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 1, static_cast<ConvMode>(7)), y),
+               StatusCode::BAD_PARAM);
+  // Filter larger than the padded input (dilation 4: the 3 taps span 9 > 5 + 2).
+  CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 1, 1, 4, 1), TensorDesc::nchw(f32, 1, 6, 1, 5)),
+               StatusCode::BAD_PARAM);
+  // Large pads are allowed (ONNX), the output grows.
+  REQUIRE_OK(run(x, w, ConvDesc::conv2d(4, 0), TensorDesc::nchw(f32, 1, 6, 11, 3)));
+  // Bad descriptors.
+  CHECK_STATUS(run(TensorDesc::nchw(f32, 1, 4, 0, 5), w, conv, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, FilterDesc::kcrs(f32, 6, 4, 0, 3), conv, y), StatusCode::BAD_PARAM);
+  // Dtype mix.
+  CHECK_STATUS(run(x.with_dtype(DType::F16), w, conv, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, FilterDesc::kcrs(DType::F16, 6, 4, 3, 3), conv, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(x, w, conv, y.with_dtype(DType::F16)), StatusCode::BAD_PARAM);
+  // Null pointers, in place.
+  CHECK_STATUS(conv_forward(h, 1.f, x, nullptr, w, wp, conv, direct, nullptr, 0, 0.f, y, yp), StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, nullptr, conv, direct, nullptr, 0, 0.f, y, yp), StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, wp, conv, direct, nullptr, 0, 0.f, y, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_forward(h, 1.f, TensorDesc::nchw(f32, 1, 4, 5, 5), yp, FilterDesc::kcrs(f32, 4, 4, 3, 3), wp,
+                            conv, direct, nullptr, 0, 0.f, TensorDesc::nchw(f32, 1, 4, 5, 5), yp),
+               StatusCode::BAD_PARAM);
+  // Algorithms: unknown, unsupported, workspace too small or missing.
+  CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, wp, conv, static_cast<ConvAlgo>(42), nullptr, 0, 0.f, y, yp),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, wp, conv, ConvAlgo::WINOGRAD, nullptr, 0, 0.f, y, yp),
+               StatusCode::NOT_SUPPORTED);
+  for (ConvAlgo a : {ConvAlgo::GEMM, ConvAlgo::IMPLICIT_PRECOMP_GEMM}) {
+    size_t need = 0;
+    REQUIRE_OK(conv_forward_workspace_size(h, x, w, conv, y, a, &need));
+    std::vector<unsigned char> ws(need);
+    CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, wp, conv, a, ws.data(), need - 1, 0.f, y, yp),
+                 StatusCode::BAD_PARAM);
+    CHECK_STATUS(conv_forward(h, 1.f, x, xp, w, wp, conv, a, nullptr, need, 0.f, y, yp),
+                 StatusCode::BAD_PARAM);
+    REQUIRE_OK(conv_forward(h, 1.f, x, xp, w, wp, conv, a, ws.data(), need, 0.f, y, yp));
+  }
+  // Queries.
+  size_t bytes = 0;
+  ConvAlgo algo = ConvAlgo::DIRECT;
+  int64_t out_dims[5];
+  CHECK_STATUS(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::GEMM, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_forward_workspace_size(h, x, w, conv, TensorDesc::nchw(f32, 1, 6, 4, 5), ConvAlgo::GEMM, &bytes),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(choose_conv_forward_algo(h, x, w, conv, y, ConvPreference::PREFER_FASTEST, 0, nullptr),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(choose_conv_forward_algo(h, x, w, conv, y, static_cast<ConvPreference>(9), 0, &algo),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(choose_conv_forward_algo(h, x, FilterDesc::kcrs(f32, 6, 3, 3, 3), conv, y,
+                                        ConvPreference::PREFER_FASTEST, 0, &algo),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_output_dims(x, w, conv, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_output_dims(x, FilterDesc::kcrs(f32, 6, 2, 3, 3), conv, out_dims), StatusCode::BAD_PARAM);
+  REQUIRE_OK(conv_output_dims(x, w, ConvDesc::conv2d(0, 2, 2, 1, 1, 2), out_dims));
+  CHECK(out_dims[0] == 1);
+  CHECK(out_dims[1] == 6);
+  CHECK(out_dims[2] == 2);  // (5 - 3) / 2 + 1
+  CHECK(out_dims[3] == 5);  // 5 + 4 - 5 + 1
+
+  // The fused routine: bias, residual and activation checks.
+  const TensorDesc bias = TensorDesc::nchw(f32, 1, 6, 1, 1);
+  HostTensor bt(bias), zt(y);
+  bt.fill_random();
+  zt.fill_random();
+  auto fused = [&](const TensorDesc& zd, const void* z, const TensorDesc& bd, const void* b,
+                   const ActivationDesc& act) {
+    return conv_bias_act_forward(h, 1.f, x, xp, w, wp, conv, direct, nullptr, 0, 1.f, zd, z, bd,
+                                 b, act, y, yp);
+  };
+  const ActivationDesc relu = ActivationDesc::relu();
+  REQUIRE_OK(fused(y, zt.data(), bias, bt.data(), relu));
+  REQUIRE_OK(fused(TensorDesc(), nullptr, TensorDesc(), nullptr, relu));  // descs unused
+  CHECK_STATUS(fused(y, zt.data(), TensorDesc::nchw(f32, 1, 7, 1, 1), bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(y, zt.data(), TensorDesc::nchw(f32, 1, 6, 1, 2), bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(y, zt.data(), TensorDesc::packed(f32, {6}), bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(y, zt.data(), bias.with_dtype(DType::F16), bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(TensorDesc::nchw(f32, 1, 6, 5, 4), zt.data(), bias, bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(y.with_dtype(DType::F16), zt.data(), bias, bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(TensorDesc::nhwc(f32, 1, 6, 5, 5), yp, bias, bt.data(), relu), StatusCode::BAD_PARAM);
+  CHECK_STATUS(fused(y, zt.data(), bias, bt.data(), ActivationDesc{ActivationMode::CLIPPED_RELU, -1.f, 0.f}),
+               StatusCode::INVALID_VALUE);
+  CHECK_STATUS(fused(y, zt.data(), bias, bt.data(), ActivationDesc{static_cast<ActivationMode>(77), 0.f, 0.f}),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_bias_act_forward(h, 1.f, x, xp, w, wp, conv, ConvAlgo::FFT, nullptr, 0, 1.f, y,
+                                     nullptr, bias, nullptr, relu, y, yp),
+               StatusCode::NOT_SUPPORTED);
+}

@@ -1,0 +1,214 @@
+// gemm_forward on the CPU backend against the float64 reference.
+#include "kernels/util.h"
+#include "reference/gemm.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Stored dims of an operand: rows x cols of op(t), swapped when transposed, with a batch dim.
+std::vector<int64_t> stored_dims(int rank, int64_t batch, int64_t rows, int64_t cols, bool trans) {
+  std::vector<int64_t> d;
+  if (rank == 3) d.push_back(batch);
+  d.push_back(trans ? cols : rows);
+  d.push_back(trans ? rows : cols);
+  return d;
+}
+
+// Random logical values already rounded to the dtype.
+std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
+  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
+  h.fill_random();
+  return h.to_ref();
+}
+
+HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
+  HostTensor h(desc);
+  h.fill_random();
+  h.from_ref(values);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("gemm_forward matches the float64 reference") {
+  const Handle h = Handle::cpu();
+  const std::vector<Shape> shapes = {{1, 1, 1}, {3, 7, 13}, {13, 1, 7}, {7, 13, 3}, {1, 33, 9}};
+  // (a, b, y) layouts; for rank 3, CHANNELS_LAST stores the last two dims transposed.
+  const Layout L[] = {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED, Layout::CHANNELS_LAST};
+  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (const Shape& s : shapes) {
+      for (int rank : {2, 3}) {
+        // Batch broadcast variants for rank 3: (a batch, b batch).
+        const std::vector<std::pair<int64_t, int64_t>> batches =
+            rank == 2 ? std::vector<std::pair<int64_t, int64_t>>{{1, 1}}
+                      : std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {1, 3}, {3, 1}};
+        for (const auto& batch_pair : batches) {
+          // Named copies: CAPTURE's lambda cannot capture structured bindings before C++20.
+          const int64_t batch_a = batch_pair.first, batch_b = batch_pair.second;
+          const int64_t batch = std::max(batch_a, batch_b);
+          std::vector<int64_t> y_dims = rank == 3 ? std::vector<int64_t>{batch, s.m, s.n}
+                                                  : std::vector<int64_t>{s.m, s.n};
+          // Bias shapes: none, per column (FC), per row, full, and a batched one.
+          std::vector<std::vector<int64_t>> bias_shapes = {{}, {1, s.n}, {s.m, 1}, {s.m, s.n}};
+          if (rank == 3) {
+            for (auto& bs : bias_shapes)
+              if (!bs.empty()) bs.insert(bs.begin(), 1);
+            bias_shapes.push_back({batch, 1, s.n});
+          }
+          for (bool ta : {false, true}) {
+            for (bool tb : {false, true}) {
+              const std::vector<int64_t> a_dims = stored_dims(rank, batch_a, s.m, s.k, ta);
+              const std::vector<int64_t> b_dims = stored_dims(rank, batch_b, s.k, s.n, tb);
+              const std::vector<double> av = random_values(t, a_dims);
+              const std::vector<double> bv = random_values(t, b_dims);
+              for (size_t bi = 0; bi < bias_shapes.size(); ++bi) {
+                const std::vector<int64_t>& bias_dims = bias_shapes[bi];
+                const std::vector<double> biasv = bias_dims.empty() ? std::vector<double>() : random_values(t, bias_dims);
+                const std::vector<double> prod =
+                    ref::gemm(av, a_dims, ta, bv, b_dims, tb, biasv, bias_dims, y_dims);
+                for (int li = 0; li < 4; ++li) {
+                  for (const auto& scaling : scalings) {
+                    const float alpha = scaling.first, beta = scaling.second;
+                    const Layout la = L[li], lb = L[(li + 1) % 4], ly = L[(li + 2) % 4];
+                    CAPTURE(dtype_name(t));
+                    CAPTURE(dims_str(y_dims));
+                    CAPTURE(s.k);
+                    CAPTURE(batch_a);
+                    CAPTURE(batch_b);
+                    CAPTURE(ta);
+                    CAPTURE(tb);
+                    CAPTURE(dims_str(bias_dims));
+                    CAPTURE(layout_name(la));
+                    CAPTURE(layout_name(lb));
+                    CAPTURE(layout_name(ly));
+                    CAPTURE(alpha);
+                    CAPTURE(beta);
+                    const HostTensor a = tensor_with(make_desc(t, a_dims, la), av);
+                    const HostTensor b = tensor_with(make_desc(t, b_dims, lb), bv);
+                    HostTensor bias;
+                    if (!bias_dims.empty()) bias = tensor_with(make_desc(t, bias_dims, Layout::PADDED), biasv);
+                    HostTensor y(make_desc(t, y_dims, ly));
+                    if (beta == 0.f) y.poison(); else y.fill_random();
+                    const HostTensor before = y;
+                    GemmDesc g;
+                    g.trans_a = ta;
+                    g.trans_b = tb;
+                    REQUIRE_OK(gemm_forward(h, g, alpha, a.desc(), a.data(), b.desc(), b.data(),
+                                            bias.desc(), bias_dims.empty() ? nullptr : bias.data(),
+                                            beta, y.desc(), y.data()));
+                    check_output(y, before, blend(prod, alpha, beta, before.to_ref()), tol_for(t));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm_forward: problems larger than the cache blocks") {
+  // M > MC, N > NC, K > KC, none a multiple of the register tile.
+  const Handle h = Handle::cpu();
+  const Shape s = {250, 141, 301};
+  for (DType t : {DType::F32, DType::F16}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        CAPTURE(dtype_name(t));
+        CAPTURE(ta);
+        CAPTURE(tb);
+        const std::vector<int64_t> a_dims = stored_dims(2, 1, s.m, s.k, ta);
+        const std::vector<int64_t> b_dims = stored_dims(2, 1, s.k, s.n, tb);
+        const std::vector<int64_t> y_dims = {s.m, s.n}, bias_dims = {1, s.n};
+        const HostTensor a = tensor_with(make_desc(t, a_dims, Layout::CHANNELS_FIRST), random_values(t, a_dims));
+        const HostTensor b = tensor_with(make_desc(t, b_dims, Layout::PADDED), random_values(t, b_dims));
+        const HostTensor bias = tensor_with(make_desc(t, bias_dims, Layout::CHANNELS_FIRST), random_values(t, bias_dims));
+        HostTensor y(make_desc(t, y_dims, ta ? Layout::REVERSED : Layout::CHANNELS_FIRST));
+        y.fill_random();
+        const HostTensor before = y;
+        GemmDesc g;
+        g.trans_a = ta;
+        g.trans_b = tb;
+        REQUIRE_OK(gemm_forward(h, g, 0.5f, a.desc(), a.data(), b.desc(), b.data(), bias.desc(),
+                                bias.data(), 0.25f, y.desc(), y.data()));
+        const std::vector<double> prod = ref::gemm(a.to_ref(), a_dims, ta, b.to_ref(), b_dims, tb,
+                                                   bias.to_ref(), bias_dims, y_dims);
+        check_output(y, before, blend(prod, 0.5, 0.25, before.to_ref()), tol_for(t));
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm_forward rejects invalid input") {
+  const Handle h = Handle::cpu();
+  const DType f32 = DType::F32;
+  const TensorDesc a = TensorDesc::packed(f32, {3, 4});
+  const TensorDesc b = TensorDesc::packed(f32, {4, 5});
+  const TensorDesc y = TensorDesc::packed(f32, {3, 5});
+  const TensorDesc bias = TensorDesc::packed(f32, {1, 5});
+  HostTensor at(TensorDesc::packed(f32, {2, 3, 4})), bt(TensorDesc::packed(f32, {2, 4, 5})),
+      yt(TensorDesc::packed(f32, {3, 3, 5})), biast(bias);
+  at.fill_random();
+  bt.fill_random();
+  biast.fill_random();
+  const void* ap = at.data();
+  const void* bp = bt.data();
+  const void* biasp = biast.data();
+  void* yp = yt.data();
+  const GemmDesc g;
+  auto run = [&](const GemmDesc& gd, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& biasd,
+                 const void* bias_ptr, const TensorDesc& yd) {
+    return gemm_forward(h, gd, 1.f, ad, ap, bd, bp, biasd, bias_ptr, 0.f, yd, yp);
+  };
+  REQUIRE_OK(run(g, a, b, bias, biasp, y));
+  REQUIRE_OK(run(g, a, b, bias, nullptr, y));
+  // Inner dims differ; with trans_a the shapes line up differently.
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {3, 3}), b, bias, biasp, y), StatusCode::BAD_PARAM);
+  GemmDesc ta;
+  ta.trans_a = true;
+  CHECK_STATUS(run(ta, a, b, bias, biasp, y), StatusCode::BAD_PARAM);
+  GemmDesc tb;
+  tb.trans_b = true;
+  CHECK_STATUS(run(tb, a, b, bias, biasp, y), StatusCode::BAD_PARAM);
+  // Wrong y dims, mixed ranks, unsupported ranks.
+  CHECK_STATUS(run(g, a, b, bias, biasp, TensorDesc::packed(f32, {3, 4})), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, a, b, bias, biasp, TensorDesc::packed(f32, {5, 3})), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {1, 3, 4}), b, bias, biasp, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {4}), TensorDesc::packed(f32, {4}), bias, nullptr,
+                   TensorDesc::packed(f32, {1})),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {1, 1, 3, 4}), TensorDesc::packed(f32, {1, 1, 4, 5}),
+                   bias, nullptr, TensorDesc::packed(f32, {1, 1, 3, 5})),
+               StatusCode::BAD_PARAM);
+  // Batch dims: each 1 or y's.
+  REQUIRE_OK(run(g, TensorDesc::packed(f32, {1, 3, 4}), TensorDesc::packed(f32, {2, 4, 5}),
+                 TensorDesc(), nullptr, TensorDesc::packed(f32, {2, 3, 5})));
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {2, 3, 4}), TensorDesc::packed(f32, {2, 4, 5}),
+                   TensorDesc(), nullptr, TensorDesc::packed(f32, {3, 3, 5})),
+               StatusCode::BAD_PARAM);
+  // Bias that does not broadcast, wrong dtype, wrong rank.
+  CHECK_STATUS(run(g, a, b, TensorDesc::packed(f32, {1, 4}), biasp, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, a, b, TensorDesc::packed(f32, {2, 5}), biasp, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, a, b, TensorDesc::packed(f32, {5}), biasp, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, a, b, bias.with_dtype(DType::F16), biasp, y), StatusCode::BAD_PARAM);
+  // Dtype mix.
+  CHECK_STATUS(run(g, a.with_dtype(DType::F16), b, bias, biasp, y), StatusCode::BAD_PARAM);
+  CHECK_STATUS(run(g, a, b.with_dtype(DType::F16), bias, biasp, y), StatusCode::BAD_PARAM);
+  // Bad descriptor.
+  CHECK_STATUS(run(g, TensorDesc::packed(f32, {3, 0}), b, bias, biasp, y), StatusCode::BAD_PARAM);
+  // Null pointers and aliasing.
+  CHECK_STATUS(gemm_forward(h, g, 1.f, a, nullptr, b, bp, bias, biasp, 0.f, y, yp), StatusCode::BAD_PARAM);
+  CHECK_STATUS(gemm_forward(h, g, 1.f, a, ap, b, nullptr, bias, biasp, 0.f, y, yp), StatusCode::BAD_PARAM);
+  CHECK_STATUS(gemm_forward(h, g, 1.f, a, ap, b, bp, bias, biasp, 0.f, y, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(gemm_forward(h, g, 1.f, TensorDesc::packed(f32, {3, 5}), yp, TensorDesc::packed(f32, {5, 5}), bp,
+                            bias, biasp, 0.f, y, yp),
+               StatusCode::BAD_PARAM);
+}
