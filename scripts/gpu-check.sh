@@ -16,7 +16,8 @@ trap 'tar -C "$logs" -czf "$out/logs.tgz" . 2>/dev/null' EXIT
 say() { echo "$*" | tee -a "$summary"; }
 
 export PATH="/usr/local/cuda/bin:$PATH"
-say "gpu-check: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# The device copy of the tree may lack git objects: the caller can pass JET_COMMIT.
+say "gpu-check: $(date -u +%FT%TZ), commit ${JET_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 say "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo 'nvidia-smi failed')"
 say "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 
@@ -38,9 +39,9 @@ say "build: ok"
 say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
 grep -E '^\S*: .*MESSAGE|CUDA device 0' "$logs/tests.log" | head -5 | tee -a "$summary"
 
-# compute-sanitizer over the GPU test executables (memcheck and racecheck).
+# compute-sanitizer over every test executable: each sweeps the CUDA backend too.
 san_status="ok"
-for exe in "$build"/tests/jet_test_cuda*; do
+for exe in "$build"/tests/jet_test_*; do
   [ -x "$exe" ] || continue
   for tool in memcheck racecheck; do
     if ! compute-sanitizer --tool "$tool" --error-exitcode 1 "$exe" >>"$logs/sanitizer.log" 2>&1; then

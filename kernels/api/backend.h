@@ -6,18 +6,7 @@
 #include "jet/dnn.h"
 
 namespace jet {
-namespace cpu {
 
-Status activation_forward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
-                          const void* x, float beta, const TensorDesc& y_desc, void* y);
-
-Status conv_forward_workspace_size(const TensorDesc& x_desc, const FilterDesc& w_desc,
-                                   const ConvDesc& conv, const TensorDesc& y_desc, ConvAlgo algo,
-                                   size_t* bytes);
-Status choose_conv_forward_algo(const TensorDesc& x_desc, const FilterDesc& w_desc,
-                                const ConvDesc& conv, const TensorDesc& y_desc,
-                                ConvPreference preference, size_t workspace_limit,
-                                ConvAlgo* algo);
 // The shared convolution entry: conv_forward is conv_bias_act_forward with no residual, no bias
 // and the identity activation, blended with beta * y; z (residual) may be null, bias may be null.
 // y = act(alpha1 * conv(x, w) + alpha2 * z + bias) when fused is true, otherwise
@@ -32,6 +21,19 @@ struct ConvEpilogue {
   int64_t bias_stride = 1;     // element stride between channels in the bias tensor
   ActivationDesc act;
 };
+
+namespace cpu {
+
+Status activation_forward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
+                          const void* x, float beta, const TensorDesc& y_desc, void* y);
+
+Status conv_forward_workspace_size(const TensorDesc& x_desc, const FilterDesc& w_desc,
+                                   const ConvDesc& conv, const TensorDesc& y_desc, ConvAlgo algo,
+                                   size_t* bytes);
+Status choose_conv_forward_algo(const TensorDesc& x_desc, const FilterDesc& w_desc,
+                                const ConvDesc& conv, const TensorDesc& y_desc,
+                                ConvPreference preference, size_t workspace_limit,
+                                ConvAlgo* algo);
 Status conv_forward(float alpha1, const TensorDesc& x_desc, const void* x,
                     const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
                     void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
@@ -81,6 +83,59 @@ namespace cuda {
 Status activation_forward(const Handle& handle, const ActivationDesc& act, float alpha,
                           const TensorDesc& x_desc, const void* x, float beta,
                           const TensorDesc& y_desc, void* y);
+
+Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                   const FilterDesc& w_desc, const ConvDesc& conv,
+                                   const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes);
+Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
+                                const FilterDesc& w_desc, const ConvDesc& conv,
+                                const TensorDesc& y_desc, ConvPreference preference,
+                                size_t workspace_limit, ConvAlgo* algo);
+Status conv_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc, const void* x,
+                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
+                    void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
+                    const TensorDesc& y_desc, void* y);
+
+Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
+                    const TensorDesc& x_desc, const void* x, float beta,
+                    const TensorDesc& y_desc, void* y);
+
+Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                       const TensorDesc& x_desc, const void* x, float beta,
+                       const TensorDesc& y_desc, void* y);
+
+Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
+                                 const TensorDesc& x_desc, const void* x, float beta,
+                                 const TensorDesc& y_desc, void* y);
+Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
+                                   const TensorDesc& x_desc, const void* x,
+                                   const TensorDesc& y_desc, void* y, const float* scale,
+                                   const float* bias, const float* mean, const float* var,
+                                   double epsilon);
+Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                     const TensorDesc& slope_desc, const void* slope, float beta,
+                     const TensorDesc& y_desc, void* y);
+
+Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
+                    const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                    const void* b, const TensorDesc* bias_desc, const void* bias, float beta,
+                    const TensorDesc& y_desc, void* y);
+
+Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
+                  float beta, const TensorDesc& c_desc, void* c);
+Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
+                 const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
+                 const TensorDesc& c_desc, void* c);
+Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
+                        const void* x, float beta, const TensorDesc& y_desc, void* y);
+Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
+                   const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
+                   const void* x, float beta, const TensorDesc& y_desc, void* y);
+Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
+                      const TensorDesc& x_desc, const void* x, float beta,
+                      const TensorDesc& y_desc, void* y);
+Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
+                      const void* x, float beta, const TensorDesc& y_desc, void* y);
 
 }  // namespace cuda
 }  // namespace jet

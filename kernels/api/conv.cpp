@@ -95,7 +95,7 @@ Status check_algo(const char* fn, ConvAlgo algo) {
 Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
                      const TensorDesc& x_desc, const void* x, const FilterDesc& w_desc,
                      const void* w, const ConvDesc& conv, ConvAlgo algo, void* workspace,
-                     size_t workspace_bytes, const cpu::ConvEpilogue& epilogue,
+                     size_t workspace_bytes, const ConvEpilogue& epilogue,
                      const TensorDesc& y_desc, void* y) {
   JET_TRY(check_algo(fn, algo));
   JET_TRY(check_ptr(fn, x, "x"));
@@ -233,7 +233,7 @@ Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc,
                     const TensorDesc& y_desc, void* y) {
   const char* fn = "conv_forward";
   JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  cpu::ConvEpilogue epilogue;
+  ConvEpilogue epilogue;
   epilogue.fused = false;
   epilogue.beta = beta;
   return dispatch_conv(fn, handle, alpha, x_desc, x, w_desc, w, conv, algo, workspace,
@@ -249,7 +249,7 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
   const char* fn = "conv_bias_act_forward";
   JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
   JET_TRY(in_routine(fn, act.validate()));
-  cpu::ConvEpilogue epilogue;
+  ConvEpilogue epilogue;
   epilogue.fused = true;
   epilogue.act = act;
   if (z) {

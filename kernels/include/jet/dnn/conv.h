@@ -98,6 +98,25 @@ Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
                                 const TensorDesc& y_desc, ConvPreference preference,
                                 size_t workspace_limit, ConvAlgo* algo);
 
+// One measured algorithm, as find_conv_forward_algo returns them.
+struct ConvAlgoPerf {
+  ConvAlgo algo = ConvAlgo::DIRECT;
+  Status status;               // SUCCESS, or why the algorithm could not run (e.g. workspace)
+  float time_ms = -1.f;        // median of the timed runs; -1 when it did not run
+  size_t workspace_bytes = 0;  // what the algorithm needs for this problem
+};
+
+// Times every algorithm of the backend on the caller's buffers, like
+// cudnnFindConvolutionForwardAlgorithmEx: y is overwritten (alpha = 1, beta = 0), the workspace
+// bounds which algorithms can run. Writes up to max_results entries to results, fastest first,
+// algorithms that could not run last; *returned gets the count. Synchronizes the handle's
+// stream (it measures time): call it ahead of inference, never inside it.
+Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                              const FilterDesc& w_desc, const void* w, const ConvDesc& conv,
+                              const TensorDesc& y_desc, void* y, void* workspace,
+                              size_t workspace_bytes, int max_results, int* returned,
+                              ConvAlgoPerf* results);
+
 // y = alpha * conv(x, w) + beta * y.
 // x: N, C, spatial (rank 3..5); w: K, C/groups, spatial; y: N, K, out spatial as
 // conv_output_dims gives. All three share one dtype. The workspace must hold at least
