@@ -47,13 +47,7 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
                           const TensorDesc& y_desc, void* y) {
   const char* fn = "activation_forward";
   JET_TRY(in_routine(fn, act.validate()));
-  JET_TRY(in_routine(fn, x_desc.validate("x")));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
-  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
+  JET_TRY(check_elementwise_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::activation_forward(act, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

@@ -12,21 +12,15 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
                                    const float* bias, const float* mean, const float* var,
                                    double epsilon) {
   const char* fn = "batchnorm_forward_inference";
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
-  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   // !(epsilon > 0) also catches NaN; an infinite epsilon would silently zero the normalized term.
   if (!(epsilon > 0.0) || !std::isfinite(epsilon))
     return make_status(StatusCode::INVALID_VALUE,
                        "%s: epsilon = %g must be finite and > 0", fn, epsilon);
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   JET_TRY(check_ptr(fn, scale, "scale"));
   JET_TRY(check_ptr(fn, bias, "bias"));
   JET_TRY(check_ptr(fn, mean, "mean"));
   JET_TRY(check_ptr(fn, var, "var"));
-  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
                                             var, epsilon);

@@ -49,6 +49,19 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                       const char* in_name, const void* out, const TensorDesc& out_desc,
                       const char* out_name);
 
+// Which rank a routine's tensors may have.
+enum class Ranks { ANY, SPATIAL };  // ANY: 1..8; SPATIAL: 3..5 (N, C, 1-3 spatial dims)
+
+// The checks of a routine that maps x to y element by element: both descriptors valid, the same
+// dims and dtype, non-null pointers, and in place only with one layout.
+Status check_elementwise_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
+                            const void* x, const TensorDesc& y_desc, const void* y);
+
+// The checks of a routine whose y has other dims than x: both descriptors valid, the same rank
+// and dtype, non-null pointers.
+Status check_reshaping_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& y_desc, const void* y);
+
 // NOT_SUPPORTED for a CUDA handle whose routine has no CUDA implementation yet, or any CUDA handle
 // in a build without CUDA. Names the routine.
 Status cuda_not_available(const char* routine);

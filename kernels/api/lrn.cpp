@@ -26,13 +26,7 @@ Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float
                                  const TensorDesc& y_desc, void* y) {
   const char* fn = "lrn_cross_channel_forward";
   JET_TRY(in_routine(fn, lrn.validate()));
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
-  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
+  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::lrn_cross_channel_forward(lrn, alpha, x_desc, x, beta, y_desc, y);
   return cuda_not_available(fn);

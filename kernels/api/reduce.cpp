@@ -10,14 +10,7 @@ Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const Tens
   const int o = static_cast<int>(op);
   if (o < static_cast<int>(ReduceOp::SUM) || o > static_cast<int>(ReduceOp::MIN))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown reduce op %d", fn, o);
-  JET_TRY(in_routine(fn, x_desc.validate("x")));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  if (x_desc.rank() != y_desc.rank())
-    return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn,
-                       x_desc.rank(), y_desc.rank());
+  JET_TRY(check_reshaping_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
   for (int i = 0; i < x_desc.rank(); ++i) {
     if (y_desc.dim(i) != 1 && y_desc.dim(i) != x_desc.dim(i))
       return make_status(StatusCode::BAD_PARAM,

@@ -22,14 +22,7 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
   if (nearest < static_cast<int>(ResizeNearest::ROUND_PREFER_FLOOR) ||
       nearest > static_cast<int>(ResizeNearest::CEIL))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown nearest rounding mode %d", fn, nearest);
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  if (x_desc.rank() != y_desc.rank())
-    return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn,
-                       x_desc.rank(), y_desc.rank());
+  JET_TRY(check_reshaping_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (x_desc.dim(0) != y_desc.dim(0) || x_desc.dim(1) != y_desc.dim(1))
     return make_status(StatusCode::BAD_PARAM,
                        "%s: x has dims %s but y has dims %s; resize keeps N and C", fn,

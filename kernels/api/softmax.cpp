@@ -14,13 +14,7 @@ Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode,
   const int m = static_cast<int>(mode);
   if (m < 0 || m > static_cast<int>(SoftmaxMode::CHANNEL))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown mode %d", fn, m);
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
-  JET_TRY(check_same_dims(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
+  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::softmax_forward(algo, mode, alpha, x_desc, x, beta, y_desc, y);
   return cuda_not_available(fn);

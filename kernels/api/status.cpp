@@ -97,6 +97,35 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                      dims_string(out_desc.rank(), out_desc.strides()).c_str());
 }
 
+static Status check_io_descs(const char* routine, Ranks ranks, const TensorDesc& x_desc,
+                             const void* x, const TensorDesc& y_desc, const void* y) {
+  if (ranks == Ranks::SPATIAL) {
+    JET_TRY(in_routine(routine, x_desc.validate_spatial("x")));
+    JET_TRY(in_routine(routine, y_desc.validate_spatial("y")));
+  } else {
+    JET_TRY(in_routine(routine, x_desc.validate("x")));
+    JET_TRY(in_routine(routine, y_desc.validate("y")));
+  }
+  JET_TRY(check_same_dtype(routine, x_desc, "x", y_desc, "y"));
+  JET_TRY(check_ptr(routine, x, "x"));
+  return check_ptr(routine, y, "y");
+}
+
+Status check_elementwise_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
+                            const void* x, const TensorDesc& y_desc, const void* y) {
+  JET_TRY(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
+  JET_TRY(check_same_dims(routine, x_desc, "x", y_desc, "y"));
+  return check_in_place(routine, x, x_desc, "x", y, y_desc, "y");
+}
+
+Status check_reshaping_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& y_desc, const void* y) {
+  JET_TRY(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
+  if (x_desc.rank() == y_desc.rank()) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", routine,
+                     x_desc.rank(), y_desc.rank());
+}
+
 Status cuda_not_available(const char* routine) {
   if (!built_with_cuda())
     return make_status(StatusCode::NOT_SUPPORTED,
