@@ -90,6 +90,19 @@ Status check_algo(const char* fn, ConvAlgo algo) {
   return Status();
 }
 
+// The backend's workspace query and heuristic.
+Status backend_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                              const FilterDesc& w_desc, const ConvDesc& conv,
+                              const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes) {
+  if (handle.backend() == Backend::CPU)
+    return cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo, bytes);
+#if defined(JET_HAVE_CUDA)
+  return cuda::conv_forward_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, bytes);
+#else
+  return cuda_not_available("convolution");
+#endif
+}
+
 // Pointers, the in-place ban, the backend, and the workspace against the algorithm's need;
 // then runs the CPU backend.
 Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
@@ -104,10 +117,9 @@ Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
   if (x == y)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: x and y are the same buffer; convolution cannot run in place", fn);
-  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
   size_t needed = 0;
   JET_TRY(in_routine(
-      fn, cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo, &needed)));
+      fn, backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, &needed)));
   if (needed > 0 && !workspace)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: workspace is a null pointer but algo %s needs %zu bytes", fn,
@@ -116,8 +128,15 @@ Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
     return make_status(StatusCode::BAD_PARAM,
                        "%s: workspace too small: %zu bytes given, algo %s needs %zu", fn,
                        workspace_bytes, conv_algo_name(algo), needed);
-  return in_routine(fn, cpu::conv_forward(alpha1, x_desc, x, w_desc, w, conv, algo, workspace,
-                                          workspace_bytes, epilogue, y_desc, y));
+  if (handle.backend() == Backend::CPU)
+    return in_routine(fn, cpu::conv_forward(alpha1, x_desc, x, w_desc, w, conv, algo, workspace,
+                                            workspace_bytes, epilogue, y_desc, y));
+#if defined(JET_HAVE_CUDA)
+  return in_routine(fn, cuda::conv_forward(handle, alpha1, x_desc, x, w_desc, w, conv, algo,
+                                           workspace, workspace_bytes, epilogue, y_desc, y));
+#else
+  return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace
@@ -207,9 +226,7 @@ Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_des
   JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
   JET_TRY(check_algo(fn, algo));
   JET_TRY(check_ptr(fn, bytes, "bytes"));
-  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
-  return in_routine(fn, cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo,
-                                                         bytes));
+  return in_routine(fn, backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, bytes));
 }
 
 Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
@@ -222,9 +239,15 @@ Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
   const int p = static_cast<int>(preference);
   if (p < 0 || p > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown preference %d", fn, p);
-  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
-  return in_routine(fn, cpu::choose_conv_forward_algo(x_desc, w_desc, conv, y_desc, preference,
-                                                      workspace_limit, algo));
+  if (handle.backend() == Backend::CPU)
+    return in_routine(fn, cpu::choose_conv_forward_algo(x_desc, w_desc, conv, y_desc, preference,
+                                                        workspace_limit, algo));
+#if defined(JET_HAVE_CUDA)
+  return in_routine(fn, cuda::choose_conv_forward_algo(handle, x_desc, w_desc, conv, y_desc,
+                                                       preference, workspace_limit, algo));
+#else
+  return cuda_not_available(fn);
+#endif
 }
 
 Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,

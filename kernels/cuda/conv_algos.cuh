@@ -1,0 +1,42 @@
+// The CUDA convolution algorithms, one file each; conv.cu picks among them. Every algorithm
+// handles any ConvGeom (1-3D, groups, dilation, stride, asymmetric pads, both modes, any
+// strides, f32 and f16 storage) unless its *_applies() says otherwise, and writes outputs through
+// conv_store (conv_common.cuh) so the epilogue is fused in registers. All are asynchronous on
+// handle.stream(), allocate nothing and return launch_status() of their last launch.
+#pragma once
+
+#include "conv_common.cuh"
+
+namespace jet {
+namespace cuda {
+
+// DIRECT (conv_direct.cu): one thread per output element looping over its window; groups with
+// one channel in and out (depthwise) take a specialized kernel. No workspace.
+Status conv_direct(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
+                   const void* w, void* y);
+
+// IMPLICIT_GEMM (conv_gemm.cu): GEMM over (output pixels) x (K per group) x (C/groups * window)
+// whose lowered-input tiles are formed on the fly in shared memory. No workspace.
+Status conv_implicit_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                          const void* x, const void* w, void* y);
+
+// IMPLICIT_PRECOMP_GEMM (conv_gemm.cu): implicit GEMM with the lowered matrix's input offsets
+// precomputed into the workspace.
+size_t implicit_precomp_gemm_workspace(const ConvGeom& g, DType t);
+Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                                  const void* x, const void* w, void* workspace, void* y);
+
+// GEMM (conv_gemm.cu): explicit im2col into the workspace, then the tiled GEMM. 1x1, stride 1,
+// unpadded problems with a GEMM-compatible x layout read x directly.
+size_t gemm_workspace(const ConvGeom& g, DType t);
+Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
+                 const void* w, void* workspace, void* y);
+
+// WINOGRAD (conv_winograd.cu): F(2x2, 3x3) for 2D 3x3 filters with stride 1 and dilation 1.
+bool winograd_applies(const ConvGeom& g);
+size_t winograd_workspace(const ConvGeom& g, DType t);
+Status conv_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
+                     const void* w, void* workspace, void* y);
+
+}  // namespace cuda
+}  // namespace jet
