@@ -43,6 +43,10 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
   cudaSetDevice(previous);
   if (e != cudaSuccess) {
     cudaGetLastError();
+    if (e != cudaErrorNoKernelImageForDevice && e != cudaErrorInvalidDeviceFunction)
+      return make_status(StatusCode::EXECUTION_FAILED,
+                         "Handle::cuda: device %d: cudaFuncGetAttributes failed: %s", device,
+                         cudaGetErrorString(e));
     return make_status(StatusCode::ARCH_MISMATCH,
                        "Handle::cuda: device %d is sm_%d%d, but this build of jet holds code for "
                        "%s only (%s); rebuild with CMAKE_CUDA_ARCHITECTURES including %d%d",
