@@ -39,6 +39,17 @@ say "build: ok"
 say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
 grep -E '^\S*: .*MESSAGE|CUDA device 0' "$logs/tests.log" | head -5 | tee -a "$summary"
 
+# The start-up architecture check: a build holding only sm_87 machine code (no PTX) must report
+# ARCH_MISMATCH on this sm_90 device instead of failing at the first launch.
+if cmake -S . -B "$build-sm87" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=87-real \
+     -DJET_BUILD_CONVERTER=OFF -DJET_BUILD_SAMPLES=OFF -DJET_BUILD_BENCH=OFF >"$logs/arch.log" 2>&1 &&
+   cmake --build "$build-sm87" -j"$(nproc)" --target jet_test_cuda_handle >>"$logs/arch.log" 2>&1 &&
+   JET_EXPECT_ARCH_MISMATCH=1 "$build-sm87/tests/jet_test_cuda_handle" -s >>"$logs/arch.log" 2>&1; then
+  say "arch check: ok ($(grep -o 'ARCH_MISMATCH: .*' "$logs/arch.log" | head -1 | cut -c1-160))"
+else
+  say "arch check: FAILED (see arch.log)"; status=1
+fi
+
 # compute-sanitizer over every test executable: each sweeps the CUDA backend too.
 san_status="ok"
 for exe in "$build"/tests/jet_test_*; do

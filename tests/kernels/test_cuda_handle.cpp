@@ -1,5 +1,7 @@
 // The CUDA handle: creation on a real device (GPU machine), and clean errors where there is no
 // device or no CUDA in the build (CI). Routines without a CUDA implementation say so.
+#include <cstdlib>
+
 #include "kernels/util.h"
 
 using namespace jet;
@@ -10,6 +12,15 @@ TEST_CASE("Handle::cuda succeeds on a device or fails with a clear status") {
   if (!built_with_cuda()) {
     CHECK(s.code() == StatusCode::NOT_SUPPORTED);
     CHECK(s.message().find("no CUDA backend") != std::string::npos);
+    return;
+  }
+  if (std::getenv("JET_EXPECT_ARCH_MISMATCH")) {
+    // scripts/gpu-check.sh builds this test with machine code for another arch only (no PTX)
+    // and runs it on the GPU: creation must fail up front, naming the built and device archs.
+    CHECK(s.code() == StatusCode::ARCH_MISMATCH);
+    CHECK(s.message().find("sm_") != std::string::npos);
+    CHECK(s.message().find("rebuild with CMAKE_CUDA_ARCHITECTURES") != std::string::npos);
+    MESSAGE("arch mismatch reported as: " << s.to_string());
     return;
   }
   if (!s.ok()) {
