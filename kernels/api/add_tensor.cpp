@@ -15,7 +15,11 @@ Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, c
   JET_TRY(check_ptr(fn, c, "c"));
   JET_TRY(check_in_place(fn, b, b_desc, "b", c, c_desc, "c"));
   if (handle.backend() == Backend::CPU) return cpu::add_tensor(alpha, b_desc, b, beta, c_desc, c);
+#if defined(JET_HAVE_CUDA)
+  return cuda::add_tensor(handle, alpha, b_desc, b, beta, c_desc, c);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -24,7 +24,12 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
                                             var, epsilon);
+#if defined(JET_HAVE_CUDA)
+  return cuda::batchnorm_forward_inference(handle, alpha, beta, x_desc, x, y_desc, y, scale,
+                                           bias, mean, var, epsilon);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -60,7 +60,12 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
   JET_TRY(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
   if (handle.backend() == Backend::CPU)
     return cpu::op_tensor(op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc, c);
+#if defined(JET_HAVE_CUDA)
+  return cuda::op_tensor(handle, op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc,
+                         c);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -69,7 +69,12 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
   }
   if (handle.backend() == Backend::CPU)
     return cpu::pad_forward(mode, pad_begin, pad_end, value, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::pad_forward(handle, mode, pad_begin, pad_end, value, alpha, x_desc, x, beta, y_desc,
+                           y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -15,7 +15,11 @@ Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc
   JET_TRY(check_ptr(fn, slope, "slope"));
   if (handle.backend() == Backend::CPU)
     return cpu::prelu_forward(alpha, x_desc, x, slope_desc, slope, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::prelu_forward(handle, alpha, x_desc, x, slope_desc, slope, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -16,7 +16,11 @@ Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_d
   JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::transform_tensor(alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::transform_tensor(handle, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

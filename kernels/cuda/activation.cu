@@ -1,46 +1,39 @@
-// CUDA activation: a flat, vector-friendly loop when x and y share a dense layout, otherwise a
-// strided loop over the logical index.
+// CUDA activation: one elementwise loop over y (elementwise.cuh) with x read through its strides:
+// same layouts collapse to a flat, 16-byte vectorized loop; any other layout pair still runs
+// with coalesced writes.
 #include "../api/backend.h"
 #include "../common/activation_math.h"
-#include "cuda_common.cuh"
+#include "elementwise.cuh"
 
 namespace jet {
 namespace cuda {
 namespace {
 
 template <class T>
-__global__ void activation_dense(ActivationDesc act, float alpha, const T* x, float beta, T* y,
-                                 int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    blend_store(y + i, alpha, apply_activation(act, to_f32(x[i])), beta);
-}
+struct ActivationOp {
+  const T* x;
+  T* y;
+  ActivationDesc act;
+  float alpha, beta;
 
-template <class T>
-__global__ void activation_strided(ActivationDesc act, float alpha, const T* x, float beta, T* y,
-                                   StridedIndex idx, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t xo, yo;
-    idx.offsets(i, &xo, &yo);
-    blend_store(y + yo, alpha, apply_activation(act, to_f32(x[xo])), beta);
+  __device__ __forceinline__ void setup() {}
+  template <int V>
+  __device__ __forceinline__ void apply(const EwLoop<2>& l, const int64_t* off) const {
+    float v[V];
+    load_v<V>(x, off[1], l.inner_stride(1), l.vec[1], v);
+    for (int k = 0; k < V; ++k) v[k] = apply_activation(act, v[k]);
+    blend_store_v<V>(y, off[0], l.inner_stride(0), l.vec[0], alpha, v, beta);
   }
-}
+};
 
 template <class T>
 Status run(const Handle& h, const ActivationDesc& act, float alpha, const TensorDesc& xd,
            const void* x, float beta, const TensorDesc& yd, void* y) {
-  const int64_t n = xd.elements();
-  const int threads = 256;
-  const int grid = grid_for(n, threads, h.sm_count());
-  if (same_dense_layout(xd, yd))
-    activation_dense<T><<<grid, threads, 0, h.stream()>>>(act, alpha, static_cast<const T*>(x),
-                                                          beta, static_cast<T*>(y), n);
-  else
-    activation_strided<T><<<grid, threads, 0, h.stream()>>>(
-        act, alpha, static_cast<const T*>(x), beta, static_cast<T*>(y),
-        make_strided_index(xd, yd), n);
-  return launch_status("activation_forward");
+  const TensorDesc* descs[2] = {&yd, &xd};
+  const void* ptrs[2] = {y, x};
+  constexpr int V = vec_width<T, T>();
+  const ActivationOp<T> op{static_cast<const T*>(x), static_cast<T*>(y), act, alpha, beta};
+  return launch_ew<2, V>(h, op, make_ew_loop<2>(descs, ptrs, V), "activation_forward");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // What every CUDA convolution algorithm shares: the problem geometry, normalized to 3 spatial
 // dims, and the epilogue applied while an output element is written (alpha/beta blend, or the
 // fused bias + residual + activation). Each algorithm lives in its own file
-// (conv_direct.cu, conv_depthwise.cu, conv_gemm.cu, conv_winograd.cu, ...); conv.cu holds the
+// (conv_direct.cu with its depthwise kernels, conv_gemm.cu, conv_winograd.cu); conv.cu holds the
 // backend entry points, workspace sizes and the heuristic.
 #pragma once
 

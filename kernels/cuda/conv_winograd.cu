@@ -1,14 +1,268 @@
-// WINOGRAD convolution on CUDA. PLACEHOLDER until the implementation lands: applies to nothing.
+// WINOGRAD convolution on CUDA: F(2x2, 3x3) for 2D 3x3 filters, stride 1, dilation 1, any
+// groups, pads, layouts and both modes.
+//
+// With m = 2x2 output tiles over the output plane (P tiles over all images) and 16 transform
+// positions xi:
+//   U[xi][k][c]  = (G g_kc G^T)[xi]                  filter transform      (winograd_filter)
+//   V[xi][c][p]  = (B^T d_cp B)[xi]                  input tile transform  (winograd_input)
+//   M[xi][k][p]  = sum_c U[xi][k][c] V[xi][c][p]     a GEMM per (xi, group) (winograd_gemm)
+//   y tile       = A^T M[.][k][p] A                  output transform -> conv_store
+// All three live in the workspace as f32 whatever the storage type, so f16 problems transform
+// and accumulate in f32. Channel indices are global (c = group * cg + cc, k = group * kg + kk),
+// so a group's slice of U, V and M is a contiguous block and the GEMM needs no gather.
 #include "conv_algos.cuh"
 
 namespace jet {
 namespace cuda {
+namespace {
 
-bool winograd_applies(const ConvGeom&) { return false; }
-size_t winograd_workspace(const ConvGeom&, DType) { return 0; }
-Status conv_winograd(const Handle&, const ConvGeom&, const ConvOut&, DType, const void*,
-                     const void*, void*, void*) {
-  return make_status(StatusCode::NOT_SUPPORTED, "CUDA winograd convolution is not implemented yet");
+// Sizes of the three workspace arrays, in floats.
+struct WinoSizes {
+  int64_t tiles_h, tiles_w, p;  // output tiles per image along H and W; P = N * tiles
+  int64_t u, v, m;
+  // Channels-last x (y): V (M) is stored [xi][p][c] ([xi][p][k]) instead of [xi][c][p]
+  // ([xi][k][p]), so that the transform reading x (writing y) walks channels across threads
+  // and touches both arrays contiguously.
+  bool v_pc, m_pk;
+};
+
+WinoSizes wino_sizes(const ConvGeom& g) {
+  WinoSizes s;
+  s.tiles_h = (g.out[1] + 1) / 2;
+  s.tiles_w = (g.out[2] + 1) / 2;
+  s.p = g.n * s.tiles_h * s.tiles_w;
+  s.u = 16 * g.k * g.cg;
+  s.v = 16 * g.c * s.p;
+  s.m = 16 * g.k * s.p;
+  s.v_pc = g.xs_c == 1 && g.c > 1;
+  s.m_pk = g.ys_c == 1 && g.k > 1;
+  return s;
+}
+
+// U[xi][k][cc] = G g G^T with G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
+template <class T>
+__global__ void winograd_filter(ConvGeom g, const T* __restrict__ w, float* __restrict__ u) {
+  const int64_t total = g.k * g.cg;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t k = i / g.cg, cc = i % g.cg;
+    float f[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int s = 0; s < 3; ++s) {
+        const int fr = g.flip ? 2 - r : r, fs = g.flip ? 2 - s : s;
+        f[r][s] = to_f32(w[k * g.ws_k + cc * g.ws_c + fr * g.ws[1] + fs * g.ws[2]]);
+      }
+    float gf[4][3];  // G f
+    for (int s = 0; s < 3; ++s) {
+      gf[0][s] = f[0][s];
+      gf[1][s] = 0.5f * (f[0][s] + f[1][s] + f[2][s]);
+      gf[2][s] = 0.5f * (f[0][s] - f[1][s] + f[2][s]);
+      gf[3][s] = f[2][s];
+    }
+    for (int a = 0; a < 4; ++a) {
+      const float row[4] = {gf[a][0], 0.5f * (gf[a][0] + gf[a][1] + gf[a][2]),
+                            0.5f * (gf[a][0] - gf[a][1] + gf[a][2]), gf[a][2]};
+      for (int b = 0; b < 4; ++b) u[(a * 4 + b) * total + i] = row[b];
+    }
+  }
+}
+
+// V[xi][c][p] = B^T d B with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; d is the 4x4 input
+// patch at (2 * tile - pad), zero outside x. The thread index runs over V's layout ([c][p] or
+// [p][c]), so writes are coalesced, and so are the reads of channels-last x.
+template <class T>
+__global__ void winograd_input(ConvGeom g, WinoSizes s, const T* __restrict__ x,
+                               float* __restrict__ v) {
+  const int64_t total = g.c * s.p;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = s.v_pc ? i % g.c : i / s.p;
+    const int64_t p = s.v_pc ? i / g.c : i % s.p;
+    const int64_t tw = p % s.tiles_w;
+    const int64_t th = (p / s.tiles_w) % s.tiles_h;
+    const int64_t n = p / (s.tiles_w * s.tiles_h);
+    const int64_t ih0 = th * 2 - g.pad[1], iw0 = tw * 2 - g.pad[2];
+    const T* xp = x + n * g.xs_n + c * g.xs_c;
+    float d[4][4];
+    for (int a = 0; a < 4; ++a) {
+      const int64_t ih = ih0 + a;
+      const bool row_in = ih >= 0 && ih < g.in[1];
+      for (int b = 0; b < 4; ++b) {
+        const int64_t iw = iw0 + b;
+        d[a][b] = row_in && iw >= 0 && iw < g.in[2] ? to_f32(xp[ih * g.xs[1] + iw * g.xs[2]])
+                                                    : 0.f;
+      }
+    }
+    float bd[4][4];  // B^T d
+    for (int b = 0; b < 4; ++b) {
+      bd[0][b] = d[0][b] - d[2][b];
+      bd[1][b] = d[1][b] + d[2][b];
+      bd[2][b] = d[2][b] - d[1][b];
+      bd[3][b] = d[1][b] - d[3][b];
+    }
+    for (int a = 0; a < 4; ++a) {
+      const float row[4] = {bd[a][0] - bd[a][2], bd[a][1] + bd[a][2], bd[a][2] - bd[a][1],
+                            bd[a][1] - bd[a][3]};
+      for (int b = 0; b < 4; ++b) v[(a * 4 + b) * total + i] = row[b];
+    }
+  }
+}
+
+// Batched f32 GEMM, batch = (xi, group): M[kg x P] = U[kg x cg] * V[cg x P]. U is row-major;
+// V and M are addressed through strides (depth/column for V, row/column for M) so that both of
+// their layouts work. 64 x 64 block tile, 16-deep K steps, 256 threads with a 4 x 4 register
+// tile each.
+constexpr int kTm = 64, kTn = 64, kTk = 16;
+
+struct WinoGemm {
+  int64_t groups, kg, cg, p, batches;
+  int64_t u_xi, u_grp;              // U offsets of a batch: xi * u_xi + group * u_grp
+  int64_t v_xi, v_grp, v_d, v_col;  // V: batch offsets, then depth and column strides
+  int64_t m_xi, m_grp, m_row, m_col;
+};
+
+__global__ void __launch_bounds__(256)
+winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__ v,
+              float* __restrict__ m) {
+  __shared__ float as[kTk][kTm + 4];  // A tile, transposed: as[kk][row]
+  __shared__ float bs[kTk][kTn + 4];
+  const int tid = threadIdx.x;
+  const int tx = tid % 16, ty = tid / 16;  // thread's 4x4 tile: rows ty*4.., cols tx*4..
+  const bool b_cols_contiguous = q.v_col == 1;
+  // Grid-stride over all three grid dims, so any problem fits the launch limits.
+  // (The loop bounds depend on the block only, so every thread reaches the same barriers.)
+  const int64_t row_step = static_cast<int64_t>(gridDim.y) * kTm;
+  const int64_t col_step = static_cast<int64_t>(gridDim.x) * kTn;
+  for (int64_t b = blockIdx.z; b < q.batches; b += gridDim.z)
+  for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTm; row0 < q.kg; row0 += row_step)
+  for (int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTn; col0 < q.p; col0 += col_step) {
+    const int64_t xi = b / q.groups, grp = b % q.groups;
+    const float* a = u + xi * q.u_xi + grp * q.u_grp;
+    const float* bm = v + xi * q.v_xi + grp * q.v_grp;
+    float* c = m + xi * q.m_xi + grp * q.m_grp;
+    float acc[4][4] = {};
+    for (int64_t d0 = 0; d0 < q.cg; d0 += kTk) {
+      // 1024 elements per tile, 4 per thread. A: consecutive threads walk the depth (the
+      // contiguous dim of U); B: consecutive threads walk V's contiguous dim.
+      for (int r = 0; r < 4; ++r) {
+        const int e = tid + r * 256;
+        const int ar = e / kTk, ad = e % kTk;
+        const int64_t gr = row0 + ar, gd = d0 + ad;
+        as[ad][ar] = gr < q.kg && gd < q.cg ? a[gr * q.cg + gd] : 0.f;
+        const int bd = b_cols_contiguous ? e / kTn : e % kTk;
+        const int bc = b_cols_contiguous ? e % kTn : e / kTk;
+        const int64_t gd2 = d0 + bd, gc = col0 + bc;
+        bs[bd][bc] = gd2 < q.cg && gc < q.p ? bm[gd2 * q.v_d + gc * q.v_col] : 0.f;
+      }
+      __syncthreads();
+      for (int kk = 0; kk < kTk; ++kk) {
+        float ra[4], rb[4];
+        for (int i = 0; i < 4; ++i) ra[i] = as[kk][ty * 4 + i];
+        for (int j = 0; j < 4; ++j) rb[j] = bs[kk][tx * 4 + j];
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];
+      }
+      __syncthreads();
+    }
+    for (int i = 0; i < 4; ++i) {
+      const int64_t gr = row0 + ty * 4 + i;
+      if (gr >= q.kg) break;
+      for (int j = 0; j < 4; ++j) {
+        const int64_t gc = col0 + tx * 4 + j;
+        if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
+      }
+    }
+  }
+}
+
+// y tile = A^T M A with A^T = [1 1 1 0; 0 1 -1 -1], written through conv_store (clipped at the
+// output's edge). One thread per (k, tile), in M's layout order.
+template <class T>
+__global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float* __restrict__ m,
+                                T* y) {
+  const int64_t total = g.k * s.p;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t k = s.m_pk ? i % g.k : i / s.p;
+    const int64_t p = s.m_pk ? i / g.k : i % s.p;
+    const int64_t tw = p % s.tiles_w;
+    const int64_t th = (p / s.tiles_w) % s.tiles_h;
+    const int64_t n = p / (s.tiles_w * s.tiles_h);
+    float t[4][4];
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) t[a][b] = m[(a * 4 + b) * total + i];
+    float at[2][4];  // A^T t
+    for (int b = 0; b < 4; ++b) {
+      at[0][b] = t[0][b] + t[1][b] + t[2][b];
+      at[1][b] = t[1][b] - t[2][b] - t[3][b];
+    }
+    for (int a = 0; a < 2; ++a) {
+      const int64_t oh = th * 2 + a;
+      if (oh >= g.out[1]) break;
+      const float out[2] = {at[a][0] + at[a][1] + at[a][2], at[a][1] - at[a][2] - at[a][3]};
+      for (int b = 0; b < 2; ++b) {
+        const int64_t ow = tw * 2 + b;
+        if (ow < g.out[2]) conv_store(g, e, y, n, k, 0, oh, ow, out[b]);
+      }
+    }
+  }
+}
+
+template <class T>
+Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* x,
+                    const void* w, void* workspace, void* y) {
+  const WinoSizes s = wino_sizes(g);
+  float* u = static_cast<float*>(workspace);
+  float* v = u + s.u;
+  float* m = v + s.v;
+  const int threads = 256;
+  cudaStream_t st = h.stream();
+  winograd_filter<T><<<grid_for(g.k * g.cg, threads, h.sm_count()), threads, 0, st>>>(
+      g, static_cast<const T*>(w), u);
+  winograd_input<T><<<grid_for(g.c * s.p, threads, h.sm_count()), threads, 0, st>>>(
+      g, s, static_cast<const T*>(x), v);
+  WinoGemm q;
+  q.groups = g.groups;
+  q.kg = g.kg;
+  q.cg = g.cg;
+  q.p = s.p;
+  q.batches = 16 * g.groups;
+  q.u_xi = g.k * g.cg;
+  q.u_grp = g.kg * g.cg;
+  q.v_xi = g.c * s.p;
+  q.v_grp = s.v_pc ? g.cg : g.cg * s.p;
+  q.v_d = s.v_pc ? 1 : s.p;
+  q.v_col = s.v_pc ? g.c : 1;
+  q.m_xi = g.k * s.p;
+  q.m_grp = s.m_pk ? g.kg : g.kg * s.p;
+  q.m_row = s.m_pk ? 1 : s.p;
+  q.m_col = s.m_pk ? g.k : 1;
+  const int64_t gx = (s.p + kTn - 1) / kTn, gy = (g.kg + kTm - 1) / kTm;
+  const dim3 grid(static_cast<unsigned>(gx < 65535 * 64 ? gx : 65535 * 64),
+                  static_cast<unsigned>(gy < 65535 ? gy : 65535),
+                  static_cast<unsigned>(q.batches < 65535 ? q.batches : 65535));
+  winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
+  winograd_output<T><<<grid_for(g.k * s.p, threads, h.sm_count()), threads, 0, st>>>(
+      g, e, s, m, static_cast<T*>(y));
+  return launch_status("conv_forward (winograd)");
+}
+
+}  // namespace
+
+bool winograd_applies(const ConvGeom& g) {
+  return g.spatial_rank == 2 && g.win[1] == 3 && g.win[2] == 3 && g.stride[1] == 1 &&
+         g.stride[2] == 1 && g.dil[1] == 1 && g.dil[2] == 1;
+}
+
+size_t winograd_workspace(const ConvGeom& g, DType) {
+  const WinoSizes s = wino_sizes(g);
+  return static_cast<size_t>(s.u + s.v + s.m) * sizeof(float);
+}
+
+Status conv_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
+                     const void* w, void* workspace, void* y) {
+  if (t == DType::F32) return run_winograd<float>(h, g, e, x, w, workspace, y);
+  return run_winograd<__half>(h, g, e, x, w, workspace, y);
 }
 
 }  // namespace cuda

@@ -1,4 +1,4 @@
-// add_tensor on the CPU backend against the float64 reference.
+// add_tensor on every backend against the float64 reference.
 #include <string>
 
 #include "kernels/util.h"
@@ -35,7 +35,7 @@ const std::vector<AddCase>& add_cases() {
 }  // namespace
 
 TEST_CASE("add_tensor matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
   for (DType t : {DType::F32, DType::F16}) {
     for (const AddCase& k : add_cases()) {
@@ -44,6 +44,7 @@ TEST_CASE("add_tensor matches the float64 reference") {
                           Layout::REVERSED}) {
           for (const auto& scaling : scalings) {
             const float alpha = scaling.first, beta = scaling.second;
+            CAPTURE(std::string(backend_name(h)));
             CAPTURE(std::string(dtype_name(t)));
             CAPTURE(dims_str(k.b));
             CAPTURE(dims_str(k.c));
@@ -56,7 +57,51 @@ TEST_CASE("add_tensor matches the float64 reference") {
             HostTensor c(make_desc(t, k.c, lc));
             if (beta == 0.f) c.poison(); else c.fill_random();
             const HostTensor before = c;
-            REQUIRE_OK(add_tensor(h, alpha, b.desc(), b.data(), beta, c.desc(), c.data()));
+            Staging st(h);
+            REQUIRE_OK(add_tensor(h, alpha, b.desc(), st.in(b), beta, c.desc(), st.out(c)));
+            st.finish();
+            const auto op = ref::broadcast(k.b, b.to_ref(), k.c);
+            check_output(c, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+          }
+        }
+      }
+    }
+  }
+  }
+}
+
+TEST_CASE("add_tensor on large tensors: per-channel bias in NCHW and NHWC, full and odd shapes") {
+  // Exercises the vector loop (inner dims that are multiples of 8), the scalar loop (odd inner
+  // dims) and a flat length that is not a multiple of the vector width.
+  for (const Handle& h : test_handles()) {
+    const std::vector<AddCase> cases = {
+        {{1, 64, 1, 1}, {2, 64, 24, 32}},
+        {{1, 67, 1, 1}, {2, 67, 15, 9}},
+        {{1, 1, 1, 40}, {3, 5, 33, 40}},
+        {{1, 5, 33, 40}, {3, 5, 33, 40}},
+        {{100003}, {100003}},
+        {{1}, {100003}},
+    };
+    const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+    for (DType t : {DType::F32, DType::F16}) {
+      for (const AddCase& k : cases) {
+        for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+          for (const auto& scaling : scalings) {
+            const float alpha = scaling.first, beta = scaling.second;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(dims_str(k.b));
+            CAPTURE(dims_str(k.c));
+            CAPTURE(std::string(layout_name(l)));
+            CAPTURE(beta);
+            HostTensor b(make_desc(t, k.b, l));
+            b.fill_random(-2.0, 2.0);
+            HostTensor c(make_desc(t, k.c, l));
+            if (beta == 0.f) c.poison(); else c.fill_random();
+            const HostTensor before = c;
+            Staging st(h);
+            REQUIRE_OK(add_tensor(h, alpha, b.desc(), st.in(b), beta, c.desc(), st.out(c)));
+            st.finish();
             const auto op = ref::broadcast(k.b, b.to_ref(), k.c);
             check_output(c, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
           }
@@ -67,8 +112,9 @@ TEST_CASE("add_tensor matches the float64 reference") {
 }
 
 TEST_CASE("add_tensor takes a stride-0 bias view and works in place") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16}) {
+    CAPTURE(std::string(backend_name(h)));
     CAPTURE(std::string(dtype_name(t)));
     const std::vector<int64_t> dims = {2, 5, 3, 3};
     // Bias described as a view with stride 0 on its size-1 dims, added to an NHWC tensor.
@@ -77,13 +123,22 @@ TEST_CASE("add_tensor takes a stride-0 bias view and works in place") {
     HostTensor c(make_desc(t, dims, Layout::CHANNELS_LAST));
     c.fill_random();
     HostTensor before = c;
-    REQUIRE_OK(add_tensor(h, 0.5f, bias.desc(), bias.data(), 0.25f, c.desc(), c.data()));
+    {
+      Staging st(h);
+      REQUIRE_OK(add_tensor(h, 0.5f, bias.desc(), st.in(bias), 0.25f, c.desc(), st.out(c)));
+      st.finish();
+    }
     check_output(c, before, blend(ref::broadcast({1, 5, 1, 1}, bias.to_ref(), dims), 0.5, 0.25,
                                   before.to_ref()),
                  tol_for(t));
     // b and c the same buffer and layout: c = 0.5 * c + 0.25 * c.
     before = c;
-    REQUIRE_OK(add_tensor(h, 0.5f, c.desc(), c.data(), 0.25f, c.desc(), c.data()));
+    {
+      Staging st(h);
+      void* cc = st.out(c);
+      REQUIRE_OK(add_tensor(h, 0.5f, c.desc(), cc, 0.25f, c.desc(), cc));
+      st.finish();
+    }
     check_output(c, before, blend(before.to_ref(), 0.5, 0.25, before.to_ref()), tol_for(t));
   }
 }

@@ -1,4 +1,4 @@
-// concat_forward on the CPU backend: every axis, 1-4 inputs of mixed layouts, against the
+// concat_forward on every backend: every axis, 1-4 inputs of mixed layouts, against the
 // stored input values placed side by side.
 #include <cstring>
 
@@ -43,7 +43,7 @@ std::vector<int64_t> random_split(int64_t total, int parts) {
 }  // namespace
 
 TEST_CASE("concat_forward matches the inputs placed side by side") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {13}, {7, 3}, {3, 7, 5}, {2, 7, 3, 5}, {2, 3, 7, 1, 5}};
   for (const auto& y_dims : shapes) {
@@ -56,11 +56,12 @@ TEST_CASE("concat_forward matches the inputs placed side by side") {
             for (const auto& scaling : kScalings) {
               const float alpha = scaling.first, beta = scaling.second;
               const std::vector<int64_t> sizes = random_split(y_dims[axis], n);
+              CAPTURE(std::string(backend_name(h)));
               CAPTURE(dims_str(y_dims));
               CAPTURE(axis);
               CAPTURE(dims_str(sizes));
-              CAPTURE(dtype_name(t));
-              CAPTURE(layout_name(ly));
+              CAPTURE(std::string(dtype_name(t)));
+              CAPTURE(std::string(layout_name(ly)));
               CAPTURE(beta);
               std::vector<HostTensor> xs;
               std::vector<TensorDesc> descs;
@@ -71,15 +72,17 @@ TEST_CASE("concat_forward matches the inputs placed side by side") {
                 xs.emplace_back(make_desc(t, d, kLayouts[uniform_int(0, 3)]));
                 xs.back().fill_random();
               }
+              Staging st(h);
               for (const HostTensor& x : xs) {
                 descs.push_back(x.desc());
-                ptrs.push_back(x.data());
+                ptrs.push_back(st.in(x));
               }
               HostTensor y(make_desc(t, y_dims, ly));
               if (beta == 0.f) y.poison(); else y.fill_random();
               const HostTensor before = y;
               REQUIRE_OK(concat_forward(h, axis, n, descs.data(), ptrs.data(), alpha, beta,
-                                        y.desc(), y.data()));
+                                        y.desc(), st.out(y)));
+              st.finish();
               check_output(y, before,
                            blend(expected_concat(xs, axis, y_dims), alpha, beta, before.to_ref()),
                            tol_for(t));
@@ -89,21 +92,57 @@ TEST_CASE("concat_forward matches the inputs placed side by side") {
       }
     }
   }
+  }
+}
+
+TEST_CASE("concat_forward on large tensors: channel concat of NCHW and NHWC inputs") {
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (Layout ly : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(dtype_name(t)));
+        CAPTURE(std::string(layout_name(ly)));
+        std::vector<HostTensor> xs;
+        xs.emplace_back(make_desc(t, {2, 32, 24, 40}, Layout::CHANNELS_FIRST));
+        xs.emplace_back(make_desc(t, {2, 48, 24, 40}, Layout::CHANNELS_LAST));
+        xs.emplace_back(make_desc(t, {2, 17, 24, 40}, ly));
+        Staging st(h);
+        std::vector<TensorDesc> descs;
+        std::vector<const void*> ptrs;
+        for (HostTensor& x : xs) {
+          x.fill_random();
+          descs.push_back(x.desc());
+          ptrs.push_back(st.in(x));
+        }
+        const std::vector<int64_t> y_dims = {2, 97, 24, 40};
+        HostTensor y(make_desc(t, y_dims, ly));
+        y.poison();
+        const HostTensor before = y;
+        REQUIRE_OK(concat_forward(h, 1, 3, descs.data(), ptrs.data(), 1.f, 0.f, y.desc(),
+                                  st.out(y)));
+        st.finish();
+        check_output(y, before, expected_concat(xs, 1, y_dims), tol_for(t));
+      }
+    }
+  }
 }
 
 TEST_CASE("concat_forward converts inputs of another dtype") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles())
   for (DType ty : {DType::F32, DType::F16}) {
+    CAPTURE(std::string(backend_name(h)));
     std::vector<HostTensor> xs;
     xs.emplace_back(make_desc(DType::F32, {2, 3, 5}, Layout::CHANNELS_LAST));
     xs.emplace_back(make_desc(DType::F16, {2, 4, 5}, Layout::REVERSED));
     for (HostTensor& x : xs) x.fill_random();
     const TensorDesc descs[2] = {xs[0].desc(), xs[1].desc()};
-    const void* ptrs[2] = {xs[0].data(), xs[1].data()};
+    Staging st(h);
+    const void* ptrs[2] = {st.in(xs[0]), st.in(xs[1])};
     HostTensor y(make_desc(ty, {2, 7, 5}, Layout::PADDED));
     y.poison();
     const HostTensor before = y;
-    REQUIRE_OK(concat_forward(h, 1, 2, descs, ptrs, 1.f, 0.f, y.desc(), y.data()));
+    REQUIRE_OK(concat_forward(h, 1, 2, descs, ptrs, 1.f, 0.f, y.desc(), st.out(y)));
+    st.finish();
     check_output(y, before, expected_concat(xs, 1, {2, 7, 5}), tol_for(ty));
   }
 }

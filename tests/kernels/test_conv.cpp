@@ -1,5 +1,7 @@
-// Convolution forward on the CPU backend (every algorithm it claims, the fused routine, algorithm
-// choice, workspace queries and invalid input) against the float64 reference.
+// Convolution forward on every backend (CPU always, CUDA when a device is present) against the
+// float64 reference: one test case per algorithm, each asserting exactly which problems the
+// backend claims for it (so nothing is skipped silently) and checking every claimed one; the
+// fused routine; algorithm choice; workspace queries; invalid input.
 #include <cstring>
 #include <limits>
 
@@ -11,9 +13,6 @@ using namespace jet;
 using namespace jet::test;
 
 namespace {
-
-const ConvAlgo kCpuAlgos[] = {ConvAlgo::DIRECT, ConvAlgo::IMPLICIT_GEMM,
-                              ConvAlgo::IMPLICIT_PRECOMP_GEMM, ConvAlgo::GEMM};
 
 struct ConvCase {
   const char* name;
@@ -63,59 +62,116 @@ HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values
   return h;
 }
 
-struct Workspace {
-  std::vector<unsigned char> bytes;
-  void* data() { return bytes.empty() ? nullptr : bytes.data(); }
-};
+bool is_cuda(const Handle& h) { return h.backend() == Backend::CUDA; }
 
-Workspace workspace_for(const Handle& h, const TensorDesc& x, const FilterDesc& w,
-                        const ConvDesc& conv, const TensorDesc& y, ConvAlgo algo) {
-  size_t n = 0;
-  Status s = conv_forward_workspace_size(h, x, w, conv, y, algo, &n);
-  INFO(s.to_string());
-  REQUIRE(s.ok());
-  Workspace ws;
-  ws.bytes.resize(n);
-  return ws;
+// Whether `h` claims `algo` for the problem: the CPU backend has the four GEMM-family and direct
+// algorithms for every problem; CUDA has those plus WINOGRAD for 2D 3x3 filters with stride 1 and
+// dilation 1 (any groups, pads, layouts, modes); FFT is reserved.
+bool claims(const Handle& h, ConvAlgo algo, const ConvCase& c) {
+  switch (algo) {
+    case ConvAlgo::DIRECT:
+    case ConvAlgo::IMPLICIT_GEMM:
+    case ConvAlgo::IMPLICIT_PRECOMP_GEMM:
+    case ConvAlgo::GEMM: return true;
+    case ConvAlgo::WINOGRAD:
+      return is_cuda(h) && c.x_dims.size() == 4 && c.w_dims[2] == 3 && c.w_dims[3] == 3 &&
+             c.p.stride[0] == 1 && c.p.stride[1] == 1 && c.p.dilation[0] == 1 &&
+             c.p.dilation[1] == 1;
+    default: return false;
+  }
 }
 
-// The plain conv_forward sweep of one case: every algorithm x dtype x layout combination x
-// (alpha, beta).
-void sweep_conv_forward(const ConvCase& c, const std::vector<std::pair<Layout, Layout>>& xy_layouts) {
-  const Handle h = Handle::cpu();
+// Asks the backend's workspace for algo; checks it agrees with claims(). True (with *bytes set)
+// when the algorithm is claimed and should be run; otherwise checks that conv_forward refuses it
+// too (NOT_SUPPORTED comes from the front end's workspace query before any pointer is touched,
+// so the host pointers given here are never dereferenced on a CUDA handle).
+bool claimed_workspace(const Handle& h, const ConvCase& c, ConvAlgo algo, const TensorDesc& x,
+                       const FilterDesc& w, const ConvDesc& conv, const TensorDesc& y,
+                       size_t* bytes) {
+  const bool expect = claims(h, algo, c);
+  *bytes = 0;
+  const Status s = conv_forward_workspace_size(h, x, w, conv, y, algo, bytes);
+  INFO(s.to_string());
+  if (expect) {
+    REQUIRE(s.ok());
+    return true;
+  }
+  CHECK(s.code() == StatusCode::NOT_SUPPORTED);
+  unsigned char dummy[16] = {};
+  std::vector<unsigned char> ws(1 << 16);
+  CHECK_STATUS(conv_forward(h, 1.f, x, dummy, w, dummy + 4, conv, algo, ws.data(), ws.size(), 0.f,
+                            y, dummy + 8),
+               StatusCode::NOT_SUPPORTED);
+  return false;
+}
+
+// What one sweep of conv_forward covers besides the algorithm and the layouts.
+struct SweepOpts {
+  bool f32 = true, f16 = true;
+  bool kcrs = true, krsc = true;
+  bool plain = true;    // alpha 1, beta 0
+  bool blended = true;  // alpha 0.5, beta 0.25
+};
+
+// The plain conv_forward sweep of one case with one algorithm on one backend: every dtype x
+// layout combination x filter layout x (alpha, beta).
+void sweep_conv_forward(const Handle& h, ConvAlgo algo, const ConvCase& c,
+                        const std::vector<std::pair<Layout, Layout>>& xy_layouts,
+                        const SweepOpts& opts = SweepOpts()) {
   const ConvDesc conv = conv_desc(c);
   const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
-  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
-  for (DType t : {DType::F32, DType::F16}) {
+  std::vector<DType> dtypes;
+  if (opts.f32) dtypes.push_back(DType::F32);
+  if (opts.f16) dtypes.push_back(DType::F16);
+  std::vector<FilterLayout> filter_layouts;
+  if (opts.kcrs) filter_layouts.push_back(FilterLayout::KCRS);
+  if (opts.krsc) filter_layouts.push_back(FilterLayout::KRSC);
+  std::vector<std::pair<float, float>> scalings;
+  if (opts.plain) scalings.emplace_back(1.f, 0.f);
+  if (opts.blended) scalings.emplace_back(0.5f, 0.25f);
+  for (DType t : dtypes) {
+    CAPTURE(backend_name(h));
+    CAPTURE(c.name);
+    CAPTURE(conv_algo_name(algo));
+    CAPTURE(dtype_name(t));
+    {
+      // The claim does not depend on layouts: check it once per dtype, skip the data if refused.
+      const FilterDesc wd = filter_desc(t, FilterLayout::KCRS, c.w_dims);
+      size_t bytes = 0;
+      if (!claimed_workspace(h, c, algo, make_desc(t, c.x_dims, Layout::CHANNELS_FIRST), wd, conv,
+                             make_desc(t, y_dims, Layout::CHANNELS_FIRST), &bytes))
+        continue;
+    }
     const std::vector<double> xv = random_values(t, c.x_dims);
     const std::vector<double> wv = random_values(t, c.w_dims);
     const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
-    for (ConvAlgo algo : kCpuAlgos) {
-      for (const auto& xy : xy_layouts) {
-        for (FilterLayout wl : {FilterLayout::KCRS, FilterLayout::KRSC}) {
-          for (const auto& scaling : scalings) {
-            // Named copies: doctest's CAPTURE uses a lambda, which cannot capture a structured
-            // binding before C++20.
-            const float alpha = scaling.first, beta = scaling.second;
-            CAPTURE(c.name);
-            CAPTURE(conv_algo_name(algo));
-            CAPTURE(dtype_name(t));
-            CAPTURE(layout_name(xy.first));
-            CAPTURE(layout_name(xy.second));
-            CAPTURE(wl == FilterLayout::KCRS ? "KCRS" : "KRSC");
-            CAPTURE(alpha);
-            CAPTURE(beta);
-            const FilterDesc wd = filter_desc(t, wl, c.w_dims);
-            const HostTensor x = tensor_with(make_desc(t, c.x_dims, xy.first), xv);
-            const HostTensor w = tensor_with(wd.as_tensor(), wv);
-            HostTensor y(make_desc(t, y_dims, xy.second));
-            if (beta == 0.f) y.poison(); else y.fill_random();
-            const HostTensor before = y;
-            Workspace ws = workspace_for(h, x.desc(), wd, conv, y.desc(), algo);
-            REQUIRE_OK(conv_forward(h, alpha, x.desc(), x.data(), wd, w.data(), conv, algo,
-                                    ws.data(), ws.bytes.size(), beta, y.desc(), y.data()));
-            check_output(y, before, blend(conv_ref, alpha, beta, before.to_ref()), tol_for(t));
-          }
+    for (const auto& xy : xy_layouts) {
+      for (FilterLayout wl : filter_layouts) {
+        for (const auto& scaling : scalings) {
+          // Named copies: doctest's CAPTURE uses a lambda, which cannot capture a structured
+          // binding before C++20.
+          const float alpha = scaling.first, beta = scaling.second;
+          CAPTURE(layout_name(xy.first));
+          CAPTURE(layout_name(xy.second));
+          CAPTURE(wl == FilterLayout::KCRS ? "KCRS" : "KRSC");
+          CAPTURE(alpha);
+          CAPTURE(beta);
+          const FilterDesc wd = filter_desc(t, wl, c.w_dims);
+          const HostTensor x = tensor_with(make_desc(t, c.x_dims, xy.first), xv);
+          const HostTensor w = tensor_with(wd.as_tensor(), wv);
+          HostTensor y(make_desc(t, y_dims, xy.second));
+          if (beta == 0.f) y.poison(); else y.fill_random();
+          const HostTensor before = y;
+          size_t bytes = 0;
+          REQUIRE(claimed_workspace(h, c, algo, x.desc(), wd, conv, y.desc(), &bytes));
+          Staging st(h);
+          const void* xp = st.in(x);
+          const void* wp = st.in(w);
+          void* yp = st.out(y);
+          REQUIRE_OK(conv_forward(h, alpha, x.desc(), xp, wd, wp, conv, algo, st.scratch(bytes),
+                                  bytes, beta, y.desc(), yp));
+          st.finish();
+          check_output(y, before, blend(conv_ref, alpha, beta, before.to_ref()), tol_for(t));
         }
       }
     }
@@ -156,41 +212,94 @@ std::vector<ConvCase> small_cases() {
       make_case("all ones", {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
       make_case("pad >= kernel", {1, 2, 3, 3}, {3, 2, 2, 2}, {3, 2}, {2, 3}, {1, 2}, {1, 1}, 1, true),
       make_case("1d 1x1 pad only", {3, 2, 1}, {7, 2, 1}, {2}, {1}, {1}, {1}, 1, false),
+      // Winograd's tile edges (odd output sizes, asymmetric and large pads) and the CUDA
+      // depthwise kernels' paths (channels-last vectors of 8, plane tiles with stride 1 and 2).
+      make_case("2d 3x3 odd output, asymmetric pad, conv mode", {2, 4, 9, 11}, {6, 4, 3, 3},
+                {2, 0}, {1, 1}, {1, 1}, {1, 1}, 1, true),
+      make_case("2d 3x3 4 groups of 20 channels", {1, 80, 6, 5}, {8, 20, 3, 3}, {1, 1}, {1, 1},
+                {1, 1}, {1, 1}, 4, false),
+      make_case("2d 3x3 pad 3 (tiles entirely in the padding)", {1, 3, 2, 3}, {2, 3, 3, 3},
+                {3, 1}, {2, 3}, {1, 1}, {1, 1}, 1, false),
+      make_case("2d depthwise 16 channels, conv mode", {2, 16, 9, 13}, {16, 1, 3, 3}, {1, 1},
+                {1, 1}, {1, 1}, {1, 1}, 16, true),
+      make_case("2d depthwise stride 2, 13 columns out", {1, 8, 25, 27}, {8, 1, 3, 3}, {1, 1},
+                {0, 1}, {2, 2}, {1, 1}, 8, false),
+      make_case("2d depthwise dilated", {1, 8, 11, 30}, {8, 1, 3, 3}, {2, 2}, {2, 2}, {1, 1},
+                {2, 2}, 8, false),
   };
 }
 
-}  // namespace
-
-TEST_CASE("conv_forward: every CPU algorithm matches the float64 reference") {
-  const auto layouts = all_xy_layouts();
-  for (const ConvCase& c : small_cases()) sweep_conv_forward(c, layouts);
+// Shapes large enough to exercise the CUDA fast paths and their tiles' edges; the CPU backend's
+// copies of these run in the other sections (their cost would only slow CI down).
+std::vector<ConvCase> cuda_large_cases() {
+  return {
+      make_case("N=2 32x32 C=K=64 3x3", {2, 64, 32, 32}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1},
+                {1, 1}, 1, false),
+      make_case("MobileNetV2 dw 112x112x32 s1", {1, 32, 112, 112}, {32, 1, 3, 3}, {1, 1}, {1, 1},
+                {1, 1}, {1, 1}, 32, false),
+      make_case("MobileNetV2 dw 56x56x144 s2", {1, 144, 56, 56}, {144, 1, 3, 3}, {1, 1}, {1, 1},
+                {2, 2}, {1, 1}, 144, false),
+      make_case("MobileNetV2 dw 14x14x576 s1", {1, 576, 14, 14}, {576, 1, 3, 3}, {1, 1}, {1, 1},
+                {1, 1}, {1, 1}, 576, false),
+      make_case("MobileNetV2 dw 7x7x960 s1", {1, 960, 7, 7}, {960, 1, 3, 3}, {1, 1}, {1, 1},
+                {1, 1}, {1, 1}, 960, false),
+      make_case("3x3 C=36 K=70 groups 2, 19x23", {3, 36, 19, 23}, {70, 18, 3, 3}, {1, 0}, {0, 1},
+                {1, 1}, {1, 1}, 2, true),
+  };
 }
 
-TEST_CASE("conv_forward: reversed layouts") {
-  const std::vector<std::pair<Layout, Layout>> layouts = {
-      {Layout::REVERSED, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::REVERSED}};
-  const auto cases = small_cases();
-  for (size_t i : {size_t(1), size_t(3), size_t(7), size_t(9)}) sweep_conv_forward(cases[i], layouts);
+// Every section of the conv_forward suite for one algorithm, on every backend.
+void conv_forward_suite(ConvAlgo algo) {
+  for (const Handle& h : test_handles()) {
+    const auto layouts = all_xy_layouts();
+    for (const ConvCase& c : small_cases()) sweep_conv_forward(h, algo, c, layouts);
+
+    // Reversed layouts (W slowest).
+    const std::vector<std::pair<Layout, Layout>> reversed = {
+        {Layout::REVERSED, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::REVERSED}};
+    const auto cases = small_cases();
+    for (size_t i : {size_t(0), size_t(1), size_t(3), size_t(7), size_t(9), size_t(18)})
+      sweep_conv_forward(h, algo, cases[i], reversed);
+
+    // Problems larger than the CPU GEMM's cache blocks.
+    // depth 40 * 9 = 360 > KC, 150 filters > NC, 2 * 13 * 13 = 338 rows > MC.
+    const std::vector<std::pair<Layout, Layout>> two = {
+        {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::PADDED}};
+    sweep_conv_forward(h, algo, make_case("blocked 3x3", {2, 40, 13, 13}, {150, 40, 3, 3}, {1, 1},
+                                          {1, 1}, {1, 1}, {1, 1}, 1, false),
+                       two);
+    // 64 * 9 = 576 taps: GEMM lowers 2 MiB of rows at a time, 840 of the 1600 rows.
+    sweep_conv_forward(h, algo, make_case("GEMM im2col in two chunks", {1, 64, 40, 40},
+                                          {8, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false),
+                       two);
+    sweep_conv_forward(h, algo, make_case("blocked grouped 1x1", {1, 300, 9, 7}, {140, 150, 1, 1},
+                                          {0, 0}, {0, 0}, {1, 1}, {1, 1}, 2, false),
+                       two);
+
+    if (is_cuda(h)) {
+      SweepOpts opts;  // NHWC with KRSC filters, plain scaling
+      opts.blended = false;
+      opts.kcrs = false;
+      const std::vector<std::pair<Layout, Layout>> nhwc = {
+          {Layout::CHANNELS_LAST, Layout::CHANNELS_LAST}};
+      const std::vector<std::pair<Layout, Layout>> nchw = {
+          {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}};
+      for (const ConvCase& c : cuda_large_cases()) {
+        sweep_conv_forward(h, algo, c, nhwc, opts);
+        SweepOpts o2;  // NCHW with KCRS filters, blended into y
+        o2.plain = false;
+        o2.krsc = false;
+        sweep_conv_forward(h, algo, c, nchw, o2);
+      }
+    }
+  }
 }
 
-TEST_CASE("conv_forward: problems larger than the GEMM cache blocks") {
-  // depth 40 * 9 = 360 > KC, 150 filters > NC, 2 * 13 * 13 = 338 rows > MC.
-  const std::vector<std::pair<Layout, Layout>> layouts = {
-      {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::PADDED}};
-  sweep_conv_forward(make_case("blocked 3x3", {2, 40, 13, 13}, {150, 40, 3, 3}, {1, 1}, {1, 1},
-                               {1, 1}, {1, 1}, 1, false),
-                     layouts);
-  // 64 * 9 = 576 taps: GEMM lowers 2 MiB of rows at a time, 840 of the 1600 rows.
-  sweep_conv_forward(make_case("GEMM im2col in two chunks", {1, 64, 40, 40}, {8, 64, 3, 3}, {1, 1},
-                               {1, 1}, {1, 1}, {1, 1}, 1, false),
-                     layouts);
-  sweep_conv_forward(make_case("blocked grouped 1x1", {1, 300, 9, 7}, {140, 150, 1, 1}, {0, 0},
-                               {0, 0}, {1, 1}, {1, 1}, 2, false),
-                     layouts);
-}
+enum class Residual { NONE, SEPARATE, ALIAS_Y };
 
-TEST_CASE("conv_bias_act_forward: fused bias, residual and activation") {
-  const Handle h = Handle::cpu();
+// conv_bias_act_forward for one algorithm on every backend: bias, residual (z separate or
+// aliasing y) and activation, over layouts and filter layouts.
+void fused_suite(ConvAlgo algo) {
   const std::vector<ActivationDesc> acts = {
       ActivationDesc::identity(),        ActivationDesc::relu(),    ActivationDesc::leaky_relu(0.1f),
       ActivationDesc::silu(),            ActivationDesc::clip(-0.3f, 0.6f), ActivationDesc::sigmoid(),
@@ -202,26 +311,37 @@ TEST_CASE("conv_bias_act_forward: fused bias, residual and activation") {
       make_case("3d", {1, 2, 3, 5, 3}, {3, 2, 2, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 2},
                 {1, 1, 1}, 1, false),
       make_case("2d 1x1", {1, 5, 3, 7}, {7, 5, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
+      make_case("2d 3x3 groups, odd output", {1, 6, 5, 7}, {4, 3, 3, 3}, {1, 0}, {1, 1}, {1, 1},
+                {1, 1}, 2, true),
+      make_case("2d depthwise 3x3", {1, 8, 6, 13}, {8, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 8,
+                false),
   };
-  enum class Residual { NONE, SEPARATE, ALIAS_Y };
   const float alpha1 = 0.7f, alpha2 = 0.4f;
-  for (const ConvCase& c : cases) {
-    const ConvDesc conv = conv_desc(c);
-    const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
-    std::vector<int64_t> bias_dims(y_dims.size(), 1);
-    bias_dims[1] = y_dims[1];
-    for (DType t : {DType::F32, DType::F16}) {
-      const std::vector<double> xv = random_values(t, c.x_dims);
-      const std::vector<double> wv = random_values(t, c.w_dims);
-      const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
-      for (ConvAlgo algo : kCpuAlgos) {
+  for (const Handle& h : test_handles()) {
+    for (const ConvCase& c : cases) {
+      const ConvDesc conv = conv_desc(c);
+      const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+      std::vector<int64_t> bias_dims(y_dims.size(), 1);
+      bias_dims[1] = y_dims[1];
+      for (DType t : {DType::F32, DType::F16}) {
+        CAPTURE(backend_name(h));
+        CAPTURE(c.name);
+        CAPTURE(conv_algo_name(algo));
+        CAPTURE(dtype_name(t));
+        {
+          size_t bytes = 0;
+          if (!claimed_workspace(h, c, algo, make_desc(t, c.x_dims, Layout::CHANNELS_FIRST),
+                                 filter_desc(t, FilterLayout::KCRS, c.w_dims), conv,
+                                 make_desc(t, y_dims, Layout::CHANNELS_FIRST), &bytes))
+            continue;
+        }
+        const std::vector<double> xv = random_values(t, c.x_dims);
+        const std::vector<double> wv = random_values(t, c.w_dims);
+        const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
         for (size_t ai = 0; ai < acts.size(); ++ai) {
           for (bool with_bias : {false, true}) {
             for (Residual res : {Residual::NONE, Residual::SEPARATE, Residual::ALIAS_Y}) {
               const ActivationDesc& act = acts[ai];
-              CAPTURE(c.name);
-              CAPTURE(conv_algo_name(algo));
-              CAPTURE(dtype_name(t));
               CAPTURE(activation_mode_name(act.mode));
               CAPTURE(with_bias);
               CAPTURE(static_cast<int>(res));
@@ -240,18 +360,24 @@ TEST_CASE("conv_bias_act_forward: fused bias, residual and activation") {
               z.fill_random();
               if (res == Residual::ALIAS_Y) y.fill_random(); else y.poison();
               const HostTensor before = y;
-              const void* z_ptr = res == Residual::NONE ? nullptr
-                                  : res == Residual::SEPARATE ? z.data() : y.data();
-              const TensorDesc& z_desc = res == Residual::SEPARATE ? z.desc() : y.desc();
               std::vector<double> z_ref;
               if (res == Residual::SEPARATE) z_ref = z.to_ref();
               if (res == Residual::ALIAS_Y) z_ref = before.to_ref();
-              Workspace ws = workspace_for(h, x.desc(), wd, conv, y.desc(), algo);
-              REQUIRE_OK(conv_bias_act_forward(h, alpha1, x.desc(), x.data(), wd, w.data(), conv,
-                                               algo, ws.data(), ws.bytes.size(), alpha2, z_desc,
-                                               z_ptr, bias.desc(),
-                                               with_bias ? bias.data() : nullptr, act, y.desc(),
-                                               y.data()));
+              size_t bytes = 0;
+              REQUIRE(claimed_workspace(h, c, algo, x.desc(), wd, conv, y.desc(), &bytes));
+              Staging st(h);
+              const void* xp = st.in(x);
+              const void* wp = st.in(w);
+              const void* bp = st.in(bias);
+              const void* zp = res == Residual::SEPARATE ? st.in(z) : nullptr;
+              void* yp = st.out(y);
+              if (res == Residual::ALIAS_Y) zp = yp;
+              const TensorDesc& z_desc = res == Residual::SEPARATE ? z.desc() : y.desc();
+              REQUIRE_OK(conv_bias_act_forward(h, alpha1, x.desc(), xp, wd, wp, conv, algo,
+                                               st.scratch(bytes), bytes, alpha2, z_desc, zp,
+                                               bias.desc(), with_bias ? bp : nullptr, act,
+                                               y.desc(), yp));
+              st.finish();
               const std::vector<double> ref =
                   ref::conv_bias_act(conv_ref, y_dims, alpha1, z_ref, alpha2,
                                      with_bias ? bias.to_ref() : std::vector<double>(), act);
@@ -260,6 +386,50 @@ TEST_CASE("conv_bias_act_forward: fused bias, residual and activation") {
           }
         }
       }
+    }
+  }
+}
+
+}  // namespace
+
+// One test case per algorithm so that a failure names its algorithm (doctest -tc filters).
+TEST_CASE("conv_forward DIRECT") {
+  conv_forward_suite(ConvAlgo::DIRECT);
+  fused_suite(ConvAlgo::DIRECT);
+}
+
+TEST_CASE("conv_forward IMPLICIT_GEMM") {
+  conv_forward_suite(ConvAlgo::IMPLICIT_GEMM);
+  fused_suite(ConvAlgo::IMPLICIT_GEMM);
+}
+
+TEST_CASE("conv_forward IMPLICIT_PRECOMP_GEMM") {
+  conv_forward_suite(ConvAlgo::IMPLICIT_PRECOMP_GEMM);
+  fused_suite(ConvAlgo::IMPLICIT_PRECOMP_GEMM);
+}
+
+TEST_CASE("conv_forward GEMM") {
+  conv_forward_suite(ConvAlgo::GEMM);
+  fused_suite(ConvAlgo::GEMM);
+}
+
+TEST_CASE("conv_forward WINOGRAD") {
+  conv_forward_suite(ConvAlgo::WINOGRAD);
+  fused_suite(ConvAlgo::WINOGRAD);
+}
+
+TEST_CASE("conv_forward FFT (claimed by no backend)") {
+  for (const Handle& h : test_handles()) {
+    for (const ConvCase& c : small_cases()) {
+      CAPTURE(backend_name(h));
+      CAPTURE(c.name);
+      const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+      size_t bytes = 0;
+      CHECK_FALSE(claimed_workspace(h, c, ConvAlgo::FFT,
+                                    make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST),
+                                    filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims),
+                                    conv_desc(c),
+                                    make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST), &bytes));
     }
   }
 }
@@ -292,62 +462,90 @@ TEST_CASE("conv workspace sizes and unsupported algorithms") {
   }
   CHECK_STATUS(conv_forward_workspace_size(h, x, w, conv, y, ConvAlgo::COUNT, &bytes),
                StatusCode::BAD_PARAM);
+
+  // CUDA: DIRECT and IMPLICIT_GEMM need none; WINOGRAD needs its f32 transforms (at least the
+  // 16 transformed filters and the 16 x 49 tiles of input and output), and only for 3x3 stride 1.
+  for (const Handle& hc : test_handles()) {
+    if (!is_cuda(hc)) continue;
+    REQUIRE_OK(conv_forward_workspace_size(hc, x, w, conv, y, ConvAlgo::DIRECT, &bytes));
+    CHECK(bytes == 0);
+    REQUIRE_OK(conv_forward_workspace_size(hc, x, w, conv, y, ConvAlgo::IMPLICIT_GEMM, &bytes));
+    CHECK(bytes == 0);
+    REQUIRE_OK(conv_forward_workspace_size(hc, x, w, conv, y, ConvAlgo::WINOGRAD, &bytes));
+    CHECK(bytes >= (16 * 16 * 8 + 16 * 8 * 49 + 16 * 16 * 49) * 4);
+    CHECK_STATUS(conv_forward_workspace_size(hc, x, w, ConvDesc::conv2d(1, 1, 2, 2),
+                                             TensorDesc::nchw(DType::F32, 1, 16, 7, 7),
+                                             ConvAlgo::WINOGRAD, &bytes),
+                 StatusCode::NOT_SUPPORTED);
+    CHECK_STATUS(conv_forward_workspace_size(hc, x, FilterDesc::kcrs(DType::F32, 16, 8, 5, 5),
+                                             ConvDesc::conv2d(2, 2), y, ConvAlgo::WINOGRAD, &bytes),
+                 StatusCode::NOT_SUPPORTED);
+    CHECK_STATUS(conv_forward_workspace_size(hc, x, w, conv, y, ConvAlgo::FFT, &bytes),
+                 StatusCode::NOT_SUPPORTED);
+  }
 }
 
 TEST_CASE("choose_conv_forward_algo: the chosen algorithm runs within its workspace") {
-  const Handle h = Handle::cpu();
   const std::vector<ConvCase> cases = {
       make_case("3x3", {1, 16, 13, 13}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false),
       make_case("1x1", {2, 32, 7, 7}, {16, 32, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
       make_case("depthwise", {1, 8, 13, 13}, {8, 1, 3, 3}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, 8, false),
       make_case("1d", {1, 3, 13}, {7, 3, 5}, {2}, {2}, {1}, {1}, 1, false),
   };
-  for (const ConvCase& c : cases) {
-    const ConvDesc conv = conv_desc(c);
-    const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
-    const DType t = DType::F32;
-    const FilterDesc wd = filter_desc(t, FilterLayout::KCRS, c.w_dims);
-    HostTensor x(make_desc(t, c.x_dims, Layout::CHANNELS_FIRST));
-    HostTensor w(wd.as_tensor());
-    x.fill_random();
-    w.fill_random();
-    const std::vector<double> conv_ref = ref::conv_forward(x.to_ref(), c.x_dims, w.to_ref(), c.w_dims, c.p);
-    size_t gemm_bytes = 0;
-    HostTensor y(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
-    REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), ConvAlgo::GEMM, &gemm_bytes));
-    struct Choice {
-      ConvPreference pref;
-      size_t limit;
-    };
-    const Choice choices[] = {{ConvPreference::PREFER_FASTEST, 0},
-                              {ConvPreference::NO_WORKSPACE, std::numeric_limits<size_t>::max()},
-                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, 0},
-                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes - 1},
-                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes},
-                              {ConvPreference::SPECIFY_WORKSPACE_LIMIT, std::numeric_limits<size_t>::max()}};
-    for (const Choice& ch : choices) {
-      CAPTURE(c.name);
-      CAPTURE(static_cast<int>(ch.pref));
-      CAPTURE(ch.limit);
-      ConvAlgo algo = ConvAlgo::COUNT;
-      REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(), ch.pref, ch.limit, &algo));
-      size_t bytes = 0;
-      REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), algo, &bytes));
-      if (ch.pref == ConvPreference::NO_WORKSPACE) CHECK(bytes == 0);
-      if (ch.pref == ConvPreference::SPECIFY_WORKSPACE_LIMIT) CHECK(bytes <= ch.limit);
-      y.poison();
-      const HostTensor before = y;
-      std::vector<unsigned char> ws(bytes);
-      REQUIRE_OK(conv_forward(h, 1.f, x.desc(), x.data(), wd, w.data(), conv, algo,
-                              bytes ? ws.data() : nullptr, bytes, 0.f, y.desc(), y.data()));
-      check_output(y, before, conv_ref, tol_for(t));
-    }
-    // For a layer with enough filters, the fastest choice is a GEMM algorithm.
-    if (c.w_dims[0] / c.p.groups >= 16) {
-      ConvAlgo algo = ConvAlgo::COUNT;
-      REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(),
-                                          ConvPreference::PREFER_FASTEST, 0, &algo));
-      CHECK(algo == ConvAlgo::GEMM);
+  for (const Handle& h : test_handles()) {
+    for (const ConvCase& c : cases) {
+      const ConvDesc conv = conv_desc(c);
+      const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+      const DType t = DType::F32;
+      const FilterDesc wd = filter_desc(t, FilterLayout::KCRS, c.w_dims);
+      HostTensor x(make_desc(t, c.x_dims, Layout::CHANNELS_FIRST));
+      HostTensor w(wd.as_tensor());
+      x.fill_random();
+      w.fill_random();
+      const std::vector<double> conv_ref = ref::conv_forward(x.to_ref(), c.x_dims, w.to_ref(), c.w_dims, c.p);
+      size_t gemm_bytes = 0;
+      HostTensor y(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
+      REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), ConvAlgo::GEMM, &gemm_bytes));
+      struct Choice {
+        ConvPreference pref;
+        size_t limit;
+      };
+      const Choice choices[] = {{ConvPreference::PREFER_FASTEST, 0},
+                                {ConvPreference::NO_WORKSPACE, std::numeric_limits<size_t>::max()},
+                                {ConvPreference::SPECIFY_WORKSPACE_LIMIT, 0},
+                                {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes > 0 ? gemm_bytes - 1 : 0},
+                                {ConvPreference::SPECIFY_WORKSPACE_LIMIT, gemm_bytes},
+                                {ConvPreference::SPECIFY_WORKSPACE_LIMIT, std::numeric_limits<size_t>::max()}};
+      for (const Choice& ch : choices) {
+        CAPTURE(backend_name(h));
+        CAPTURE(c.name);
+        CAPTURE(static_cast<int>(ch.pref));
+        CAPTURE(ch.limit);
+        ConvAlgo algo = ConvAlgo::COUNT;
+        REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(), ch.pref, ch.limit, &algo));
+        CAPTURE(conv_algo_name(algo));
+        size_t bytes = 0;
+        REQUIRE_OK(conv_forward_workspace_size(h, x.desc(), wd, conv, y.desc(), algo, &bytes));
+        if (ch.pref == ConvPreference::NO_WORKSPACE) CHECK(bytes == 0);
+        if (ch.pref == ConvPreference::SPECIFY_WORKSPACE_LIMIT) CHECK(bytes <= ch.limit);
+        y.poison();
+        const HostTensor before = y;
+        Staging st(h);
+        const void* xp = st.in(x);
+        const void* wp = st.in(w);
+        void* yp = st.out(y);
+        REQUIRE_OK(conv_forward(h, 1.f, x.desc(), xp, wd, wp, conv, algo, st.scratch(bytes), bytes,
+                                0.f, y.desc(), yp));
+        st.finish();
+        check_output(y, before, conv_ref, tol_for(t));
+      }
+      // On the CPU, for a layer with enough filters, the fastest choice is a GEMM algorithm.
+      if (!is_cuda(h) && c.w_dims[0] / c.p.groups >= 16) {
+        ConvAlgo algo = ConvAlgo::COUNT;
+        REQUIRE_OK(choose_conv_forward_algo(h, x.desc(), wd, conv, y.desc(),
+                                            ConvPreference::PREFER_FASTEST, 0, &algo));
+        CHECK(algo == ConvAlgo::GEMM);
+      }
     }
   }
 }
@@ -394,8 +592,14 @@ TEST_CASE("conv routines reject invalid input") {
   // Filter larger than the padded input (dilation 4: the 3 taps span 9 > 5 + 2).
   CHECK_STATUS(run(x, w, ConvDesc::conv2d(1, 1, 1, 1, 4, 1), TensorDesc::nchw(f32, 1, 6, 1, 5)),
                StatusCode::BAD_PARAM);
-  // Large pads are allowed (ONNX), the output grows.
-  REQUIRE_OK(run(x, w, ConvDesc::conv2d(4, 0), TensorDesc::nchw(f32, 1, 6, 11, 3)));
+  // Large pads are allowed (ONNX), the output grows (into a buffer of its own: 6 x 11 x 3
+  // elements do not fit in yt).
+  {
+    const TensorDesc big_y = TensorDesc::nchw(f32, 1, 6, 11, 3);
+    HostTensor big(big_y);
+    REQUIRE_OK(conv_forward(h, 1.f, x, xp, w, wp, ConvDesc::conv2d(4, 0), direct, nullptr, 0, 0.f,
+                            big_y, big.data()));
+  }
   // Bad descriptors.
   CHECK_STATUS(run(TensorDesc::nchw(f32, 1, 4, 0, 5), w, conv, y), StatusCode::BAD_PARAM);
   CHECK_STATUS(run(x, FilterDesc::kcrs(f32, 6, 4, 0, 3), conv, y), StatusCode::BAD_PARAM);

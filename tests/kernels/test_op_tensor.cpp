@@ -1,4 +1,4 @@
-// op_tensor on the CPU backend against the float64 reference.
+// op_tensor on every backend against the float64 reference.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -61,7 +61,7 @@ const Scaling kScalings[] = {{1.f, 1.f, 0.f}, {0.5f, -1.5f, 0.25f}};
 }  // namespace
 
 TEST_CASE("op_tensor matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const Layout in_layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED};
   const Layout out_layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED,
                                 Layout::REVERSED};
@@ -72,6 +72,7 @@ TEST_CASE("op_tensor matches the float64 reference") {
           for (Layout lb : in_layouts) {
             for (Layout lc : out_layouts) {
               for (const Scaling& s : kScalings) {
+                CAPTURE(std::string(backend_name(h)));
                 CAPTURE(std::string(dtype_name(t)));
                 CAPTURE(std::string(tensor_op_name(op)));
                 CAPTURE(dims_str(k.a));
@@ -90,8 +91,10 @@ TEST_CASE("op_tensor matches the float64 reference") {
                 HostTensor c(make_desc(t, k.c, lc));
                 if (s.beta == 0.f) c.poison(); else c.fill_random();
                 const HostTensor before = c;
-                REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), a.data(), s.alpha2, b.desc(),
-                                     b.data(), s.beta, c.desc(), c.data()));
+                Staging st(h);
+                REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(),
+                                     st.in(b), s.beta, c.desc(), st.out(c)));
+                st.finish();
                 const auto ref = ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b,
                                                 b.to_ref(), k.c);
                 check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
@@ -102,10 +105,55 @@ TEST_CASE("op_tensor matches the float64 reference") {
       }
     }
   }
+  }
+}
+
+TEST_CASE("op_tensor on large tensors: same layout, per-channel and row operands") {
+  // The vector loop (inner dims that are multiples of 8), the scalar loop (odd inner dims) and a
+  // flat length that is not a multiple of the vector width.
+  const OpCase cases[] = {
+      {{2, 64, 24, 32}, {2, 64, 24, 32}, {2, 64, 24, 32}},
+      {{2, 64, 24, 32}, {1, 64, 1, 1}, {2, 64, 24, 32}},
+      {{1, 64, 1, 1}, {2, 64, 24, 32}, {2, 64, 24, 32}},
+      {{2, 67, 15, 9}, {1, 67, 1, 1}, {2, 67, 15, 9}},
+      {{3, 5, 33, 40}, {1, 1, 1, 40}, {3, 5, 33, 40}},
+      {{100003}, {100003}, {100003}},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (TensorOp op : {TensorOp::ADD, TensorOp::DIV, TensorOp::MAX}) {
+        for (const OpCase& k : cases) {
+          for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+            const Scaling& s = kScalings[t == DType::F32 ? 0 : 1];
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(tensor_op_name(op)));
+            CAPTURE(dims_str(k.a));
+            CAPTURE(dims_str(k.b));
+            CAPTURE(std::string(layout_name(l)));
+            HostTensor a(make_desc(t, k.a, l));
+            fill_input(a, false);
+            HostTensor b(make_desc(t, k.b, l));
+            fill_input(b, op == TensorOp::DIV);
+            HostTensor c(make_desc(t, k.c, l));
+            if (s.beta == 0.f) c.poison(); else c.fill_random();
+            const HostTensor before = c;
+            Staging st(h);
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(), st.in(b),
+                                 s.beta, c.desc(), st.out(c)));
+            st.finish();
+            const auto ref =
+                ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
+            check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const OpCase cases[] = {{{5}, {2, 3, 5}, {2, 3, 5}},
                           {{2, 3, 5}, {3, 1}, {2, 3, 5}},
                           {{1}, {4, 1, 1, 2}, {4, 3, 2, 2}}};
@@ -113,6 +161,7 @@ TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
     for (TensorOp op : kAllOps) {
       for (const OpCase& k : cases) {
         for (const Scaling& s : kScalings) {
+          CAPTURE(std::string(backend_name(h)));
           CAPTURE(std::string(dtype_name(t)));
           CAPTURE(std::string(tensor_op_name(op)));
           CAPTURE(dims_str(k.a));
@@ -125,8 +174,10 @@ TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
           HostTensor c(make_desc(t, k.c, Layout::CHANNELS_LAST));
           if (s.beta == 0.f) c.poison(); else c.fill_random();
           const HostTensor before = c;
-          REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), a.data(), s.alpha2, b.desc(), b.data(),
-                               s.beta, c.desc(), c.data()));
+          Staging st(h);
+          REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(), st.in(b),
+                               s.beta, c.desc(), st.out(c)));
+          st.finish();
           const auto ref =
               ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
           check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
@@ -134,15 +185,21 @@ TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
       }
     }
   }
+  }
 }
 
 TEST_CASE("op_tensor writes in place over a or b of the same layout") {
-  const Handle h = Handle::cpu();
-  const std::vector<int64_t> dims = {2, 3, 4, 5}, bias = {1, 3, 1, 1};
+  // W = 8: the CUDA vector loop runs in place too.
+  const std::vector<std::vector<int64_t>> shapes = {{2, 3, 4, 5}, {2, 3, 4, 8}};
+  const std::vector<int64_t> bias = {1, 3, 1, 1};
+  for (const Handle& h : test_handles())
+  for (const std::vector<int64_t>& dims : shapes)
   for (DType t : {DType::F32, DType::F16}) {
     for (TensorOp op : kAllOps) {
       for (Layout l : {Layout::CHANNELS_LAST, Layout::PADDED}) {
         for (const Scaling& s : kScalings) {
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(dims_str(dims));
           CAPTURE(std::string(dtype_name(t)));
           CAPTURE(std::string(tensor_op_name(op)));
           CAPTURE(std::string(layout_name(l)));
@@ -154,8 +211,11 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
             fill_input(c, false);
             fill_input(small, div);
             const HostTensor before = c;
-            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), c.data(), s.alpha2, small.desc(),
-                                 small.data(), s.beta, c.desc(), c.data()));
+            Staging st(h);
+            void* cc = st.out(c);
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), cc, s.alpha2, small.desc(),
+                                 st.in(small), s.beta, c.desc(), cc));
+            st.finish();
             const auto ref = ref::op_tensor(op, s.alpha1, dims, before.to_ref(), s.alpha2, bias,
                                             small.to_ref(), dims);
             check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
@@ -165,8 +225,11 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
             fill_input(c, div);
             fill_input(small, false);
             const HostTensor before = c;
-            REQUIRE_OK(op_tensor(h, op, s.alpha1, small.desc(), small.data(), s.alpha2, c.desc(),
-                                 c.data(), s.beta, c.desc(), c.data()));
+            Staging st(h);
+            void* cc = st.out(c);
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, small.desc(), st.in(small), s.alpha2, c.desc(),
+                                 cc, s.beta, c.desc(), cc));
+            st.finish();
             const auto ref = ref::op_tensor(op, s.alpha1, bias, small.to_ref(), s.alpha2, dims,
                                             before.to_ref(), dims);
             check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
@@ -175,8 +238,11 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
             HostTensor c(make_desc(t, dims, l));
             fill_input(c, div);
             const HostTensor before = c;
-            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), c.data(), s.alpha2, c.desc(), c.data(),
-                                 s.beta, c.desc(), c.data()));
+            Staging st(h);
+            void* cc = st.out(c);
+            REQUIRE_OK(op_tensor(h, op, s.alpha1, c.desc(), cc, s.alpha2, c.desc(), cc, s.beta,
+                                 c.desc(), cc));
+            st.finish();
             const auto ref = ref::op_tensor(op, s.alpha1, dims, before.to_ref(), s.alpha2, dims,
                                             before.to_ref(), dims);
             check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
@@ -188,17 +254,25 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
 }
 
 TEST_CASE("op_tensor MIN and MAX propagate NaN") {
-  const Handle h = Handle::cpu();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const TensorDesc d = TensorDesc::packed(DType::F32, {2});
+  for (const Handle& h : test_handles())
+  for (DType t : {DType::F32, DType::F16})
   for (TensorOp op : {TensorOp::MIN, TensorOp::MAX}) {
+    CAPTURE(std::string(backend_name(h)));
+    CAPTURE(std::string(dtype_name(t)));
     CAPTURE(std::string(tensor_op_name(op)));
-    const float a[2] = {nan, 1.f};
-    const float b[2] = {1.f, nan};
-    float c[2] = {0.f, 0.f};
-    REQUIRE_OK(op_tensor(h, op, 1.f, d, a, 1.f, d, b, 0.f, d, c));
-    CHECK(std::isnan(c[0]));
-    CHECK(std::isnan(c[1]));
+    // 16 elements: the CUDA vector loop; NaN on either side, in every lane position.
+    const TensorDesc d = TensorDesc::packed(t, {16});
+    HostTensor a(d), b(d), c(d);
+    for (int64_t i = 0; i < 16; ++i) {
+      a.set(&i, i % 2 == 0 ? nan : 1.0);
+      b.set(&i, i % 2 == 0 ? 1.0 : nan);
+    }
+    c.fill(0.0);
+    Staging st(h);
+    REQUIRE_OK(op_tensor(h, op, 1.f, d, st.in(a), 1.f, d, st.in(b), 0.f, d, st.out(c)));
+    st.finish();
+    for (int64_t i = 0; i < 16; ++i) CHECK(std::isnan(c.get(&i)));
   }
 }
 

@@ -1,4 +1,4 @@
-// pad_forward on the CPU backend against the float64 reference (numpy.pad per axis, then crop).
+// pad_forward on every backend against the float64 reference (numpy.pad per axis, then crop).
 #include <algorithm>
 #include <cstdint>
 
@@ -38,7 +38,7 @@ void random_pads(PadMode mode, const std::vector<int64_t>& x_dims, std::vector<i
 }  // namespace
 
 TEST_CASE("pad_forward matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {7}, {1, 13}, {3, 7, 5}, {2, 3, 7, 5}, {1, 3, 3, 7, 2}, {3, 1, 3}};
   for (const auto& x_dims : shapes) {
@@ -53,21 +53,24 @@ TEST_CASE("pad_forward matches the float64 reference") {
               std::vector<int64_t> y_dims = x_dims;
               for (size_t i = 0; i < y_dims.size(); ++i) y_dims[i] += begin[i] + end[i];
               const double value = uniform(-2.0, 2.0);
+              CAPTURE(std::string(backend_name(h)));
               CAPTURE(dims_str(x_dims));
-              CAPTURE(mode_name(mode));
+              CAPTURE(std::string(mode_name(mode)));
               CAPTURE(dims_str(begin));
               CAPTURE(dims_str(end));
-              CAPTURE(dtype_name(t));
-              CAPTURE(layout_name(lx));
-              CAPTURE(layout_name(ly));
+              CAPTURE(std::string(dtype_name(t)));
+              CAPTURE(std::string(layout_name(lx)));
+              CAPTURE(std::string(layout_name(ly)));
               CAPTURE(beta);
               HostTensor x(make_desc(t, x_dims, lx));
               x.fill_random();
               HostTensor y(make_desc(t, y_dims, ly));
               if (beta == 0.f) y.poison(); else y.fill_random();
               const HostTensor before = y;
+              Staging st(h);
               REQUIRE_OK(pad_forward(h, mode, begin.data(), end.data(), static_cast<float>(value),
-                                     alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+                                     alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+              st.finish();
               const auto ref = ref::pad(mode, x.to_ref(), x_dims, begin, end,
                                         static_cast<double>(static_cast<float>(value)));
               check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
@@ -77,10 +80,51 @@ TEST_CASE("pad_forward matches the float64 reference") {
       }
     }
   }
+  }
+}
+
+TEST_CASE("pad_forward on large tensors: spatial padding of NCHW and NHWC") {
+  struct Case {
+    PadMode mode;
+    std::vector<int64_t> x_dims, begin, end;
+  };
+  const Case cases[] = {
+      {PadMode::CONSTANT, {2, 32, 40, 36}, {0, 0, 1, 2}, {0, 0, 1, 2}},
+      {PadMode::REFLECT, {2, 32, 40, 36}, {0, 0, 3, 3}, {0, 0, 2, 3}},
+      {PadMode::EDGE, {2, 32, 40, 36}, {0, 1, -2, 4}, {0, 2, 3, -1}},
+      {PadMode::CONSTANT, {100003}, {5}, {-7}},
+  };
+  for (const Handle& h : test_handles()) {
+    for (const Case& c : cases) {
+      for (DType t : {DType::F32, DType::F16}) {
+        for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+          std::vector<int64_t> y_dims = c.x_dims;
+          for (size_t i = 0; i < y_dims.size(); ++i) y_dims[i] += c.begin[i] + c.end[i];
+          const float alpha = t == DType::F32 ? 1.f : 0.5f, beta = t == DType::F32 ? 0.f : 0.25f;
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(std::string(mode_name(c.mode)));
+          CAPTURE(dims_str(c.x_dims));
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(std::string(layout_name(l)));
+          HostTensor x(make_desc(t, c.x_dims, l));
+          x.fill_random();
+          HostTensor y(make_desc(t, y_dims, l));
+          if (beta == 0.f) y.poison(); else y.fill_random();
+          const HostTensor before = y;
+          Staging st(h);
+          REQUIRE_OK(pad_forward(h, c.mode, c.begin.data(), c.end.data(), 0.5f, alpha, x.desc(),
+                                 st.in(x), beta, y.desc(), st.out(y)));
+          st.finish();
+          const auto ref = ref::pad(c.mode, x.to_ref(), c.x_dims, c.begin, c.end, 0.5);
+          check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("pad_forward: fixed cases, crops, pads at the limit and rank 8") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   struct Case {
     PadMode mode;
     std::vector<int64_t> x_dims, begin, end;
@@ -100,22 +144,26 @@ TEST_CASE("pad_forward: fixed cases, crops, pads at the limit and rank 8") {
       for (Layout ly : {Layout::PADDED, Layout::REVERSED}) {
         std::vector<int64_t> y_dims = c.x_dims;
         for (size_t i = 0; i < y_dims.size(); ++i) y_dims[i] += c.begin[i] + c.end[i];
-        CAPTURE(mode_name(c.mode));
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(mode_name(c.mode)));
         CAPTURE(dims_str(c.x_dims));
         CAPTURE(dims_str(c.begin));
         CAPTURE(dims_str(c.end));
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(dtype_name(t)));
         HostTensor x(make_desc(t, c.x_dims, Layout::CHANNELS_LAST));
         x.fill_random();
         HostTensor y(make_desc(t, y_dims, ly));
         y.fill_random();
         const HostTensor before = y;
+        Staging st(h);
         REQUIRE_OK(pad_forward(h, c.mode, c.begin.data(), c.end.data(), -0.75f, 0.5f, x.desc(),
-                               x.data(), 0.25f, y.desc(), y.data()));
+                               st.in(x), 0.25f, y.desc(), st.out(y)));
+        st.finish();
         const auto ref = ref::pad(c.mode, x.to_ref(), c.x_dims, c.begin, c.end, -0.75);
         check_output(y, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
       }
     }
+  }
   }
 }
 

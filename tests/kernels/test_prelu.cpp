@@ -1,4 +1,4 @@
-// prelu_forward on the CPU backend against the float64 reference.
+// prelu_forward on every backend against the float64 reference.
 #include <string>
 
 #include "kernels/util.h"
@@ -22,7 +22,7 @@ std::vector<std::vector<int64_t>> slope_shapes(const std::vector<int64_t>& x_dim
 }  // namespace
 
 TEST_CASE("prelu_forward matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {7},          {3, 13},          {2, 3, 7},             {3, 13, 5, 7},
       {2, 3, 1, 4, 5}, {1, 3, 2, 1, 2, 3}, {2, 1, 3, 1, 2, 1, 3}, {1, 2, 1, 3, 1, 2, 1, 3}};
@@ -35,6 +35,7 @@ TEST_CASE("prelu_forward matches the float64 reference") {
             for (Layout ly : {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED}) {
               for (const auto& scaling : scalings) {
                 const float alpha = scaling.first, beta = scaling.second;
+                CAPTURE(std::string(backend_name(h)));
                 CAPTURE(std::string(dtype_name(t)));
                 CAPTURE(dims_str(dims));
                 CAPTURE(dims_str(sdims));
@@ -50,8 +51,10 @@ TEST_CASE("prelu_forward matches the float64 reference") {
                 HostTensor y(make_desc(t, dims, ly));
                 if (beta == 0.f) y.poison(); else y.fill_random();
                 const HostTensor before = y;
-                REQUIRE_OK(prelu_forward(h, alpha, x.desc(), x.data(), slope.desc(), slope.data(),
-                                         beta, y.desc(), y.data()));
+                Staging st(h);
+                REQUIRE_OK(prelu_forward(h, alpha, x.desc(), st.in(x), slope.desc(), st.in(slope),
+                                         beta, y.desc(), st.out(y)));
+                st.finish();
                 const auto op = ref::prelu(dims, x.to_ref(), sdims, slope.to_ref());
                 check_output(y, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
               }
@@ -61,11 +64,53 @@ TEST_CASE("prelu_forward matches the float64 reference") {
       }
     }
   }
+  }
+}
+
+TEST_CASE("prelu_forward on large tensors: per-channel, scalar and full slopes, NCHW and NHWC") {
+  // Inner dims that are multiples of 8 (the CUDA vector loop) and odd ones (the scalar loop).
+  struct Case {
+    std::vector<int64_t> x, slope;
+  };
+  const Case cases[] = {
+      {{2, 64, 24, 32}, {1, 64, 1, 1}}, {{2, 64, 24, 32}, {1, 1, 1, 1}},
+      {{2, 64, 24, 32}, {1, 1, 1, 32}}, {{2, 64, 24, 32}, {2, 64, 24, 32}},
+      {{2, 67, 15, 9}, {1, 67, 1, 1}},  {{2, 67, 15, 9}, {2, 67, 15, 9}},
+      {{100003}, {1}},                  {{100003}, {100003}},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (const Case& c : cases) {
+        for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+          const float alpha = t == DType::F32 ? 1.f : 0.5f, beta = t == DType::F32 ? 0.f : 0.25f;
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(dims_str(c.x));
+          CAPTURE(dims_str(c.slope));
+          CAPTURE(std::string(layout_name(l)));
+          HostTensor x(make_desc(t, c.x, l));
+          x.fill_random(-2.0, 2.0);
+          HostTensor slope(make_desc(t, c.slope, l));
+          slope.fill_random(-1.0, 1.0);
+          HostTensor y(make_desc(t, c.x, l));
+          if (beta == 0.f) y.poison(); else y.fill_random();
+          const HostTensor before = y;
+          Staging st(h);
+          REQUIRE_OK(prelu_forward(h, alpha, x.desc(), st.in(x), slope.desc(), st.in(slope), beta,
+                                   y.desc(), st.out(y)));
+          st.finish();
+          const auto op = ref::prelu(c.x, x.to_ref(), c.slope, slope.to_ref());
+          check_output(y, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("prelu_forward takes a stride-0 broadcast slope and works in place") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16}) {
+    CAPTURE(std::string(backend_name(h)));
     CAPTURE(std::string(dtype_name(t)));
     const std::vector<int64_t> dims = {2, 5, 3, 3};
     HostTensor x(make_desc(t, dims, Layout::CHANNELS_LAST));
@@ -74,8 +119,11 @@ TEST_CASE("prelu_forward takes a stride-0 broadcast slope and works in place") {
     HostTensor slope(TensorDesc::strided(t, {1, 5, 1, 1}, {0, 1, 0, 0}));
     slope.fill_random(-1, 1);
     const HostTensor before = x;
-    REQUIRE_OK(prelu_forward(h, 0.5f, x.desc(), x.data(), slope.desc(), slope.data(), 0.25f,
-                             x.desc(), x.data()));
+    Staging st(h);
+    void* xy = st.out(x);
+    REQUIRE_OK(prelu_forward(h, 0.5f, x.desc(), xy, slope.desc(), st.in(slope), 0.25f, x.desc(),
+                             xy));
+    st.finish();
     const auto op = ref::prelu(dims, before.to_ref(), {1, 5, 1, 1}, slope.to_ref());
     check_output(x, before, blend(op, 0.5, 0.25, before.to_ref()), tol_for(t));
   }

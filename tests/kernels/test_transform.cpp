@@ -1,4 +1,4 @@
-// transform_tensor on the CPU backend: layout changes, transposes, dtype conversion, strided
+// transform_tensor on every backend: layout changes, transposes, dtype conversion, strided
 // slices of the source and of the destination, against the stored input values.
 #include <algorithm>
 #include <cmath>
@@ -48,14 +48,18 @@ View make_view(const TensorDesc& parent, const std::vector<int64_t>& begin,
   return v;
 }
 
-void* at_offset(HostTensor& t, int64_t elems) {
-  return static_cast<unsigned char*>(t.data()) + elems * dtype_size(t.desc().dtype());
+// p advanced by `elems` elements of dtype t (host or device memory alike).
+void* at_offset(void* p, DType t, int64_t elems) {
+  return static_cast<unsigned char*>(p) + elems * static_cast<int64_t>(dtype_size(t));
+}
+const void* at_offset(const void* p, DType t, int64_t elems) {
+  return static_cast<const unsigned char*>(p) + elems * static_cast<int64_t>(dtype_size(t));
 }
 
 }  // namespace
 
 TEST_CASE("transform_tensor converts between all layouts and dtypes, ranks 1-6") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {13},         {1},          {7, 3},          {1, 13},           {3, 7, 13},
       {3, 1, 7},    {2, 3, 7, 5}, {1, 7, 3, 13},   {3, 2, 1, 7, 3},   {2, 3, 1, 2, 3, 7}};
@@ -66,11 +70,12 @@ TEST_CASE("transform_tensor converts between all layouts and dtypes, ranks 1-6")
           for (Layout ly : kLayouts) {
             for (const auto& scaling : kScalings) {
               const float alpha = scaling.first, beta = scaling.second;
+              CAPTURE(std::string(backend_name(h)));
               CAPTURE(dims_str(dims));
-              CAPTURE(dtype_name(tx));
-              CAPTURE(dtype_name(ty));
-              CAPTURE(layout_name(lx));
-              CAPTURE(layout_name(ly));
+              CAPTURE(std::string(dtype_name(tx)));
+              CAPTURE(std::string(dtype_name(ty)));
+              CAPTURE(std::string(layout_name(lx)));
+              CAPTURE(std::string(layout_name(ly)));
               CAPTURE(alpha);
               CAPTURE(beta);
               HostTensor x(make_desc(tx, dims, lx));
@@ -78,7 +83,9 @@ TEST_CASE("transform_tensor converts between all layouts and dtypes, ranks 1-6")
               HostTensor y(make_desc(ty, dims, ly));
               if (beta == 0.f) y.poison(); else y.fill_random();
               const HostTensor before = y;
-              REQUIRE_OK(transform_tensor(h, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+              Staging st(h);
+              REQUIRE_OK(transform_tensor(h, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+              st.finish();
               check_output(y, before, blend(x.to_ref(), alpha, beta, before.to_ref()), tol_for(ty));
             }
           }
@@ -86,10 +93,11 @@ TEST_CASE("transform_tensor converts between all layouts and dtypes, ranks 1-6")
       }
     }
   }
+  }
 }
 
 TEST_CASE("transform_tensor handles ranks 7 and 8 and arbitrary permutations") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {{2, 3, 1, 2, 3, 1, 3}, {2, 1, 3, 2, 1, 3, 2, 3}};
   for (const auto& dims : shapes) {
     const int r = static_cast<int>(dims.size());
@@ -106,6 +114,7 @@ TEST_CASE("transform_tensor handles ranks 7 and 8 and arbitrary permutations") {
       }
       for (DType tx : kDtypes) {
         const DType ty = tx == DType::F32 ? DType::F16 : DType::F32;
+        CAPTURE(std::string(backend_name(h)));
         CAPTURE(dims_str(dims));
         CAPTURE(trial);
         HostTensor x(TensorDesc::strided(tx, r, dims.data(), strides));
@@ -113,15 +122,18 @@ TEST_CASE("transform_tensor handles ranks 7 and 8 and arbitrary permutations") {
         HostTensor y(make_desc(ty, dims, trial % 3 == 0 ? Layout::REVERSED : Layout::PADDED));
         y.fill_random();
         const HostTensor before = y;
-        REQUIRE_OK(transform_tensor(h, 0.5f, x.desc(), x.data(), 0.25f, y.desc(), y.data()));
+        Staging st(h);
+        REQUIRE_OK(transform_tensor(h, 0.5f, x.desc(), st.in(x), 0.25f, y.desc(), st.out(y)));
+        st.finish();
         check_output(y, before, blend(x.to_ref(), 0.5, 0.25, before.to_ref()), tol_for(ty));
       }
     }
   }
+  }
 }
 
 TEST_CASE("transform_tensor slices a strided view of the source") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   struct Case {
     std::vector<int64_t> parent, begin, step, dims;
   };
@@ -138,10 +150,11 @@ TEST_CASE("transform_tensor slices a strided view of the source") {
         for (Layout ly : {Layout::CHANNELS_FIRST, Layout::REVERSED}) {
           for (const auto& scaling : kScalings) {
             const float alpha = scaling.first, beta = scaling.second;
+            CAPTURE(std::string(backend_name(h)));
             CAPTURE(dims_str(c.parent));
             CAPTURE(dims_str(c.dims));
-            CAPTURE(layout_name(lp));
-            CAPTURE(layout_name(ly));
+            CAPTURE(std::string(layout_name(lp)));
+            CAPTURE(std::string(layout_name(ly)));
             CAPTURE(beta);
             HostTensor parent(make_desc(tx, c.parent, lp));
             parent.fill_random();
@@ -149,8 +162,10 @@ TEST_CASE("transform_tensor slices a strided view of the source") {
             HostTensor y(make_desc(tx, c.dims, ly));
             if (beta == 0.f) y.poison(); else y.fill_random();
             const HostTensor before = y;
-            REQUIRE_OK(transform_tensor(h, alpha, v.desc, at_offset(parent, v.offset), beta,
-                                        y.desc(), y.data()));
+            Staging st(h);
+            REQUIRE_OK(transform_tensor(h, alpha, v.desc, at_offset(st.in(parent), tx, v.offset),
+                                        beta, y.desc(), st.out(y)));
+            st.finish();
             std::vector<double> expected(static_cast<size_t>(count(c.dims)));
             for (int64_t p = 0; p < count(c.dims); ++p) {
               std::vector<int64_t> idx = unflatten(p, c.dims);
@@ -163,10 +178,11 @@ TEST_CASE("transform_tensor slices a strided view of the source") {
       }
     }
   }
+  }
 }
 
 TEST_CASE("transform_tensor writes into a strided view of the destination only") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<int64_t> parent_dims = {3, 7, 13};
   const std::vector<int64_t> begin = {1, 1, 2}, step = {1, 2, 3}, dims = {2, 3, 4};
   for (DType tx : kDtypes) {
@@ -174,9 +190,10 @@ TEST_CASE("transform_tensor writes into a strided view of the destination only")
       for (Layout lp : kLayouts) {
         for (const auto& scaling : kScalings) {
           const float alpha = scaling.first, beta = scaling.second;
-          CAPTURE(dtype_name(tx));
-          CAPTURE(dtype_name(ty));
-          CAPTURE(layout_name(lp));
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(std::string(dtype_name(tx)));
+          CAPTURE(std::string(dtype_name(ty)));
+          CAPTURE(std::string(layout_name(lp)));
           CAPTURE(beta);
           HostTensor x(make_desc(tx, dims, Layout::PADDED));
           x.fill_random();
@@ -184,8 +201,10 @@ TEST_CASE("transform_tensor writes into a strided view of the destination only")
           parent.fill_random();
           const HostTensor before = parent;
           const View v = make_view(parent.desc(), begin, step, dims);
-          REQUIRE_OK(transform_tensor(h, alpha, x.desc(), x.data(), beta, v.desc,
-                                      at_offset(parent, v.offset)));
+          Staging st(h);
+          REQUIRE_OK(transform_tensor(h, alpha, x.desc(), st.in(x), beta, v.desc,
+                                      at_offset(st.out(parent), ty, v.offset)));
+          st.finish();
           // Inside the view: alpha * x + beta * before; everywhere else: unchanged.
           std::vector<double> expected = before.to_ref();
           const std::vector<double> xs = x.to_ref();
@@ -201,33 +220,115 @@ TEST_CASE("transform_tensor writes into a strided view of the destination only")
       }
     }
   }
+  }
 }
 
 TEST_CASE("transform_tensor works in place on one layout") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles())
   for (DType t : kDtypes) {
-    for (const auto& scaling : kScalings) {
-      const float alpha = scaling.first, beta = scaling.second;
-      HostTensor x(make_desc(t, {2, 7, 3, 5}, Layout::PADDED));
-      x.fill_random();
-      const HostTensor before = x;
-      REQUIRE_OK(transform_tensor(h, alpha, x.desc(), x.data(), beta, x.desc(), x.data()));
-      check_output(x, before, blend(before.to_ref(), alpha, beta, before.to_ref()), tol_for(t));
+    for (Layout l : {Layout::PADDED, Layout::CHANNELS_LAST}) {
+      for (const auto& scaling : kScalings) {
+        const float alpha = scaling.first, beta = scaling.second;
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(layout_name(l)));
+        HostTensor x(make_desc(t, {2, 7, 3, 5}, l));
+        x.fill_random();
+        const HostTensor before = x;
+        Staging st(h);
+        void* xy = st.out(x);
+        REQUIRE_OK(transform_tensor(h, alpha, x.desc(), xy, beta, x.desc(), xy));
+        st.finish();
+        check_output(x, before, blend(before.to_ref(), alpha, beta, before.to_ref()), tol_for(t));
+      }
+    }
+  }
+}
+
+TEST_CASE("transform_tensor on large tensors: flat, NCHW <-> NHWC, tile and vector edges") {
+  // Shapes whose transposed dims are not multiples of the 32x32 tile, a flat length that is not
+  // a multiple of the vector width, and misaligned (offset by one element) dense views.
+  for (const Handle& h : test_handles()) {
+    struct Case {
+      std::vector<int64_t> dims;
+      Layout lx, ly;
+    };
+    const Case cases[] = {
+        {{2, 67, 19, 35}, Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST},
+        {{2, 67, 19, 35}, Layout::CHANNELS_LAST, Layout::CHANNELS_FIRST},
+        {{3, 40, 33, 17}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+        {{3, 40, 33, 17}, Layout::CHANNELS_LAST, Layout::CHANNELS_LAST},
+        {{100003}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+        {{1, 3, 128, 96}, Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST},
+        {{5, 48, 2, 2, 65}, Layout::REVERSED, Layout::CHANNELS_FIRST},
+    };
+    for (const Case& c : cases) {
+      for (DType tx : kDtypes) {
+        for (DType ty : kDtypes) {
+          for (const auto& scaling : kScalings) {
+            for (int misalign = 0; misalign < 2; ++misalign) {
+              const float alpha = scaling.first, beta = scaling.second;
+              CAPTURE(std::string(backend_name(h)));
+              CAPTURE(dims_str(c.dims));
+              CAPTURE(std::string(dtype_name(tx)));
+              CAPTURE(std::string(dtype_name(ty)));
+              CAPTURE(std::string(layout_name(c.lx)));
+              CAPTURE(std::string(layout_name(c.ly)));
+              CAPTURE(beta);
+              CAPTURE(misalign);
+              // The tensors live one element into a buffer one element longer.
+              const TensorDesc xd = make_desc(tx, c.dims, c.lx);
+              const TensorDesc yd = make_desc(ty, c.dims, c.ly);
+              HostTensor xbuf(TensorDesc::packed(tx, {xd.span() + 1}));
+              xbuf.fill_random(-3.0, 3.0);
+              HostTensor ybuf(TensorDesc::packed(ty, {yd.span() + 1}));
+              if (beta == 0.f) ybuf.poison(); else ybuf.fill_random();
+              const HostTensor before = ybuf;
+              Staging st(h);
+              const void* xp = at_offset(st.in(xbuf), tx, misalign);
+              void* yp = at_offset(st.out(ybuf), ty, misalign);
+              REQUIRE_OK(transform_tensor(h, alpha, xd, xp, beta, yd, yp));
+              st.finish();
+              // Expected buffer: the view's elements blended, everything else untouched.
+              std::vector<double> expected = before.to_ref();
+              const int64_t n = count(c.dims);
+              for (int64_t p = 0; p < n; ++p) {
+                const std::vector<int64_t> idx = unflatten(p, c.dims);
+                int64_t xo = misalign, yo = misalign;
+                for (size_t d = 0; d < idx.size(); ++d) {
+                  xo += idx[d] * xd.stride(static_cast<int>(d));
+                  yo += idx[d] * yd.stride(static_cast<int>(d));
+                }
+                expected[yo] =
+                    alpha * xbuf.get_flat(xo) + (beta != 0.f ? beta * expected[yo] : 0.0);
+              }
+              check_output(ybuf, before, expected, tol_for(ty));
+            }
+          }
+        }
+      }
     }
   }
 }
 
 TEST_CASE("transform_tensor converts f32 <-> f16 with round-to-nearest") {
-  const Handle h = Handle::cpu();
-  // 1 + 2^-11 is the halfway point between two f16 values: ties go to even (1.0); just above
-  // rounds up. 65520 overflows to inf in f16.
-  const float values[] = {1.f + 1.f / 2048.f, 1.f + 1.f / 2048.f + 1.f / 65536.f, 65520.f, -2.5f};
-  const uint16_t expected[] = {0x3c00, 0x3c01, 0x7c00, 0xc100};
-  const TensorDesc xd = TensorDesc::packed(DType::F32, {4});
-  const TensorDesc yd = TensorDesc::packed(DType::F16, {4});
-  uint16_t y[4] = {};
-  REQUIRE_OK(transform_tensor(h, 1.f, xd, values, 0.f, yd, y));
-  for (int i = 0; i < 4; ++i) CHECK(y[i] == expected[i]);
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    // 1 + 2^-11 is the halfway point between two f16 values: ties go to even (1.0); just above
+    // rounds up. 65520 overflows to inf in f16. Eight values: the CUDA vector path converts them.
+    const float values[] = {1.f + 1.f / 2048.f, 1.f + 1.f / 2048.f + 1.f / 65536.f, 65520.f, -2.5f,
+                            1.f + 3.f / 2048.f, 0.f, -65504.f, 1e-8f};
+    const uint16_t expected[] = {0x3c00, 0x3c01, 0x7c00, 0xc100, 0x3c02, 0x0000, 0xfbff, 0x0000};
+    HostTensor x(TensorDesc::packed(DType::F32, {8}));
+    std::memcpy(x.data(), values, sizeof values);
+    HostTensor y(TensorDesc::packed(DType::F16, {8}));
+    y.poison();
+    Staging st(h);
+    REQUIRE_OK(transform_tensor(h, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y)));
+    st.finish();
+    uint16_t got[8];
+    std::memcpy(got, y.data(), sizeof got);
+    for (int i = 0; i < 8; ++i) CHECK(got[i] == expected[i]);
+  }
 }
 
 TEST_CASE("transform_tensor rejects invalid input") {
