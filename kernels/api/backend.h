@@ -95,6 +95,12 @@ Status conv_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc
                     const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
                     void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
                     const TensorDesc& y_desc, void* y);
+// For find_conv_forward_algo: runs conv_forward(algo) with alpha 1, beta 0 once to warm up, then
+// times `runs` runs with CUDA events on the handle's stream; *ms gets their median. Synchronizes.
+Status time_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                              const FilterDesc& w_desc, const void* w, const ConvDesc& conv,
+                              ConvAlgo algo, void* workspace, size_t workspace_bytes,
+                              const TensorDesc& y_desc, void* y, int runs, float* ms);
 
 Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                     const TensorDesc& x_desc, const void* x, float beta,

@@ -1,5 +1,8 @@
 // ConvDesc construction and validation, conv_output_dims, the workspace query, algorithm choice,
 // and conv_forward / conv_bias_act_forward: validation and backend dispatch.
+#include <algorithm>
+#include <chrono>
+
 #include "backend.h"
 #include "check.h"
 
@@ -306,6 +309,87 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
   }
   return dispatch_conv(fn, handle, alpha1, x_desc, x, w_desc, w, conv, algo, workspace,
                        workspace_bytes, epilogue, y_desc, y);
+}
+
+Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                              const FilterDesc& w_desc, const void* w, const ConvDesc& conv,
+                              const TensorDesc& y_desc, void* y, void* workspace,
+                              size_t workspace_bytes, int max_results, int* returned,
+                              ConvAlgoPerf* results) {
+  const char* fn = "find_conv_forward_algo";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, w, "w"));
+  JET_TRY(check_ptr(fn, y, "y"));
+  JET_TRY(check_ptr(fn, returned, "returned"));
+  JET_TRY(check_ptr(fn, results, "results"));
+  if (max_results < 1)
+    return make_status(StatusCode::BAD_PARAM, "%s: max_results = %d must be >= 1", fn,
+                       max_results);
+  if (x == y)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x and y are the same buffer; convolution cannot run in place", fn);
+#if !defined(JET_HAVE_CUDA)
+  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
+#endif
+  // Every algorithm gets an entry: the ones the backend does not claim for this problem, or that
+  // need more workspace than given, keep their reason and go last.
+  constexpr int kAlgos = static_cast<int>(ConvAlgo::COUNT);
+  constexpr int kRuns = 5;  // timed runs after one warm-up; the median is reported
+  ConvAlgoPerf perf[kAlgos];
+  for (int i = 0; i < kAlgos; ++i) {
+    ConvAlgoPerf& p = perf[i];
+    p.algo = static_cast<ConvAlgo>(i);
+    size_t need = 0;
+    Status s = backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, p.algo, &need);
+    if (!s.ok()) {
+      p.status = in_routine(fn, s);
+      continue;
+    }
+    p.workspace_bytes = need;
+    if (need > 0 && (!workspace || workspace_bytes < need)) {
+      p.status = make_status(StatusCode::BAD_PARAM,
+                             "%s: workspace too small: %zu bytes given%s, algo %s needs %zu", fn,
+                             workspace_bytes, workspace ? "" : " (null)",
+                             conv_algo_name(p.algo), need);
+      continue;
+    }
+    if (handle.backend() == Backend::CPU) {
+      ConvEpilogue epilogue;  // alpha 1, beta 0: y = conv(x, w)
+      s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, conv, p.algo, workspace,
+                        workspace_bytes, epilogue, y_desc, y);  // warm-up
+      float times[kRuns];
+      for (int r = 0; r < kRuns && s.ok(); ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, conv, p.algo, workspace,
+                          workspace_bytes, epilogue, y_desc, y);
+        const auto t1 = std::chrono::steady_clock::now();
+        times[r] = std::chrono::duration<float, std::milli>(t1 - t0).count();
+      }
+      if (s.ok()) {
+        std::sort(times, times + kRuns);
+        p.time_ms = times[kRuns / 2];
+      }
+    } else {
+#if defined(JET_HAVE_CUDA)
+      float ms = -1.f;
+      s = in_routine(fn, cuda::time_conv_forward_algo(handle, x_desc, x, w_desc, w, conv, p.algo,
+                                                      workspace, workspace_bytes, y_desc, y,
+                                                      kRuns, &ms));
+      if (s.ok()) p.time_ms = ms;
+#endif
+    }
+    p.status = s;
+  }
+  // Fastest first; the failures after, in algorithm order.
+  std::stable_sort(perf, perf + kAlgos, [](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
+    if (a.status.ok() != b.status.ok()) return a.status.ok();
+    return a.status.ok() && a.time_ms < b.time_ms;
+  });
+  const int n = std::min(max_results, kAlgos);
+  for (int i = 0; i < n; ++i) results[i] = perf[i];
+  *returned = n;
+  return Status();
 }
 
 }  // namespace jet

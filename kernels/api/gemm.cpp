@@ -58,9 +58,16 @@ Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
   JET_TRY(check_ptr(fn, y, "y"));
   if (a == y || b == y)
     return make_status(StatusCode::BAD_PARAM, "%s: y must not be the same buffer as a or b", fn);
-  if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
-  return cpu::gemm_forward(gemm, alpha, a_desc, a, b_desc, b, bias ? &bias_desc : nullptr, bias,
-                           beta, y_desc, y);
+  if (handle.backend() == Backend::CPU)
+    return cpu::gemm_forward(gemm, alpha, a_desc, a, b_desc, b, bias ? &bias_desc : nullptr, bias,
+                             beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  // The CUDA backend's messages already name the routine.
+  return cuda::gemm_forward(handle, gemm, alpha, a_desc, a, b_desc, b,
+                            bias ? &bias_desc : nullptr, bias, beta, y_desc, y);
+#else
+  return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

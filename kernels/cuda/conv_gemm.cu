@@ -1,27 +1,444 @@
-// GEMM-family convolutions on CUDA. PLACEHOLDER until the implementation lands: NOT_SUPPORTED.
+// GEMM-family convolutions on CUDA: IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM and GEMM, all on the
+// tiled engine of gemm_core.cuh.
+//
+// The lowering, per group: rows m = output pixels (n, o0, o1, o2), columns = the group's K
+// filters, depth d = the group's filter elements (c, tap). The depth order follows the filter
+// layout so that the filter is a plain strided matrix (row stride ws_k, depth stride 1):
+//   KRSC filters: d = tap * Cg + c   ("RSC": channels fastest, as NHWC activations are stored)
+//   KCRS filters: d = c * taps + tap ("CRS")
+// Element (m, d) of the lowered input is x[n, c, o * stride - pad + tap' * dil] (tap' = the tap,
+// mirrored in CONVOLUTION mode), or 0 in the padding.
+//
+// IMPLICIT_GEMM: for each depth tile the block first decodes the tile's depth indices into tap
+// entries in shared memory (x offset of (c, tap') and the tap's spatial displacement); each
+// thread keeps its rows' origin and base offset in registers, so forming an element of the
+// lowered tile is a table read, a bounds test and a load. IMPLICIT_PRECOMP_GEMM: the tap entries
+// of the whole depth are precomputed into the workspace by a small kernel and the tiles copy
+// them instead of decoding. GEMM: the lowered matrix is written to the workspace by an im2col
+// kernel and multiplied as a plain matrix (1x1, stride 1, unpadded problems whose x rows are
+// evenly strided use x itself).
+//
+// Fast paths: f16 storage on tensor cores with 16-byte loads of 8 channels when the depth order
+// is RSC, C/groups % 8 == 0 and x's channels are contiguous (NHWC + KRSC); f32 NCHW with the
+// threads of a warp walking consecutive output pixels (coalesced). Everything else takes the
+// same kernels with element-wise loads.
 #include "conv_algos.cuh"
+#include "gemm_core.cuh"
 
 namespace jet {
 namespace cuda {
-namespace {
-Status not_yet() {
-  return make_status(StatusCode::NOT_SUPPORTED, "CUDA GEMM convolutions are not implemented yet");
+// A named namespace: nvcc flags unused static members of types with internal linkage.
+namespace conv_gemm_detail {
+
+// One depth index of the lowered matrix: x offset of (c, tap') from the row's base, and the tap's
+// displacement in each spatial dim. Invalid entries (depth tail) carry kBadCoord displacements.
+struct TapEntry {
+  int64_t off;
+  int d[3];
+  int pad_;
+};
+static_assert(sizeof(TapEntry) == 24, "TapEntry layout");
+
+// Far outside every extent but safe to add to any valid coordinate (|coord| < kMaxExtent).
+constexpr int kBadCoord = -(1 << 30);
+constexpr int64_t kMaxExtent = int64_t(1) << 28;
+
+// The convolution geometry as the GEMM loaders see it (32-bit coordinates).
+struct ConvShape {
+  int rows, depth;  // M = N * out pixels, Cg * taps
+  int out[3], in[3], stride[3], pad[3], win[3], dil[3];
+  int cg, taps;
+  bool rsc, flip;
+  int64_t xs_n, xs_c, xs[3];
+};
+
+// NOT_SUPPORTED when coordinates or GEMM dims could overflow the 32-bit index math.
+Status check_shape(const ConvGeom& g, const char* routine) {
+  bool ok = g.n * g.out[0] * g.out[1] * g.out[2] <= gemm::kMaxDim &&
+            g.cg * g.win[0] * g.win[1] * g.win[2] <= gemm::kMaxDim && g.kg <= gemm::kMaxDim &&
+            g.groups <= gemm::kMaxDim;
+  for (int i = 0; i < 3 && ok; ++i)
+    ok = g.in[i] < kMaxExtent && g.pad[i] < kMaxExtent &&
+         (g.out[i] - 1) * g.stride[i] < kMaxExtent && (g.win[i] - 1) * g.dil[i] < kMaxExtent;
+  if (ok) return Status();
+  return make_status(StatusCode::NOT_SUPPORTED,
+                     "%s: the convolution's extents exceed the CUDA GEMM engine's 32-bit index "
+                     "range (2^28 per spatial coordinate)",
+                     routine);
 }
+
+ConvShape make_shape(const ConvGeom& g) {
+  ConvShape s{};
+  s.rows = static_cast<int>(g.n * g.out[0] * g.out[1] * g.out[2]);
+  s.taps = static_cast<int>(g.win[0] * g.win[1] * g.win[2]);
+  s.cg = static_cast<int>(g.cg);
+  s.depth = s.cg * s.taps;
+  for (int i = 0; i < 3; ++i) {
+    s.out[i] = static_cast<int>(g.out[i]);
+    s.in[i] = static_cast<int>(g.in[i]);
+    s.stride[i] = static_cast<int>(g.stride[i]);
+    s.pad[i] = static_cast<int>(g.pad[i]);
+    s.win[i] = static_cast<int>(g.win[i]);
+    s.dil[i] = static_cast<int>(g.dil[i]);
+    s.xs[i] = g.xs[i];
+  }
+  // Filters are packed: KRSC has unit channel stride. With Cg == 1 or one tap both orders are
+  // the same enumeration.
+  s.rsc = g.ws_c == 1;
+  s.flip = g.flip;
+  s.xs_n = g.xs_n;
+  s.xs_c = g.xs_c;
+  return s;
+}
+
+__device__ __forceinline__ TapEntry tap_entry(const ConvShape& s, int d) {
+  int c, tap;
+  if (s.rsc) {
+    tap = d / s.cg;
+    c = d - tap * s.cg;
+  } else {
+    c = d / s.taps;
+    tap = d - c * s.taps;
+  }
+  int t[3];
+  t[2] = tap % s.win[2];
+  const int q = tap / s.win[2];
+  t[1] = q % s.win[1];
+  t[0] = q / s.win[1];
+  TapEntry e;
+  e.off = c * s.xs_c;
+  e.pad_ = 0;
+#pragma unroll
+  for (int i = 0; i < 3; ++i) {
+    const int ti = s.flip ? s.win[i] - 1 - t[i] : t[i];
+    e.d[i] = ti * s.dil[i];
+    e.off += static_cast<int64_t>(e.d[i]) * s.xs[i];
+  }
+  return e;
+}
+
+__device__ __forceinline__ TapEntry bad_entry() {
+  TapEntry e;
+  e.off = 0;
+  e.d[0] = e.d[1] = e.d[2] = kBadCoord;
+  e.pad_ = 0;
+  return e;
+}
+
+// The lowered input of one group as a GEMM operand (see gemm_core.cuh for the concept).
+// table == null: tap entries are decoded per depth tile (IMPLICIT_GEMM); otherwise copied from
+// the precomputed table (IMPLICIT_PRECOMP_GEMM). vec: the RSC / Cg % 8 / unit channel stride /
+// 16-byte alignment conditions of the f16 fast path hold.
+template <class T, bool kDepthFast_>
+struct ConvLoader {
+  using Elem = T;
+  static constexpr bool kDepthFast = kDepthFast_;
+  ConvShape s;
+  const T* x;
+  const TapEntry* table;
+  bool vec;
+
+  struct Row {
+    int64_t base;  // x offset of the row's window origin (may be negative: in the padding)
+    int c[3];      // window origin o * stride - pad
+  };
+  template <int BK> struct Stage {
+    TapEntry e[BK];
+  };
+
+  __device__ ConvLoader bind(int z) const {
+    ConvLoader l = *this;
+    l.x += z * (s.cg * s.xs_c);
+    return l;
+  }
+  __device__ Row row(int r) const {
+    Row w;
+    if (r >= s.rows) {
+      w.base = 0;
+      w.c[0] = w.c[1] = w.c[2] = kBadCoord;
+      return w;
+    }
+    int o[3];
+    o[2] = r % s.out[2];
+    int q = r / s.out[2];
+    o[1] = q % s.out[1];
+    q /= s.out[1];
+    o[0] = q % s.out[0];
+    const int n = q / s.out[0];
+    w.base = n * s.xs_n;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      w.c[i] = o[i] * s.stride[i] - s.pad[i];
+      w.base += static_cast<int64_t>(w.c[i]) * s.xs[i];
+    }
+    return w;
+  }
+  template <int BK> __device__ void stage(Stage<BK>& st, int k0, int tid, int nthreads) const {
+    for (int i = tid; i < BK; i += nthreads) {
+      const int d = k0 + i;
+      st.e[i] = d >= s.depth ? bad_entry() : (table ? table[d] : tap_entry(s, d));
+    }
+  }
+  __device__ __forceinline__ bool inside(const Row& r, const TapEntry& e) const {
+    return static_cast<unsigned>(r.c[0] + e.d[0]) < static_cast<unsigned>(s.in[0]) &&
+           static_cast<unsigned>(r.c[1] + e.d[1]) < static_cast<unsigned>(s.in[1]) &&
+           static_cast<unsigned>(r.c[2] + e.d[2]) < static_cast<unsigned>(s.in[2]);
+  }
+  template <class S> __device__ __forceinline__ T load(const Row& r, const S& st, int kk, int) const {
+    const TapEntry& e = st.e[kk];
+    return inside(r, e) ? x[r.base + e.off] : gemm::zero_of<T>();
+  }
+  template <class S> __device__ __forceinline__ uint4 load8(const Row& r, const S& st, int kk, int k) const {
+    if (vec) {
+      // Cg % 8 == 0 and RSC: the 8 depth indices are 8 consecutive channels of one tap.
+      const TapEntry& e = st.e[kk];
+      return inside(r, e) ? __ldg(reinterpret_cast<const uint4*>(x + r.base + e.off))
+                          : make_uint4(0, 0, 0, 0);
+    }
+    __half h[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) h[j] = load(r, st, kk + j, k + j);
+    return gemm::pack8(h);
+  }
+};
+
+// Activations other than identity and ReLU out of line: inlined into every one of a thread's
+// 64 accumulator stores they would multiply the kernels' code size (and compile time) by ~10.
+__device__ __noinline__ float activate_outlined(ActivationDesc act, float v) {
+  return apply_activation(act, v);
+}
+
+// Writes C (rows = output pixels, columns = the group's filters) with conv_store's semantics
+// (conv_common.cuh), the row's offsets computed once per row instead of once per element.
+template <class T>
+struct ConvEpi {
+  ConvGeom g;
+  ConvOut e;
+  T* y;
+  int out[3];
+
+  struct Row {
+    int64_t yo, zo;  // y and z offsets of (n, o0, o1, o2)
+    int64_t k0;      // first output channel of the group
+  };
+  __device__ Row row(int z, int r) const {
+    int o[3];
+    o[2] = r % out[2];
+    int q = r / out[2];
+    o[1] = q % out[1];
+    q /= out[1];
+    o[0] = q % out[0];
+    const int n = q / out[0];
+    Row w;
+    w.yo = n * g.ys_n + o[0] * g.ys[0] + o[1] * g.ys[1] + o[2] * g.ys[2];
+    w.zo = n * e.zs_n + o[0] * e.zs[0] + o[1] * e.zs[1] + o[2] * e.zs[2];
+    w.k0 = z * g.kg;
+    return w;
+  }
+  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
+    const int64_t k = w.k0 + col;
+    T* yp = y + w.yo + k * g.ys_c;
+    float v = e.alpha1 * acc;
+    if (e.fused) {
+      if (e.z) v += e.alpha2 * to_f32(static_cast<const T*>(e.z)[w.zo + k * e.zs_c]);
+      if (e.bias) v += to_f32(static_cast<const T*>(e.bias)[k * e.bias_stride]);
+      if (e.act.mode == ActivationMode::RELU)
+        v = v > 0.f ? v : 0.f;
+      else if (e.act.mode != ActivationMode::IDENTITY)
+        v = activate_outlined(e.act, v);
+    } else if (e.beta != 0.f) {
+      v += e.beta * to_f32(*yp);
+    }
+    *yp = from_f32<T>(v);
+  }
+};
+
+}  // namespace conv_gemm_detail
+
+namespace {
+using namespace conv_gemm_detail;
+
+template <class T>
+ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
+  ConvEpi<T> ep;
+  ep.g = g;
+  ep.e = e;
+  ep.y = static_cast<T*>(y);
+  for (int i = 0; i < 3; ++i) ep.out[i] = static_cast<int>(g.out[i]);
+  return ep;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// The filters of one group as the B operand: K/groups rows of depth Cg * taps, depth stride 1.
+template <class T, bool kDF>
+gemm::RowsLoader<T, kDF> filter_operand(const ConvGeom& g, const void* w) {
+  gemm::RowsLoader<T, kDF> b;
+  b.p = static_cast<const T*>(w);
+  b.rows = static_cast<int>(g.kg);
+  b.depth = static_cast<int>(g.cg * g.win[0] * g.win[1] * g.win[2]);
+  b.rs = g.ws_k;
+  b.ks = 1;
+  b.zs = g.kg * g.ws_k;
+  b.vec = std::is_same<T, __half>::value && b.rs % 8 == 0 && aligned16(w);
+  return b;
+}
+
+// The threads of a warp walk the depth when consecutive depth indices are closer in x than
+// consecutive output pixels (NHWC with RSC order), else the pixels (NCHW).
+bool depth_fast(const ConvShape& s) {
+  return s.rsc && (s.out[2] == 1 || s.xs_c < static_cast<int64_t>(s.stride[2]) * s.xs[2]);
+}
+
+template <class T, bool kDF>
+Status run_implicit(const Handle& h, const ConvGeom& g, const ConvOut& e, const ConvShape& s,
+                    const void* x, const void* w, const TapEntry* table, void* y,
+                    const char* routine) {
+  ConvLoader<T, kDF> a;
+  a.s = s;
+  a.x = static_cast<const T*>(x);
+  a.table = table;
+  a.vec = std::is_same<T, __half>::value && s.rsc && s.cg % 8 == 0 && s.xs_c == 1 &&
+          s.xs_n % 8 == 0 && s.xs[0] % 8 == 0 && s.xs[1] % 8 == 0 && s.xs[2] % 8 == 0 &&
+          aligned16(x);
+  return gemm::run_gemm(h, a, filter_operand<T, true>(g, w), make_epi<T>(g, e, y), s.rows, g.kg,
+                        s.depth, g.groups, routine);
+}
+
+Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                         const void* x, const void* w, const TapEntry* table, void* y,
+                         const char* routine) {
+  JET_TRY(check_shape(g, routine));
+  const ConvShape s = make_shape(g);
+  if (t == DType::F16) return run_implicit<__half, false>(h, g, e, s, x, w, table, y, routine);
+  if (depth_fast(s)) return run_implicit<float, true>(h, g, e, s, x, w, table, y, routine);
+  return run_implicit<float, false>(h, g, e, s, x, w, table, y, routine);
+}
+
+__global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
+  for (int d = blockIdx.x * blockDim.x + threadIdx.x; d < s.depth; d += gridDim.x * blockDim.x)
+    table[d] = tap_entry(s, d);
+}
+
+// Lowered matrix [groups][rows][depth] in x's dtype.
+template <class T>
+__global__ void im2col_kernel(ConvShape s, const T* x, int64_t groups, T* out) {
+  ConvLoader<T, true> l;
+  l.s = s;
+  l.x = x;
+  l.table = nullptr;
+  l.vec = false;
+  const int64_t total = groups * s.rows * static_cast<int64_t>(s.depth);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int d = static_cast<int>(i % s.depth);
+    const int64_t q = i / s.depth;
+    const int m = static_cast<int>(q % s.rows);
+    const int z = static_cast<int>(q / s.rows);
+    const ConvLoader<T, true> lz = l.bind(z);
+    const typename ConvLoader<T, true>::Row r = lz.row(m);
+    const TapEntry e = tap_entry(s, d);
+    out[i] = lz.inside(r, e) ? lz.x[r.base + e.off] : gemm::zero_of<T>();
+  }
+}
+
+// The GEMM algorithm reads x directly when the lowering is the identity: every window is one
+// tap at its output pixel (1x1, stride 1, no padding) and the rows (n, o0, o1, o2) are evenly
+// strided in x. Gives that row stride.
+bool direct_rows(const ConvGeom& g, int64_t* row_stride) {
+  for (int i = 0; i < 3; ++i)
+    if (g.win[i] != 1 || g.stride[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i]) return false;
+  const int64_t ext[4] = {g.in[2], g.in[1], g.in[0], g.n};  // innermost first
+  const int64_t str[4] = {g.xs[2], g.xs[1], g.xs[0], g.xs_n};
+  int64_t rs = -1, next = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (ext[i] == 1) continue;
+    if (rs < 0) {
+      rs = str[i];
+    } else if (str[i] != next) {
+      return false;
+    }
+    next = str[i] * ext[i];
+  }
+  *row_stride = rs < 0 ? 1 : rs;
+  return true;
+}
+
+template <class T, bool kDF>
+Status run_rows(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* a_ptr,
+                int64_t rs, int64_t ks, int64_t zs, const void* w, void* y, const char* routine) {
+  gemm::RowsLoader<T, kDF> a;
+  a.p = static_cast<const T*>(a_ptr);
+  a.rows = static_cast<int>(g.n * g.out[0] * g.out[1] * g.out[2]);
+  a.depth = static_cast<int>(g.cg * g.win[0] * g.win[1] * g.win[2]);
+  a.rs = rs;
+  a.ks = ks;
+  a.zs = zs;
+  a.vec = std::is_same<T, __half>::value && ks == 1 && rs % 8 == 0 && zs % 8 == 0 &&
+          aligned16(a_ptr);
+  return gemm::run_gemm(h, a, filter_operand<T, true>(g, w), make_epi<T>(g, e, y), a.rows, g.kg,
+                        a.depth, g.groups, routine);
+}
+
+Status rows_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                     const void* a, int64_t rs, int64_t ks, int64_t zs, const void* w, void* y,
+                     const char* routine) {
+  if (t == DType::F16) return run_rows<__half, false>(h, g, e, a, rs, ks, zs, w, y, routine);
+  if (ks <= rs) return run_rows<float, true>(h, g, e, a, rs, ks, zs, w, y, routine);
+  return run_rows<float, false>(h, g, e, a, rs, ks, zs, w, y, routine);
+}
+
 }  // namespace
 
-Status conv_implicit_gemm(const Handle&, const ConvGeom&, const ConvOut&, DType, const void*,
-                          const void*, void*) {
-  return not_yet();
+Status conv_implicit_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                          const void* x, const void* w, void* y) {
+  return implicit_dispatch(h, g, e, t, x, w, nullptr, y, "implicit_gemm");
 }
-size_t implicit_precomp_gemm_workspace(const ConvGeom&, DType) { return 0; }
-Status conv_implicit_precomp_gemm(const Handle&, const ConvGeom&, const ConvOut&, DType,
-                                  const void*, const void*, void*, void*) {
-  return not_yet();
+
+size_t implicit_precomp_gemm_workspace(const ConvGeom& g, DType) {
+  return static_cast<size_t>(g.cg * g.win[0] * g.win[1] * g.win[2]) * sizeof(TapEntry);
 }
-size_t gemm_workspace(const ConvGeom&, DType) { return 0; }
-Status conv_gemm(const Handle&, const ConvGeom&, const ConvOut&, DType, const void*, const void*,
-                 void*, void*) {
-  return not_yet();
+
+Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                                  const void* x, const void* w, void* workspace, void* y) {
+  const char* routine = "implicit_precomp_gemm";
+  JET_TRY(check_shape(g, routine));
+  if (reinterpret_cast<uintptr_t>(workspace) % alignof(TapEntry) != 0)
+    return make_status(StatusCode::BAD_PARAM, "%s: the workspace must be 8-byte aligned", routine);
+  const ConvShape s = make_shape(g);
+  TapEntry* table = static_cast<TapEntry*>(workspace);
+  tap_table_kernel<<<grid_for(s.depth, 256, h.sm_count()), 256, 0, h.stream()>>>(s, table);
+  JET_TRY(launch_status(routine));
+  return implicit_dispatch(h, g, e, t, x, w, table, y, routine);
+}
+
+size_t gemm_workspace(const ConvGeom& g, DType t) {
+  int64_t rs;
+  if (direct_rows(g, &rs)) return 0;
+  return static_cast<size_t>(g.groups * g.n * g.out[0] * g.out[1] * g.out[2] * g.cg * g.win[0] *
+                             g.win[1] * g.win[2]) *
+         dtype_size(t);
+}
+
+Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
+                 const void* w, void* workspace, void* y) {
+  const char* routine = "gemm";
+  JET_TRY(check_shape(g, routine));
+  int64_t rs;
+  if (direct_rows(g, &rs))  // x is the lowered matrix: depth = channels
+    return rows_dispatch(h, g, e, t, x, rs, g.xs_c, g.cg * g.xs_c, w, y, routine);
+  const ConvShape s = make_shape(g);
+  const int64_t total = g.groups * s.rows * static_cast<int64_t>(s.depth);
+  const int grid = grid_for(total, 256, h.sm_count());
+  if (t == DType::F16)
+    im2col_kernel<__half><<<grid, 256, 0, h.stream()>>>(s, static_cast<const __half*>(x), g.groups,
+                                                        static_cast<__half*>(workspace));
+  else
+    im2col_kernel<float><<<grid, 256, 0, h.stream()>>>(s, static_cast<const float*>(x), g.groups,
+                                                       static_cast<float*>(workspace));
+  JET_TRY(launch_status(routine));
+  const int64_t rows_elems = static_cast<int64_t>(s.rows) * s.depth;
+  return rows_dispatch(h, g, e, t, workspace, s.depth, 1, rows_elems, w, y, routine);
 }
 
 }  // namespace cuda

@@ -1,4 +1,4 @@
-// gemm_forward on the CPU backend against the float64 reference.
+// gemm_forward on every backend against the float64 reference.
 #include "kernels/util.h"
 #include "reference/gemm.h"
 
@@ -37,7 +37,7 @@ HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values
 }  // namespace
 
 TEST_CASE("gemm_forward matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<Shape> shapes = {{1, 1, 1}, {3, 7, 13}, {13, 1, 7}, {7, 13, 3}, {1, 33, 9}};
   // (a, b, y) layouts; for rank 3, CHANNELS_LAST stores the last two dims transposed.
   const Layout L[] = {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED, Layout::CHANNELS_LAST};
@@ -77,7 +77,8 @@ TEST_CASE("gemm_forward matches the float64 reference") {
                   for (const auto& scaling : scalings) {
                     const float alpha = scaling.first, beta = scaling.second;
                     const Layout la = L[li], lb = L[(li + 1) % 4], ly = L[(li + 2) % 4];
-                    CAPTURE(dtype_name(t));
+                    CAPTURE(std::string(backend_name(h)));
+                    CAPTURE(std::string(dtype_name(t)));
                     CAPTURE(dims_str(y_dims));
                     CAPTURE(s.k);
                     CAPTURE(batch_a);
@@ -85,9 +86,9 @@ TEST_CASE("gemm_forward matches the float64 reference") {
                     CAPTURE(ta);
                     CAPTURE(tb);
                     CAPTURE(dims_str(bias_dims));
-                    CAPTURE(layout_name(la));
-                    CAPTURE(layout_name(lb));
-                    CAPTURE(layout_name(ly));
+                    CAPTURE(std::string(layout_name(la)));
+                    CAPTURE(std::string(layout_name(lb)));
+                    CAPTURE(std::string(layout_name(ly)));
                     CAPTURE(alpha);
                     CAPTURE(beta);
                     const HostTensor a = tensor_with(make_desc(t, a_dims, la), av);
@@ -100,9 +101,11 @@ TEST_CASE("gemm_forward matches the float64 reference") {
                     GemmDesc g;
                     g.trans_a = ta;
                     g.trans_b = tb;
-                    REQUIRE_OK(gemm_forward(h, g, alpha, a.desc(), a.data(), b.desc(), b.data(),
-                                            bias.desc(), bias_dims.empty() ? nullptr : bias.data(),
-                                            beta, y.desc(), y.data()));
+                    Staging st(h);
+                    REQUIRE_OK(gemm_forward(h, g, alpha, a.desc(), st.in(a), b.desc(), st.in(b),
+                                            bias.desc(), bias_dims.empty() ? nullptr : st.in(bias),
+                                            beta, y.desc(), st.out(y)));
+                    st.finish();
                     check_output(y, before, blend(prod, alpha, beta, before.to_ref()), tol_for(t));
                   }
                 }
@@ -113,23 +116,31 @@ TEST_CASE("gemm_forward matches the float64 reference") {
       }
     }
   }
+  }
 }
 
-TEST_CASE("gemm_forward: problems larger than the cache blocks") {
-  // M > MC, N > NC, K > KC, none a multiple of the register tile.
-  const Handle h = Handle::cpu();
-  const Shape s = {250, 141, 301};
+TEST_CASE("gemm_forward: problems larger than the cache blocks and GPU tiles") {
+  // CPU: M > MC, N > NC, K > KC, none a multiple of the register tile. CUDA: sizes around and
+  // off the 128 x 128, 128 x 64 and 64 x 64 tiles and the 8 / 32 depth tiles; K % 8 == 0 with
+  // a contiguous depth takes the f16 16-byte loads, the others the element-wise loads.
+  const Shape shapes[] = {{250, 141, 301}, {130, 64, 136}, {64, 200, 64}, {257, 129, 33}, {40, 7, 520}};
+  for (const Handle& h : test_handles()) {
+  for (const Shape& s : shapes) {
   for (DType t : {DType::F32, DType::F16}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(dtype_name(t)));
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
         CAPTURE(ta);
         CAPTURE(tb);
         const std::vector<int64_t> a_dims = stored_dims(2, 1, s.m, s.k, ta);
         const std::vector<int64_t> b_dims = stored_dims(2, 1, s.k, s.n, tb);
         const std::vector<int64_t> y_dims = {s.m, s.n}, bias_dims = {1, s.n};
         const HostTensor a = tensor_with(make_desc(t, a_dims, Layout::CHANNELS_FIRST), random_values(t, a_dims));
-        const HostTensor b = tensor_with(make_desc(t, b_dims, Layout::PADDED), random_values(t, b_dims));
+        const HostTensor b = tensor_with(make_desc(t, b_dims, ta ? Layout::PADDED : Layout::CHANNELS_FIRST), random_values(t, b_dims));
         const HostTensor bias = tensor_with(make_desc(t, bias_dims, Layout::CHANNELS_FIRST), random_values(t, bias_dims));
         HostTensor y(make_desc(t, y_dims, ta ? Layout::REVERSED : Layout::CHANNELS_FIRST));
         y.fill_random();
@@ -137,11 +148,47 @@ TEST_CASE("gemm_forward: problems larger than the cache blocks") {
         GemmDesc g;
         g.trans_a = ta;
         g.trans_b = tb;
-        REQUIRE_OK(gemm_forward(h, g, 0.5f, a.desc(), a.data(), b.desc(), b.data(), bias.desc(),
-                                bias.data(), 0.25f, y.desc(), y.data()));
+        Staging st(h);
+        REQUIRE_OK(gemm_forward(h, g, 0.5f, a.desc(), st.in(a), b.desc(), st.in(b), bias.desc(),
+                                st.in(bias), 0.25f, y.desc(), st.out(y)));
+        st.finish();
         const std::vector<double> prod = ref::gemm(a.to_ref(), a_dims, ta, b.to_ref(), b_dims, tb,
                                                    bias.to_ref(), bias_dims, y_dims);
         check_output(y, before, blend(prod, 0.5, 0.25, before.to_ref()), tol_for(t));
+      }
+    }
+  }
+  }
+  }
+}
+
+TEST_CASE("gemm_forward: large batched problems with broadcast and a per-row bias") {
+  // Batch 3 with a shared a (batch 1), padded strides everywhere, beta == 0 over a poisoned y.
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (bool tb : {false, true}) {
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(dtype_name(t)));
+        CAPTURE(tb);
+        const int64_t m = 200, n = 96, k = 136;
+        const std::vector<int64_t> a_dims = stored_dims(3, 1, m, k, false);
+        const std::vector<int64_t> b_dims = stored_dims(3, 3, k, n, tb);
+        const std::vector<int64_t> y_dims = {3, m, n}, bias_dims = {3, m, 1};
+        const HostTensor a = tensor_with(make_desc(t, a_dims, Layout::CHANNELS_FIRST), random_values(t, a_dims));
+        const HostTensor b = tensor_with(make_desc(t, b_dims, Layout::PADDED), random_values(t, b_dims));
+        const HostTensor bias = tensor_with(make_desc(t, bias_dims, Layout::PADDED), random_values(t, bias_dims));
+        HostTensor y(make_desc(t, y_dims, Layout::PADDED));
+        y.poison();
+        const HostTensor before = y;
+        GemmDesc g;
+        g.trans_b = tb;
+        Staging st(h);
+        REQUIRE_OK(gemm_forward(h, g, 1.5f, a.desc(), st.in(a), b.desc(), st.in(b), bias.desc(),
+                                st.in(bias), 0.f, y.desc(), st.out(y)));
+        st.finish();
+        const std::vector<double> prod = ref::gemm(a.to_ref(), a_dims, false, b.to_ref(), b_dims, tb,
+                                                   bias.to_ref(), bias_dims, y_dims);
+        check_output(y, before, blend(prod, 1.5, 0.0, before.to_ref()), tol_for(t));
       }
     }
   }

@@ -1,0 +1,484 @@
+// The tiled GEMM engine of the CUDA backend, shared by gemm_forward and the GEMM-family
+// convolutions (conv_gemm.cu).
+//
+// C[M x N] = A[M x K] * B[K x N], computed by thread blocks that each own a BM x BN tile of C
+// and walk the depth (K) in tiles of BK, staging an A tile and a B tile through shared memory
+// (double buffered: the global loads of tile k+1 are in flight while tile k is multiplied).
+// Nothing in the kernels knows where the operands come from. Each operand is a *loader*: an
+// object that turns (row, depth index) into an element, so an operand can be a strided matrix
+// (gemm_forward, the filters, an im2col buffer) or the lowered input of a convolution formed on
+// the fly (implicit GEMM). B is described by its N rows, i.e. B^T, so A and B loaders are the
+// same kind of object. The result goes to an *epilogue* object that stores one element.
+//
+// Loader concept (T = float or __half storage):
+//   using Elem = T;
+//   static constexpr bool kDepthFast;   // f32 kernel only: true when consecutive depth indices
+//                                        // are closer in memory than consecutive rows (threads
+//                                        // of a warp then walk the depth, for coalescing)
+//   struct Row;                          // per-row state a thread keeps for the whole depth loop
+//   template <int BK> struct Stage;      // shared memory filled once per depth tile (may be
+//                                        // empty): e.g. the tap offsets of the tile's columns
+//   L bind(int z) const;                 // the loader for batch entry / group z
+//   Row row(int r) const;                // r may be >= the row count: loads then give 0
+//   template <int BK> void stage(Stage<BK>&, int k0, int tid, int nthreads) const;
+//   T load(const Row&, const Stage&, int kk, int k) const;   // element (row, k), kk = k - k0;
+//                                                             // 0 outside the matrix
+//   uint4 load8(const Row&, const Stage&, int kk, int k) const;  // __half only: elements
+//                                                             // k..k+7 of the row (k % 8 == 0)
+// Epilogue concept (the kernels only call it for rows < M and columns < N):
+//   struct Row;
+//   Row row(int z, int r) const;                        // row r of problem z
+//   void store(const Row&, int col, float acc) const;
+//
+// f32 storage runs on CUDA cores with FMA (f32 math, no TF32). f16 storage runs on tensor cores
+// with mma.sync m16n8k16 (f16 inputs, f32 accumulation) on sm_80 and newer; older
+// architectures (sm_72) compute the same fragments with FMA from shared memory.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda_common.cuh"
+
+namespace jet {
+namespace cuda {
+namespace gemm {
+
+// Rows, columns and depth are int: the callers check that they fit (kMaxDim).
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1024;
+
+// Packs eight halves into the 16 bytes a thread writes to shared memory.
+__device__ __forceinline__ uint4 pack8(const __half* h) {
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    w[j] = static_cast<uint32_t>(__half_as_ushort(h[2 * j])) |
+           (static_cast<uint32_t>(__half_as_ushort(h[2 * j + 1])) << 16);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <class T> __device__ __forceinline__ T zero_of();
+template <> __device__ __forceinline__ float zero_of<float>() { return 0.f; }
+template <> __device__ __forceinline__ __half zero_of<__half>() { return __ushort_as_half(0); }
+
+// ---------------------------------------------------------------------------------------------
+// A strided matrix: element (r, k) at p[r * rs + k * ks], batch/group z at p + z * zs.
+// `vec` (f16 only): 16-byte loads of 8 depth elements are legal (ks == 1, rs and zs multiples
+// of 8, p 16-byte aligned); the host decides. kDepthFast picks the f32 thread mapping.
+template <class T, bool kDepthFast_>
+struct RowsLoader {
+  using Elem = T;
+  static constexpr bool kDepthFast = kDepthFast_;
+  const T* p;
+  int rows, depth;
+  int64_t rs, ks, zs;
+  bool vec;
+
+  struct Row {
+    int64_t off;
+    bool valid;
+  };
+  template <int BK> struct Stage {
+    char unused;
+  };
+
+  __device__ RowsLoader bind(int z) const {
+    RowsLoader l = *this;
+    l.p += z * zs;
+    return l;
+  }
+  __device__ Row row(int r) const { return Row{r * rs, r < rows}; }
+  template <int BK> __device__ void stage(Stage<BK>&, int, int, int) const {}
+  template <class S> __device__ T load(const Row& r, const S&, int, int k) const {
+    return r.valid && k < depth ? p[r.off + k * ks] : zero_of<T>();
+  }
+  template <class S> __device__ uint4 load8(const Row& r, const S& s, int kk, int k) const {
+    if (vec && r.valid && k + 8 <= depth)
+      return __ldg(reinterpret_cast<const uint4*>(p + r.off + k));
+    __half h[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) h[j] = load(r, s, kk + j, k + j);
+    return pack8(h);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Thread-block tile shapes. f32: BM x BN outputs, 8 x 8 per thread. f16: BM x BN outputs, WM x WN
+// warps, each warp (BM/WM) x (BN/WN) built from m16n8k16 tiles.
+template <int BM_, int BN_>
+struct F32Tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 8, THREADS = BM * BN / 64;
+};
+template <int BM_, int BN_, int WM_, int WN_>
+struct TcTile {
+  static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, THREADS = WM * WN * 32;
+};
+
+// ---------------------------------------------------------------------------------------------
+// f32 kernel pieces.
+
+// One operand's share of a tile held in registers between the global load and the shared store.
+// Depth-fast mapping: thread t loads depth t % BK of rows t / BK + e * (THREADS / BK).
+// Row-fast mapping: thread t loads row t % BR at depths t / BR + e * (THREADS / BR).
+template <class L, int BR, int BK, int THREADS>
+struct F32Operand {
+  static constexpr bool kDF = L::kDepthFast;
+  static constexpr int E = BK * BR / THREADS;
+  static constexpr int NR = kDF ? E : 1;
+  static_assert(BK * BR % THREADS == 0, "tile not divisible among threads");
+  static_assert(kDF ? THREADS % BK == 0 : THREADS % BR == 0, "bad f32 operand mapping");
+  typename L::Row rows[NR];
+  float v[E];
+
+  static __device__ __forceinline__ int row_of(int tid, int e) {
+    return kDF ? tid / BK + e * (THREADS / BK) : tid % BR;
+  }
+  static __device__ __forceinline__ int k_of(int tid, int e) {
+    return kDF ? tid % BK : tid / BR + e * (THREADS / BR);
+  }
+  __device__ __forceinline__ void init(const L& l, int r0, int tid) {
+#pragma unroll
+    for (int i = 0; i < NR; ++i) rows[i] = l.row(r0 + row_of(tid, i));
+  }
+  template <class S>
+  __device__ __forceinline__ void load(const L& l, const S& s, int k0, int tid) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int kk = k_of(tid, e);
+      v[e] = to_f32(l.load(rows[kDF ? e : 0], s, kk, k0 + kk));
+    }
+  }
+  __device__ __forceinline__ void store(float (*tile)[BR + 4], int tid) const {
+#pragma unroll
+    for (int e = 0; e < E; ++e) tile[k_of(tid, e)][row_of(tid, e)] = v[e];
+  }
+};
+
+template <class Cfg, class LA, class LB, class E>
+__global__ void __launch_bounds__(Cfg::THREADS)
+    gemm_f32_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
+  // +4 floats per row: the transposed stores of depth-fast operands hit distinct banks, and
+  // rows stay 16-byte aligned for the float4 reads.
+  __shared__ __align__(16) float As[2][BK][BM + 4];
+  __shared__ __align__(16) float Bs[2][BK][BN + 4];
+  __shared__ typename LA::template Stage<BK> sa[2];
+  __shared__ typename LB::template Stage<BK> sb[2];
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  // Thread (tm, tn) owns rows tm*4 + {0..3}, BM/2 + tm*4 + {0..3} and the same for columns:
+  // the two halves keep the float4 shared reads conflict-free.
+  const int tm = tid % (BM / 8), tn = tid / (BM / 8);
+  const int nk = (K + BK - 1) / BK;
+  for (int z = blockIdx.z; z < nz; z += gridDim.z) {
+    __syncthreads();  // shared memory of the previous z is no longer read
+    const LA A = la.bind(z);
+    const LB B = lb.bind(z);
+    F32Operand<LA, BM, BK, THREADS> oa;
+    F32Operand<LB, BN, BK, THREADS> ob;
+    oa.init(A, m0, tid);
+    ob.init(B, n0, tid);
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+    A.stage(sa[0], 0, tid, THREADS);
+    B.stage(sb[0], 0, tid, THREADS);
+    __syncthreads();
+    oa.load(A, sa[0], 0, tid);
+    ob.load(B, sb[0], 0, tid);
+    oa.store(As[0], tid);
+    ob.store(Bs[0], tid);
+    if (nk > 1) {
+      A.stage(sa[1], BK, tid, THREADS);
+      B.stage(sb[1], BK, tid, THREADS);
+    }
+    __syncthreads();
+    for (int kt = 0; kt < nk; ++kt) {
+      const int cur = kt & 1;
+      if (kt + 1 < nk) {  // next tile's global loads overlap this tile's math
+        oa.load(A, sa[cur ^ 1], (kt + 1) * BK, tid);
+        ob.load(B, sb[cur ^ 1], (kt + 1) * BK, tid);
+      }
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][k][tm * 4]);
+        const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][k][BM / 2 + tm * 4]);
+        const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][k][tn * 4]);
+        const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][k][BN / 2 + tn * 4]);
+        const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+      if (kt + 1 < nk) {
+        oa.store(As[cur ^ 1], tid);
+        ob.store(Bs[cur ^ 1], tid);
+      }
+      if (kt + 2 < nk) {  // this stage buffer was last read by the loads of tile kt
+        A.stage(sa[cur], (kt + 2) * BK, tid, THREADS);
+        B.stage(sb[cur], (kt + 2) * BK, tid, THREADS);
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int r = m0 + (i < 4 ? tm * 4 + i : BM / 2 + tm * 4 + i - 4);
+      if (r >= M) continue;
+      const typename E::Row er = ep.row(z, r);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
+        if (c < N) ep.store(er, c, acc[i][j]);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// f16 tensor-core kernel pieces.
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void ldmatrix_x4(uint32_t* r, const __half* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void mma_16816(float* c, const uint32_t* a, const uint32_t* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
+// Shared tiles are [rows][BK + 8] halves: the 8-half pad makes the eight 16-byte rows an
+// ldmatrix phase reads fall in distinct bank groups (row pitch 80 bytes).
+template <class Cfg, class LA, class LB, class E>
+__global__ void __launch_bounds__(Cfg::THREADS)
+    gemm_tc_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
+  constexpr int LDS = BK + 8;
+  constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN;
+  constexpr int MI = WTM / 16, NI = WTN / 8;
+  static_assert(NI % 2 == 0, "B fragments are loaded two n8 tiles at a time");
+  // Chunks of 8 depth elements: BK / 8 = 4 per row. Thread t loads chunk column t % 4 of rows
+  // t / 4 + e * THREADS / 4.
+  constexpr int CA = BM * 4 / THREADS, CB = BN * 4 / THREADS;
+  static_assert(BM * 4 % THREADS == 0 && BN * 4 % THREADS == 0, "bad f16 tile mapping");
+  __shared__ __align__(16) __half As[2][BM][LDS];
+  __shared__ __align__(16) __half Bs[2][BN][LDS];
+  __shared__ typename LA::template Stage<BK> sa[2];
+  __shared__ typename LB::template Stage<BK> sb[2];
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int kc = (tid & 3) * 8;
+  const int nk = (K + BK - 1) / BK;
+  for (int z = blockIdx.z; z < nz; z += gridDim.z) {
+    __syncthreads();
+    const LA A = la.bind(z);
+    const LB B = lb.bind(z);
+    typename LA::Row ra[CA];
+    typename LB::Row rb[CB];
+#pragma unroll
+    for (int e = 0; e < CA; ++e) ra[e] = A.row(m0 + (tid >> 2) + e * (THREADS / 4));
+#pragma unroll
+    for (int e = 0; e < CB; ++e) rb[e] = B.row(n0 + (tid >> 2) + e * (THREADS / 4));
+    uint4 va[CA], vb[CB];
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+    auto load_tile = [&](int buf, int k0) {
+#pragma unroll
+      for (int e = 0; e < CA; ++e) va[e] = A.load8(ra[e], sa[buf], kc, k0 + kc);
+#pragma unroll
+      for (int e = 0; e < CB; ++e) vb[e] = B.load8(rb[e], sb[buf], kc, k0 + kc);
+    };
+    auto store_tile = [&](int buf) {
+#pragma unroll
+      for (int e = 0; e < CA; ++e)
+        *reinterpret_cast<uint4*>(&As[buf][(tid >> 2) + e * (THREADS / 4)][kc]) = va[e];
+#pragma unroll
+      for (int e = 0; e < CB; ++e)
+        *reinterpret_cast<uint4*>(&Bs[buf][(tid >> 2) + e * (THREADS / 4)][kc]) = vb[e];
+    };
+
+    A.stage(sa[0], 0, tid, THREADS);
+    B.stage(sb[0], 0, tid, THREADS);
+    __syncthreads();
+    load_tile(0, 0);
+    store_tile(0);
+    if (nk > 1) {
+      A.stage(sa[1], BK, tid, THREADS);
+      B.stage(sb[1], BK, tid, THREADS);
+    }
+    __syncthreads();
+    for (int kt = 0; kt < nk; ++kt) {
+      const int cur = kt & 1;
+      if (kt + 1 < nk) load_tile(cur ^ 1, (kt + 1) * BK);
+#pragma unroll
+      for (int ks = 0; ks < BK; ks += 16) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+          ldmatrix_x4(af[i], &As[cur][wm * WTM + i * 16 + (lane & 15)][ks + (lane >> 4) * 8]);
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {
+          uint32_t r[4];
+          ldmatrix_x4(r, &Bs[cur][wn * WTN + j * 8 + (lane & 7) + ((lane >> 4) << 3)]
+                            [ks + ((lane >> 3) & 1) * 8]);
+          bf[j][0] = r[0];
+          bf[j][1] = r[1];
+          bf[j + 1][0] = r[2];
+          bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+#else
+        // No m16n8k16 before sm_80: the same accumulator fragments with FMA. Lane (g, t) owns
+        // rows g, g + 8 and columns 2t, 2t + 1 of each 16 x 8 tile.
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const __half* ar = As[cur][wm * WTM + i * 16 + g + (q >> 1) * 8] + ks;
+              const __half* br = Bs[cur][wn * WTN + j * 8 + 2 * t + (q & 1)] + ks;
+              float s = acc[i][j][q];
+#pragma unroll
+              for (int kx = 0; kx < 16; ++kx) s = fmaf(__half2float(ar[kx]), __half2float(br[kx]), s);
+              acc[i][j][q] = s;
+            }
+#endif
+      }
+      if (kt + 1 < nk) store_tile(cur ^ 1);
+      if (kt + 2 < nk) {
+        A.stage(sa[cur], (kt + 2) * BK, tid, THREADS);
+        B.stage(sb[cur], (kt + 2) * BK, tid, THREADS);
+      }
+      __syncthreads();
+    }
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
+        if (r >= M) continue;
+        const typename E::Row er = ep.row(z, r);
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
+            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
+          }
+      }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side: tile choice and launch.
+
+// The tile shapes. Large tiles for large problems; 64 x 64 when the large tiles would leave SMs
+// idle (few output rows, e.g. 7x7 layers at batch 1).
+enum class TileShape { T128x128, T128x64, T64x64 };
+
+inline TileShape choose_tile(const Handle& h, int64_t M, int64_t N, int64_t nz) {
+  const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
+  const auto blocks = [&](int64_t bm, int64_t bn) {
+    return ((M + bm - 1) / bm) * ((N + bn - 1) / bn) * nz;
+  };
+  TileShape t = N <= 64 ? TileShape::T128x64 : TileShape::T128x128;
+  const int64_t b = t == TileShape::T128x64 ? blocks(128, 64) : blocks(128, 128);
+  if (b < sms) t = TileShape::T64x64;
+  return t;
+}
+
+// C = A * B^T-rows for nz independent problems (batch entries or groups). The caller checks
+// M, N, K < kMaxDim and N / 64 < 65535 (the grid's y dimension).
+template <class LA, class LB, class E>
+Status run_gemm(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M, int64_t N,
+                int64_t K, int64_t nz, const char* routine) {
+  static_assert(std::is_same<typename LA::Elem, typename LB::Elem>::value, "operand types differ");
+  if (M <= 0 || N <= 0 || nz <= 0) return Status();
+  if (M > kMaxDim || N > kMaxDim || K > kMaxDim || nz > kMaxDim || (N + 63) / 64 > 65535)
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: GEMM of %lld x %lld x %lld exceeds the CUDA engine's 32-bit tiling",
+                       routine, static_cast<long long>(M), static_cast<long long>(N),
+                       static_cast<long long>(K));
+  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+  // Blocks loop over z beyond the grid's 65535 limit.
+  const unsigned gz = static_cast<unsigned>(nz < 65535 ? nz : 65535);
+  const TileShape ts = choose_tile(h, M, N, nz);
+  using T = typename LA::Elem;
+  if constexpr (std::is_same<T, float>::value) {
+    switch (ts) {
+      case TileShape::T128x128: {
+        using C = F32Tile<128, 128>;
+        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 127) / 128, gz), C::THREADS, 0,
+                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+      case TileShape::T128x64: {
+        using C = F32Tile<128, 64>;
+        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 63) / 64, gz), C::THREADS, 0,
+                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+      case TileShape::T64x64: {
+        using C = F32Tile<64, 64>;
+        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 63) / 64, (n + 63) / 64, gz), C::THREADS, 0,
+                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+    }
+  } else {
+    switch (ts) {
+      case TileShape::T128x128: {
+        using C = TcTile<128, 128, 2, 4>;
+        gemm_tc_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 127) / 128, gz), C::THREADS, 0,
+                                       h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+      case TileShape::T128x64: {
+        using C = TcTile<128, 64, 2, 2>;
+        gemm_tc_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 63) / 64, gz), C::THREADS, 0,
+                                       h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+      case TileShape::T64x64: {
+        using C = TcTile<64, 64, 2, 2>;
+        gemm_tc_kernel<C, LA, LB, E><<<dim3((m + 63) / 64, (n + 63) / 64, gz), C::THREADS, 0,
+                                       h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
+        break;
+      }
+    }
+  }
+  return launch_status(routine);
+}
+
+}  // namespace gemm
+}  // namespace cuda
+}  // namespace jet
