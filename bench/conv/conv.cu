@@ -1,0 +1,942 @@
+// bench/conv: every jetinfer CUDA convolution algorithm against cuDNN's best, per layer.
+//
+// cuDNN's candidates come from cudnnFindConvolutionForwardAlgorithmEx in the same math mode as
+// ours: f32 with CUDNN_FMA_MATH (no TF32), f16 with CUDNN_TENSOR_OP_MATH, f32 accumulation
+// (CUDNN_DATA_FLOAT compute type) in both. Its three fastest candidates are then re-timed with
+// the harness that times ours, and the fastest of them is "cuDNN". Built only when cuDNN is found
+// (bench/cudnn.cmake); cuDNN is linked into this program only, never into jet::kernels.
+//
+// Timing: about a millisecond of back-to-back calls is captured into a CUDA graph and replayed
+// between cudaEvents (GPU time without the API's host overhead, which is reported apart: cuDNN 9's
+// legacy API spends 40-1600 us of CPU per call); the median of --runs replays after a warm-up
+// call. --no-graph times the calls on the stream instead. When one call's x, w and y
+// together are smaller than twice the L2 cache, the calls rotate over enough copies of them
+// (fresh random values in each) that the inputs are not L2-resident from the previous call.
+// Correctness: each algorithm's output (from a y pre-filled with NaNs) is compared with cuDNN's:
+// max |ours - cudnn| / max |cudnn| over the whole tensor.
+//
+//   jet_bench_conv [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]
+//                  [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]
+//                  [--cudnn-ws-mb MB] [--verbose] [--no-graph]
+// --verbose adds what cudnnFindConvolutionForwardAlgorithmEx returned per layer. Exit status 1
+// when an algorithm's output mismatches cuDNN's.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "jet/dnn.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Layers and sets.
+
+struct Layer {
+  std::string name;
+  int64_t n, c, h, w, k, r, s, stride, pad, groups;
+  int reps;  // how many times the network runs this exact shape (1 for the synthetic sets)
+};
+
+struct Set {
+  std::string family;  // what --sets selects
+  std::string key;     // printed
+  std::string title;
+  std::vector<Layer> layers;
+};
+
+Layer L(const char* name, int64_t n, int64_t c, int64_t hw, int64_t k, int64_t rs, int64_t stride,
+        int64_t pad, int reps = 1, int64_t groups = 1) {
+  return Layer{name, n, c, hw, hw, k, rs, rs, stride, pad, groups, reps};
+}
+
+// ResNet-50 v1 (stride 2 on the first 1x1 of stages 3-5 and on the downsample branch), 224x224:
+// the 53 convolutions as 21 distinct shapes (the same list as bench/cpu_resnet50_conv.cpp).
+std::vector<Layer> resnet50(int64_t n) {
+  return {
+      L("conv1 7x7/2", n, 3, 224, 64, 7, 2, 3, 1),
+      L("res2a_branch1 1x1", n, 64, 56, 256, 1, 1, 0, 1),
+      L("res2a_branch2a 1x1", n, 64, 56, 64, 1, 1, 0, 1),
+      L("res2[bc]_branch2a 1x1", n, 256, 56, 64, 1, 1, 0, 2),
+      L("res2*_branch2b 3x3", n, 64, 56, 64, 3, 1, 1, 3),
+      L("res2*_branch2c 1x1", n, 64, 56, 256, 1, 1, 0, 3),
+      L("res3a_branch1 1x1/2", n, 256, 56, 512, 1, 2, 0, 1),
+      L("res3a_branch2a 1x1/2", n, 256, 56, 128, 1, 2, 0, 1),
+      L("res3[b-d]_branch2a 1x1", n, 512, 28, 128, 1, 1, 0, 3),
+      L("res3*_branch2b 3x3", n, 128, 28, 128, 3, 1, 1, 4),
+      L("res3*_branch2c 1x1", n, 128, 28, 512, 1, 1, 0, 4),
+      L("res4a_branch1 1x1/2", n, 512, 28, 1024, 1, 2, 0, 1),
+      L("res4a_branch2a 1x1/2", n, 512, 28, 256, 1, 2, 0, 1),
+      L("res4[b-f]_branch2a 1x1", n, 1024, 14, 256, 1, 1, 0, 5),
+      L("res4*_branch2b 3x3", n, 256, 14, 256, 3, 1, 1, 6),
+      L("res4*_branch2c 1x1", n, 256, 14, 1024, 1, 1, 0, 6),
+      L("res5a_branch1 1x1/2", n, 1024, 14, 2048, 1, 2, 0, 1),
+      L("res5a_branch2a 1x1/2", n, 1024, 14, 512, 1, 2, 0, 1),
+      L("res5[bc]_branch2a 1x1", n, 2048, 7, 512, 1, 1, 0, 2),
+      L("res5*_branch2b 3x3", n, 512, 7, 512, 3, 1, 1, 3),
+      L("res5*_branch2c 1x1", n, 512, 7, 2048, 1, 1, 0, 3),
+  };
+}
+
+// AlexNet as torchvision defines it (single tower, no groups), 224x224 input.
+std::vector<Layer> alexnet(int64_t n) {
+  return {
+      L("conv1 11x11/4", n, 3, 224, 64, 11, 4, 2),
+      L("conv2 5x5", n, 64, 27, 192, 5, 1, 2),
+      L("conv3 3x3", n, 192, 13, 384, 3, 1, 1),
+      L("conv4 3x3", n, 384, 13, 256, 3, 1, 1),
+      L("conv5 3x3", n, 256, 13, 256, 3, 1, 1),
+  };
+}
+
+// MobileNetV2 (224x224, width 1.0): its 17 depthwise 3x3 convolutions as 10 distinct shapes.
+std::vector<Layer> mobilenetv2_dw(int64_t n) {
+  auto dw = [n](const char* name, int64_t c, int64_t hw, int64_t stride, int reps) {
+    return L(name, n, c, hw, c, 3, stride, 1, reps, c);
+  };
+  return {
+      dw("block0 dw 32@112", 32, 112, 1, 1),   dw("block1 dw 96@112/2", 96, 112, 2, 1),
+      dw("block2 dw 144@56", 144, 56, 1, 1),   dw("block3 dw 144@56/2", 144, 56, 2, 1),
+      dw("block4-5 dw 192@28", 192, 28, 1, 2), dw("block6 dw 192@28/2", 192, 28, 2, 1),
+      dw("block7-10 dw 384@14", 384, 14, 1, 4), dw("block11-12 dw 576@14", 576, 14, 1, 2),
+      dw("block13 dw 576@14/2", 576, 14, 2, 1), dw("block14-16 dw 960@7", 960, 7, 1, 3),
+  };
+}
+
+// The cuDNN paper's L1-L5 as commonly cited (AlexNet-like; the paper's own table was not at
+// hand), N = 128.
+std::vector<Layer> paper(int64_t n) {
+  return {
+      L("L1 11x11/4", n, 3, 224, 96, 11, 4, 0),  L("L2 5x5", n, 96, 27, 256, 5, 1, 2),
+      L("L3 3x3", n, 256, 13, 384, 3, 1, 1),     L("L4 3x3", n, 384, 13, 384, 3, 1, 1),
+      L("L5 3x3", n, 384, 13, 256, 3, 1, 1),
+  };
+}
+
+// The cuDNN blog's example (no padding).
+std::vector<Layer> blog(int64_t n) { return {L("blog 7x7/2", n, 96, 221, 256, 7, 2, 0)}; }
+
+std::vector<Set> all_sets(int64_t max_n) {
+  auto cap = [max_n](int64_t n) { return max_n > 0 ? std::min(n, max_n) : n; };
+  auto key = [&](const char* base, int64_t n) { return std::string(base) + "-n" + std::to_string(cap(n)); };
+  return {
+      {"paper", key("paper", 128), "cuDNN paper L1-L5 (commonly cited shapes)", paper(cap(128))},
+      {"resnet50", key("resnet50", 1), "ResNet-50 v1 convolutions", resnet50(cap(1))},
+      {"resnet50", key("resnet50", 32), "ResNet-50 v1 convolutions", resnet50(cap(32))},
+      {"alexnet", key("alexnet", 1), "AlexNet conv1-5 (torchvision)", alexnet(cap(1))},
+      {"alexnet", key("alexnet", 128), "AlexNet conv1-5 (torchvision)", alexnet(cap(128))},
+      {"mobilenetv2", key("mobilenetv2", 1), "MobileNetV2 depthwise 3x3", mobilenetv2_dw(cap(1))},
+      {"blog", key("blog", 128), "cuDNN blog example", blog(cap(128))},
+  };
+}
+
+// --quick: a few layers spanning the kinds (7x7 stem, 3x3, 1x1, depthwise, big batch).
+std::vector<Set> quick_sets() {
+  std::vector<Layer> r1 = resnet50(1), r32 = resnet50(32), mb = mobilenetv2_dw(1), p = paper(128);
+  return {
+      {"resnet50", "resnet50-n1", "ResNet-50 v1 convolutions (quick)", {r1[0], r1[9]}},
+      {"resnet50", "resnet50-n32", "ResNet-50 v1 convolutions (quick)", {r32[9], r32[13]}},
+      {"mobilenetv2", "mobilenetv2-n1", "MobileNetV2 depthwise 3x3 (quick)", {mb[2]}},
+      {"paper", "paper-n128", "cuDNN paper L1-L5 (quick)", {p[2]}},
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers.
+
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    const cudaError_t err_ = (call);                                                        \
+    if (err_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                    \
+                   cudaGetErrorString(err_));                                               \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+#define CUDNN_CHECK(call)                                                                   \
+  do {                                                                                      \
+    const cudnnStatus_t st_ = (call);                                                       \
+    if (st_ != CUDNN_STATUS_SUCCESS) {                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                    \
+                   cudnnGetErrorString(st_));                                               \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Uniform values in [-1, 1).
+template <class T>
+__global__ void fill_uniform(T* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t h = splitmix64(seed * 0x100000001b3ull + i);
+    const float v = static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;
+    if constexpr (std::is_same<T, float>::value) p[i] = v;
+    else p[i] = __float2half(v);
+  }
+}
+
+__device__ __forceinline__ float as_f32(float v) { return v; }
+__device__ __forceinline__ float as_f32(__half v) { return __half2float(v); }
+
+// out[0] = max |a - ref| (NaN or inf counts as +inf), out[1] = max |ref|, as float bits.
+template <class T>
+__global__ void max_error(const T* a, const T* ref, size_t n, unsigned* out) {
+  float md = 0.f, mr = 0.f;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float r = as_f32(ref[i]);
+    float d = fabsf(as_f32(a[i]) - r);
+    if (!(d <= 3.0e38f)) d = INFINITY;
+    md = fmaxf(md, d);
+    if (fabsf(r) <= 3.0e38f) mr = fmaxf(mr, fabsf(r));
+  }
+  atomicMax(&out[0], __float_as_uint(md));
+  atomicMax(&out[1], __float_as_uint(mr));
+}
+
+// One device allocation that grows on demand.
+struct DeviceBuffer {
+  void* p = nullptr;
+  size_t bytes = 0;
+  bool reserve(size_t want) {
+    if (want <= bytes) return true;
+    if (p) CUDA_CHECK(cudaFree(p));
+    p = nullptr;
+    bytes = 0;
+    if (cudaMalloc(&p, want) != cudaSuccess) {
+      cudaGetLastError();
+      p = nullptr;
+      return false;
+    }
+    bytes = want;
+    return true;
+  }
+  void release() {
+    if (p) CUDA_CHECK(cudaFree(p));
+    p = nullptr;
+    bytes = 0;
+  }
+};
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// ---------------------------------------------------------------------------------------------
+// Timing.
+
+struct Timer {
+  cudaStream_t stream;
+  cudaEvent_t e0, e1;
+  int runs;
+  bool graph = true;  // replay captured calls (GPU time without the API's host overhead)
+};
+
+struct Timing {
+  float ms = -1.f;      // median GPU time per call (events); -1 when the call was refused
+  float host_us = 0.f;  // host time to issue one call (the API's CPU overhead)
+  bool graph = false;   // measured by replaying a CUDA graph of the calls
+};
+
+// Times launch(rot) after one warm-up call; ms = -1 when launch returns false on the warm-up
+// call (the call was refused: nothing is timed).
+template <class F>
+Timing time_calls(const Timer& t, int nrot, F&& launch) {
+  Timing out;
+  int rot = 0;
+  if (!launch(rot++ % nrot)) return out;
+  CUDA_CHECK(cudaStreamSynchronize(t.stream));
+  CUDA_CHECK(cudaGetLastError());
+  // One call alone, to size the samples.
+  CUDA_CHECK(cudaEventRecord(t.e0, t.stream));
+  auto h0 = std::chrono::steady_clock::now();
+  launch(rot++ % nrot);
+  out.host_us = static_cast<float>(
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
+  CUDA_CHECK(cudaEventRecord(t.e1, t.stream));
+  CUDA_CHECK(cudaEventSynchronize(t.e1));
+  float one = 0.f;
+  CUDA_CHECK(cudaEventElapsedTime(&one, t.e0, t.e1));
+  if (one > 250.f) {  // very slow: the single call is the measurement
+    out.ms = one;
+    return out;
+  }
+  int inner = std::max(1, std::min(200, static_cast<int>(std::ceil(1.0f / std::max(one, 1e-4f)))));
+  if (nrot > 1) inner = std::max(inner, 2);  // consecutive calls on different copies
+  const int samples = one > 20.f ? std::min(t.runs, 3) : t.runs;
+  std::vector<float> ms, host;
+  if (t.graph) {
+    // Capture `inner` calls, then time replays of the graph: the calls' GPU time without the
+    // host overhead of issuing them (which is measured while capturing).
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool ok = cudaStreamBeginCapture(t.stream, cudaStreamCaptureModeRelaxed) == cudaSuccess;
+    if (ok) {
+      h0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < inner; ++i) ok = launch(rot++ % nrot) && ok;
+      const float issue_us = static_cast<float>(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
+              .count() / inner);
+      ok = cudaStreamEndCapture(t.stream, &graph) == cudaSuccess && ok;
+      ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+      ok = ok && cudaGraphLaunch(exec, t.stream) == cudaSuccess &&
+           cudaStreamSynchronize(t.stream) == cudaSuccess;
+      if (ok) {
+        for (int s = 0; s < samples; ++s) {
+          CUDA_CHECK(cudaEventRecord(t.e0, t.stream));
+          CUDA_CHECK(cudaGraphLaunch(exec, t.stream));
+          CUDA_CHECK(cudaEventRecord(t.e1, t.stream));
+          CUDA_CHECK(cudaEventSynchronize(t.e1));
+          float v = 0.f;
+          CUDA_CHECK(cudaEventElapsedTime(&v, t.e0, t.e1));
+          ms.push_back(v / inner);
+        }
+        out.host_us = issue_us;
+        out.graph = true;
+      }
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // a refused capture is not an error: time on the stream instead
+    if (!ok) {
+      cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+      cudaStreamIsCapturing(t.stream, &cs);
+      if (cs != cudaStreamCaptureStatusNone) {
+        cudaGraph_t g2 = nullptr;
+        cudaStreamEndCapture(t.stream, &g2);
+        if (g2) cudaGraphDestroy(g2);
+        cudaGetLastError();
+      }
+    }
+  }
+  if (!ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    out.ms = ms[ms.size() / 2];
+    return out;
+  }
+  for (int s = 0; s < samples; ++s) {
+    CUDA_CHECK(cudaEventRecord(t.e0, t.stream));
+    h0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) launch(rot++ % nrot);
+    host.push_back(static_cast<float>(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() /
+        inner));
+    CUDA_CHECK(cudaEventRecord(t.e1, t.stream));
+    CUDA_CHECK(cudaEventSynchronize(t.e1));
+    float v = 0.f;
+    CUDA_CHECK(cudaEventElapsedTime(&v, t.e0, t.e1));
+    ms.push_back(v / inner);
+  }
+  CUDA_CHECK(cudaGetLastError());
+  std::sort(ms.begin(), ms.end());
+  std::sort(host.begin(), host.end());
+  out.ms = ms[ms.size() / 2];
+  out.host_us = host[host.size() / 2];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting helpers.
+
+const jet::ConvAlgo kAlgos[] = {jet::ConvAlgo::DIRECT, jet::ConvAlgo::IMPLICIT_GEMM,
+                                jet::ConvAlgo::IMPLICIT_PRECOMP_GEMM, jet::ConvAlgo::GEMM,
+                                jet::ConvAlgo::WINOGRAD};
+constexpr int kAlgoCount = 5;
+constexpr int kIgemm = 1;  // index of IMPLICIT_GEMM in kAlgos
+
+const char* cudnn_algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "implicit_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "implicit_precomp_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "direct";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "fft";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "fft_tiling";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "winograd";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
+    default: return "?";
+  }
+}
+
+std::string fmt_ms(double ms) {
+  char b[32];
+  if (ms < 1.0) std::snprintf(b, sizeof b, "%.4f", ms);
+  else if (ms < 100.0) std::snprintf(b, sizeof b, "%.3f", ms);
+  else std::snprintf(b, sizeof b, "%.1f", ms);
+  return b;
+}
+
+std::string fmt_mib(size_t bytes) {
+  char b[32];
+  if (bytes == 0) return "0";
+  std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return b;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+struct GeoMean {
+  double log_sum = 0;
+  int count = 0;
+  void add(double r) {
+    log_sum += std::log(r);
+    ++count;
+  }
+  double value() const { return count ? std::exp(log_sum / count) : 0.0; }
+  std::string str() const { return count ? fmt("%.3f", value()) : std::string("n/a"); }
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+// One layer in one dtype and layout.
+
+struct Config {
+  jet::DType dtype;
+  bool nhwc;
+};
+
+struct AlgoResult {
+  bool ran = false;
+  std::string why;  // when it did not run
+  float ms = 0;
+  float host_us = 0;
+  bool graph = false;
+  size_t ws = 0;
+  double err = -1;  // max |ours - cudnn| / max |cudnn|
+};
+
+struct LayerResult {
+  bool cudnn_ok = false;
+  std::string cudnn_why;
+  float cudnn_ms = 0;
+  float cudnn_host_us = 0;
+  bool cudnn_graph = false;
+  size_t cudnn_ws = 0;
+  std::string find_list;  // --verbose: what cudnnFindConvolutionForwardAlgorithmEx returned
+  std::string cudnn_algo;
+  AlgoResult algo[kAlgoCount];
+  int best = -1;  // index into algo
+  jet::ConvAlgo heuristic = jet::ConvAlgo::COUNT;
+  double gflop = 0;
+};
+
+struct Context {
+  Timer timer;
+  cudnnHandle_t cudnn;
+  jet::Handle jet;
+  size_t l2_bytes;
+  size_t cudnn_ws_limit;
+  DeviceBuffer x, w, y, yref, ws;
+  unsigned* err_dev;  // 2 words
+  uint64_t seed = 1;
+  bool verbose = false;
+};
+
+template <class T>
+void fill(Context& cx, void* p, size_t elems) {
+  fill_uniform<T><<<1024, 256, 0, cx.timer.stream>>>(static_cast<T*>(p), elems, cx.seed++);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+double compare(Context& cx, jet::DType dt, const void* a, const void* ref, size_t elems) {
+  CUDA_CHECK(cudaMemsetAsync(cx.err_dev, 0, 2 * sizeof(unsigned), cx.timer.stream));
+  if (dt == jet::DType::F32)
+    max_error<float><<<1024, 256, 0, cx.timer.stream>>>(static_cast<const float*>(a),
+                                                        static_cast<const float*>(ref), elems,
+                                                        cx.err_dev);
+  else
+    max_error<__half><<<1024, 256, 0, cx.timer.stream>>>(static_cast<const __half*>(a),
+                                                         static_cast<const __half*>(ref), elems,
+                                                         cx.err_dev);
+  CUDA_CHECK(cudaGetLastError());
+  unsigned h[2];
+  CUDA_CHECK(cudaMemcpyAsync(h, cx.err_dev, sizeof h, cudaMemcpyDeviceToHost, cx.timer.stream));
+  CUDA_CHECK(cudaStreamSynchronize(cx.timer.stream));
+  float md, mr;
+  std::memcpy(&md, &h[0], 4);
+  std::memcpy(&mr, &h[1], 4);
+  if (std::isinf(md)) return INFINITY;
+  return mr > 0 ? md / mr : md;
+}
+
+LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
+  LayerResult res;
+  const jet::DType dt = cfg.dtype;
+  const size_t es = jet::dtype_size(dt);
+  const int64_t p = (l.h + 2 * l.pad - l.r) / l.stride + 1;
+  const int64_t q = (l.w + 2 * l.pad - l.s) / l.stride + 1;
+  const int64_t cg = l.c / l.groups;
+  res.gflop = 2.0 * l.n * l.k * p * q * cg * l.r * l.s * 1e-9;
+
+  // jet descriptors.
+  const jet::TensorDesc xd = cfg.nhwc ? jet::TensorDesc::nhwc(dt, l.n, l.c, l.h, l.w)
+                                      : jet::TensorDesc::nchw(dt, l.n, l.c, l.h, l.w);
+  const jet::FilterDesc wd = cfg.nhwc ? jet::FilterDesc::krsc(dt, l.k, cg, l.r, l.s)
+                                      : jet::FilterDesc::kcrs(dt, l.k, cg, l.r, l.s);
+  const jet::TensorDesc yd = cfg.nhwc ? jet::TensorDesc::nhwc(dt, l.n, l.k, p, q)
+                                      : jet::TensorDesc::nchw(dt, l.n, l.k, p, q);
+  const jet::ConvDesc cd = jet::ConvDesc::conv2d(l.pad, l.pad, l.stride, l.stride, 1, 1, l.groups,
+                                                 jet::ConvMode::CROSS_CORRELATION,
+                                                 jet::ComputeType::F32);
+
+  // cuDNN descriptors.
+  const cudnnDataType_t cdt = dt == jet::DType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  const cudnnTensorFormat_t fmt_ = cfg.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const cudnnMathType_t math = dt == jet::DType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  cudnnTensorDescriptor_t cxd, cyd;
+  cudnnFilterDescriptor_t cwd;
+  cudnnConvolutionDescriptor_t ccd;
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&cxd));
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&cyd));
+  CUDNN_CHECK(cudnnCreateFilterDescriptor(&cwd));
+  CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&ccd));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(cxd, fmt_, cdt, int(l.n), int(l.c), int(l.h), int(l.w)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(cyd, fmt_, cdt, int(l.n), int(l.k), int(p), int(q)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(cwd, cdt, fmt_, int(l.k), int(cg), int(l.r), int(l.s)));
+  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(ccd, int(l.pad), int(l.pad), int(l.stride),
+                                              int(l.stride), 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT));
+  CUDNN_CHECK(cudnnSetConvolutionGroupCount(ccd, int(l.groups)));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(ccd, math));
+  int on, ok, op, oq;
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(ccd, cxd, cwd, &on, &ok, &op, &oq));
+  if (on != l.n || ok != l.k || op != p || oq != q) {
+    std::fprintf(stderr, "%s: cuDNN output dims disagree\n", l.name.c_str());
+    std::exit(1);
+  }
+
+  // Buffers: nrot copies of x, w and y, each slice 256-byte aligned.
+  const size_t xb = round_up(static_cast<size_t>(xd.span()) * es, 256);
+  const size_t wb = round_up(static_cast<size_t>(wd.elements()) * es, 256);
+  const size_t yb = round_up(static_cast<size_t>(yd.span()) * es, 256);
+  const size_t set_bytes = xb + wb + yb;
+  int nrot = 1;
+  if (set_bytes < 2 * cx.l2_bytes)
+    nrot = static_cast<int>(std::min<size_t>(256, (3 * cx.l2_bytes + set_bytes - 1) / set_bytes));
+  auto cleanup = [&]() {
+    cudnnDestroyTensorDescriptor(cxd);
+    cudnnDestroyTensorDescriptor(cyd);
+    cudnnDestroyFilterDescriptor(cwd);
+    cudnnDestroyConvolutionDescriptor(ccd);
+  };
+  if (!cx.x.reserve(xb * nrot) || !cx.w.reserve(wb * nrot) || !cx.y.reserve(yb * nrot) ||
+      !cx.yref.reserve(yb)) {
+    res.cudnn_why = "out of device memory";
+    for (auto& a : res.algo) a.why = "out of device memory";
+    cleanup();
+    return res;
+  }
+  auto X = [&](int r) { return static_cast<char*>(cx.x.p) + xb * r; };
+  auto W = [&](int r) { return static_cast<char*>(cx.w.p) + wb * r; };
+  auto Y = [&](int r) { return static_cast<char*>(cx.y.p) + yb * r; };
+  if (dt == jet::DType::F32) {
+    fill<float>(cx, cx.x.p, xb * nrot / es);
+    fill<float>(cx, cx.w.p, wb * nrot / es);
+  } else {
+    fill<__half>(cx, cx.x.p, xb * nrot / es);
+    fill<__half>(cx, cx.w.p, wb * nrot / es);
+  }
+  const size_t y_elems = static_cast<size_t>(yd.span());
+
+  // cuDNN: find, then re-time its three fastest candidates with our harness.
+  const float alpha = 1.f, beta = 0.f;
+  {
+    // cudnnGetConvolutionForwardWorkspaceSize under-reports what Find's engines want (cuDNN 9:
+    // 0 bytes reported, 25 MiB wanted), so Find gets the whole limit (less when memory is short).
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t avail = free_b + cx.ws.bytes > (1ull << 30) ? free_b + cx.ws.bytes - (1ull << 30) : 0;
+    size_t ws_need = std::min(cx.cudnn_ws_limit, avail);
+    while (ws_need > 0 && !cx.ws.reserve(ws_need)) ws_need /= 2;
+    if (ws_need == 0) cx.ws.reserve(256);
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    const cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
+        cx.cudnn, cxd, X(0), cwd, W(0), ccd, cyd, cx.yref.p, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+        &returned, perf, cx.ws.p, ws_need);
+    CUDA_CHECK(cudaGetLastError());
+    if (st != CUDNN_STATUS_SUCCESS) {
+      res.cudnn_why = std::string("find: ") + cudnnGetErrorString(st);
+    } else {
+      if (cx.verbose) {
+        for (int i = 0; i < returned; ++i) {
+          res.find_list += std::string(i ? "; " : "") + cudnn_algo_name(perf[i].algo) +
+                           (perf[i].mathType == CUDNN_TENSOR_OP_MATH ? "+tc" : "") + " " +
+                           cudnnGetErrorString(perf[i].status) + " " +
+                           fmt("%.4f ms", perf[i].time) + " " + fmt_mib(perf[i].memory);
+        }
+        res.find_list += " (workspace given: " + fmt_mib(ws_need) + ")";
+      }
+      int tried = 0;
+      for (int i = 0; i < returned && tried < 3; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws_need) continue;
+        ++tried;
+        CUDNN_CHECK(cudnnSetConvolutionMathType(ccd, perf[i].mathType));
+        const cudnnConvolutionFwdAlgo_t algo = perf[i].algo;
+        const size_t wsb = perf[i].memory;
+        const Timing tm = time_calls(cx.timer, nrot, [&](int r) {
+          return cudnnConvolutionForward(cx.cudnn, &alpha, cxd, X(r), cwd, W(r), ccd, algo,
+                                         cx.ws.p, wsb, &beta, cyd, Y(r)) == CUDNN_STATUS_SUCCESS;
+        });
+        const float ms = tm.ms;
+        if (ms < 0) continue;
+        if (!res.cudnn_ok || ms < res.cudnn_ms) {
+          res.cudnn_ok = true;
+          res.cudnn_ms = ms;
+          res.cudnn_host_us = tm.host_us;
+          res.cudnn_graph = tm.graph;
+          res.cudnn_ws = wsb;
+          res.cudnn_algo = cudnn_algo_name(algo);
+          if (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+              perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            res.cudnn_algo += "+tc";
+          // The reference output for the checks, from slice 0.
+          CUDNN_CHECK(cudnnConvolutionForward(cx.cudnn, &alpha, cxd, X(0), cwd, W(0), ccd, algo,
+                                              cx.ws.p, wsb, &beta, cyd, cx.yref.p));
+        }
+      }
+      if (!res.cudnn_ok) res.cudnn_why = "no algorithm ran";
+    }
+    CUDNN_CHECK(cudnnSetConvolutionMathType(ccd, math));
+  }
+
+  // Ours.
+  if (!jet::choose_conv_forward_algo(cx.jet, xd, wd, cd, yd, jet::ConvPreference::PREFER_FASTEST,
+                                     0, &res.heuristic)
+           .ok())
+    res.heuristic = jet::ConvAlgo::COUNT;
+  for (int a = 0; a < kAlgoCount; ++a) {
+    AlgoResult& ar = res.algo[a];
+    const jet::ConvAlgo algo = kAlgos[a];
+    size_t wsb = 0;
+    jet::Status s = jet::conv_forward_workspace_size(cx.jet, xd, wd, cd, yd, algo, &wsb);
+    if (!s.ok()) {
+      ar.why = s.code() == jet::StatusCode::NOT_SUPPORTED ? "n/a" : "err: " + s.to_string();
+      continue;
+    }
+    if (!cx.ws.reserve(std::max<size_t>(wsb, 256))) {
+      ar.why = "workspace " + fmt_mib(wsb) + " does not fit";
+      continue;
+    }
+    ar.ws = wsb;
+    jet::Status call_status;
+    const Timing tm = time_calls(cx.timer, nrot, [&](int r) {
+      jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(r), wd, W(r), cd, algo,
+                                         wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(r));
+      if (!cs.ok()) {
+        if (call_status.ok()) call_status = cs;
+        return false;
+      }
+      return true;
+    });
+    const float ms = tm.ms;
+    if (ms < 0 || !call_status.ok()) {
+      ar.why = call_status.code() == jet::StatusCode::NOT_SUPPORTED
+                   ? "n/a"
+                   : "err: " + call_status.to_string();
+      continue;
+    }
+    ar.ran = true;
+    ar.ms = ms;
+    ar.host_us = tm.host_us;
+    ar.graph = tm.graph;
+    if (res.cudnn_ok) {  // correctness: slice 0, y pre-filled with NaNs
+      CUDA_CHECK(cudaMemsetAsync(Y(0), 0xff, yb, cx.timer.stream));
+      const jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(0), wd, W(0), cd, algo,
+                                               wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(0));
+      ar.err = cs.ok() ? compare(cx, dt, Y(0), cx.yref.p, y_elems) : INFINITY;
+    }
+    if (res.best < 0 || ms < res.algo[res.best].ms) res.best = a;
+  }
+  cleanup();
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::vector<std::string> sets = {"paper", "resnet50", "alexnet", "mobilenetv2", "blog"};
+  std::vector<std::string> dtypes = {"f32", "f16"};
+  std::vector<std::string> layouts = {"nchw", "nhwc"};
+  int runs = 7;
+  int64_t max_n = 0;
+  size_t cudnn_ws_mb = 4096;
+  bool verbose = false;
+  bool graph = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool more = i + 1 < argc;
+    if (a == "--quick") quick = true;
+    else if (a == "--sets" && more) sets = split(argv[++i]);
+    else if (a == "--dtypes" && more) dtypes = split(argv[++i]);
+    else if (a == "--layouts" && more) layouts = split(argv[++i]);
+    else if (a == "--runs" && more) runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--max-n" && more) max_n = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--verbose") verbose = true;
+    else if (a == "--no-graph") graph = false;
+    else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]\n"
+                   "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
+                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  for (const auto& d : dtypes)
+    if (d != "f32" && d != "f16") { std::fprintf(stderr, "unknown dtype %s\n", d.c_str()); return 2; }
+  for (const auto& l : layouts)
+    if (l != "nchw" && l != "nhwc") { std::fprintf(stderr, "unknown layout %s\n", l.c_str()); return 2; }
+  for (const auto& s : sets)
+    if (s != "paper" && s != "resnet50" && s != "alexnet" && s != "mobilenetv2" && s != "blog") {
+      std::fprintf(stderr, "unknown set %s\n", s.c_str());
+      return 2;
+    }
+
+  const auto t_start = std::chrono::steady_clock::now();
+  Context cx;
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0, runtime = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  cx.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
+  cx.cudnn_ws_limit = cudnn_ws_mb << 20;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&cx.timer.stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreate(&cx.timer.e0));
+  CUDA_CHECK(cudaEventCreate(&cx.timer.e1));
+  cx.timer.runs = runs;
+  cx.verbose = verbose;
+  cx.timer.graph = graph;
+  CUDNN_CHECK(cudnnCreate(&cx.cudnn));
+  CUDNN_CHECK(cudnnSetStream(cx.cudnn, cx.timer.stream));
+  {
+    const jet::Status s = jet::Handle::cuda(0, cx.timer.stream, &cx.jet);
+    if (!s.ok()) {
+      std::fprintf(stderr, "Handle::cuda: %s\n", s.to_string().c_str());
+      return 1;
+    }
+  }
+  CUDA_CHECK(cudaMalloc(&cx.err_dev, 2 * sizeof(unsigned)));
+
+  std::printf("# bench/conv: jetinfer CUDA convolutions vs cuDNN\n\n");
+  std::printf("- device: %s, %d SMs, %.1f GiB, L2 %.0f MiB, cc %d.%d\n", prop.name,
+              prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0,
+              prop.l2CacheSize / 1048576.0, prop.major, prop.minor);
+  std::printf("- CUDA driver %d, runtime %d; cuDNN %zu (cudnnGetVersion), built against %d.%d.%d\n",
+              driver, runtime, cudnnGetVersion(), CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+  if (cudnnGetVersion() / 100 != CUDNN_VERSION / 100)
+    std::printf("- WARNING: the cuDNN library loaded (%zu) is not the version of the headers used "
+                "(%d): check bench/cudnn.cmake's choice and the loader path\n",
+                cudnnGetVersion(), CUDNN_VERSION);
+  std::printf("- math: f32 = CUDNN_FMA_MATH (no TF32); f16 = CUDNN_TENSOR_OP_MATH; f32 accumulation "
+              "(CUDNN_DATA_FLOAT compute, jet ComputeType::F32) in both\n");
+  std::printf("- cuDNN = fastest of cudnnFindConvolutionForwardAlgorithmEx's 3 best candidates "
+              "re-timed here (workspace limit %zu MiB)\n", cudnn_ws_mb);
+  if (graph)
+    std::printf("- timing: about 1 ms of back-to-back calls captured into a CUDA graph, cudaEvents "
+                "around replays, median of %d replays after a warm-up call (3 for calls over 20 "
+                "ms; one plain call over 250 ms): GPU time, free of the API's host overhead, which "
+                "is the \"host us\" column (CPU time to issue one call); inputs rotated over "
+                "copies when x+w+y < 2x L2 (50 MB on H100); a time marked (s) is one call timed on "
+                "the stream (calls over 250 ms, or a refused capture)\n", runs);
+  else
+    std::printf("- timing (--no-graph): cudaEvents around about 1 ms of back-to-back calls on the "
+                "stream, median of %d samples after a warm-up call; a call whose \"host us\" nears "
+                "its time is host-bound; inputs rotated over copies when x+w+y < 2x L2\n", runs);
+  std::printf("- ratio = cuDNN time / our time (higher is better, 1 = parity); geomeans over the "
+              "layers where both ran, unweighted by reps; \"n/a\" = NOT_SUPPORTED, excluded\n");
+  std::printf("- error = max|ours - cuDNN| / max|cuDNN| over y; flagged MISMATCH above %g (f32) / "
+              "%g (f16)\n", 1e-4, 1e-2);
+  std::printf("- layers: paper L1-L5 = commonly cited shapes (L1 3->96 224 11x11/4 p0; L2 96->256 "
+              "27 5x5 p2; L3 256->384 13 3x3 p1; L4 384->384; L5 384->256), not checked against "
+              "the paper; AlexNet = torchvision's (ungrouped, 3->64 11x11/4 p2 on 224); blog = "
+              "N128 C96 221x221 K256 7x7/2 p0; ResNet-50 v1 and MobileNetV2 at 224x224\n");
+  if (max_n > 0) std::printf("- batch capped at N=%lld (--max-n)\n", static_cast<long long>(max_n));
+  if (quick) std::printf("- --quick: a few layers only\n");
+  std::printf("\n");
+  std::fflush(stdout);
+
+  std::vector<Set> chosen;
+  for (Set& s : quick ? quick_sets() : all_sets(max_n))
+    if (has(sets, s.family)) chosen.push_back(s);
+
+  struct Combo {
+    std::string name;
+    GeoMean best;
+    int layers = 0;
+  };
+  std::vector<Combo> combos;
+  int mismatches = 0;
+  for (const std::string& dts : dtypes) {
+    for (const std::string& lay : layouts) {
+      const Config cfg{dts == "f32" ? jet::DType::F32 : jet::DType::F16, lay == "nhwc"};
+      Combo combo;
+      combo.name = dts + "-" + lay;
+      const double tol = cfg.dtype == jet::DType::F32 ? 1e-4 : 1e-2;
+      for (const Set& set : chosen) {
+        std::printf("## %s, %s, %s %s/%s\n\n", set.title.c_str(), set.key.c_str(), dts.c_str(),
+                    cfg.nhwc ? "NHWC" : "NCHW", cfg.nhwc ? "KRSC" : "KCRS");
+        std::printf("| layer | N | C->K | in | RxS/s | g | reps | GFLOP | cuDNN algo | cuDNN ms | "
+                    "cuDNN TF/s | cuDNN ws | cuDNN host us |");
+        for (jet::ConvAlgo a : kAlgos) std::printf(" %s ms (ratio; ws) |", jet::conv_algo_name(a));
+        std::printf(" ours best | ms | TF/s | ws | host us | ours/cuDNN | implicit_gemm/best | "
+                    "heuristic | max rel err |\n|");
+        for (int i = 0; i < 13 + kAlgoCount + 9; ++i) std::printf("---|");
+        std::printf("\n");
+        GeoMean gm_algo[kAlgoCount], gm_best, gm_igemm;
+        double net_cudnn = 0, net_ours = 0;
+        bool net_complete = true;
+        std::vector<std::string> notes;
+        for (const Layer& l : set.layers) {
+          const LayerResult r = run_layer(cx, l, cfg);
+          std::printf("| %s | %lld | %lld->%lld | %lldx%lld | %lldx%lld/%lld | %lld | %d | %.3f |",
+                      l.name.c_str(), (long long)l.n, (long long)l.c, (long long)l.k,
+                      (long long)l.h, (long long)l.w, (long long)l.r, (long long)l.s,
+                      (long long)l.stride, (long long)l.groups, l.reps, r.gflop);
+          if (r.cudnn_ok)
+            std::printf(" %s | %s%s | %.1f | %s | %.1f |", r.cudnn_algo.c_str(),
+                        fmt_ms(r.cudnn_ms).c_str(), r.cudnn_graph || !graph ? "" : " (s)",
+                        r.gflop / r.cudnn_ms,
+                        fmt_mib(r.cudnn_ws).c_str(), r.cudnn_host_us);
+          else
+            std::printf(" %s | - | - | - | - |", r.cudnn_why.c_str());
+          if (!r.find_list.empty()) notes.push_back(l.name + ": cuDNN find: " + r.find_list);
+          for (int a = 0; a < kAlgoCount; ++a) {
+            const AlgoResult& ar = r.algo[a];
+            if (!ar.ran) {
+              std::printf(" %s |", ar.why.c_str());
+              if (ar.why != "n/a")
+                notes.push_back(l.name + ": " + jet::conv_algo_name(kAlgos[a]) + ": " + ar.why);
+              continue;
+            }
+            std::string cell = fmt_ms(ar.ms) + (ar.graph || !graph ? "" : " (s)");
+            if (r.cudnn_ok) {
+              const double ratio = r.cudnn_ms / ar.ms;
+              gm_algo[a].add(ratio);
+              cell += " (" + fmt("%.2fx", ratio);
+            } else {
+              cell += " (-";
+            }
+            if (ar.ws) cell += "; " + fmt_mib(ar.ws);
+            cell += ")";
+            std::printf(" %s |", cell.c_str());
+            if (ar.err > tol) {
+              ++mismatches;
+              notes.push_back("MISMATCH " + l.name + ": " + jet::conv_algo_name(kAlgos[a]) +
+                              " max rel err " + fmt("%.3g", ar.err));
+            }
+          }
+          if (r.best >= 0) {
+            const AlgoResult& b = r.algo[r.best];
+            std::printf(" %s | %s | %.1f | %s | %.1f |", jet::conv_algo_name(kAlgos[r.best]),
+                        fmt_ms(b.ms).c_str(), r.gflop / b.ms, fmt_mib(b.ws).c_str(), b.host_us);
+            if (r.cudnn_ok) {
+              gm_best.add(r.cudnn_ms / b.ms);
+              std::printf(" %.3f |", r.cudnn_ms / b.ms);
+            } else {
+              std::printf(" - |");
+            }
+            if (r.algo[kIgemm].ran) {
+              const double ig = b.ms / r.algo[kIgemm].ms;
+              gm_igemm.add(ig);
+              std::printf(" %.3f |", ig);
+            } else {
+              std::printf(" n/a |");
+            }
+            net_ours += b.ms * l.reps;
+          } else {
+            std::printf(" n/a | - | - | - | - | n/a | n/a |");
+            net_complete = false;
+          }
+          const bool heur_ok = r.heuristic != jet::ConvAlgo::COUNT;
+          std::printf(" %s%s |", heur_ok ? jet::conv_algo_name(r.heuristic) : "-",
+                      heur_ok && r.best >= 0 && kAlgos[r.best] == r.heuristic ? " (=best)" : "");
+          if (r.best >= 0 && r.cudnn_ok) {
+            const double e = r.algo[r.best].err;
+            std::printf(" %.2g%s |\n", e, e > tol ? " MISMATCH" : "");
+          } else {
+            std::printf(" - |\n");
+          }
+          if (r.cudnn_ok) net_cudnn += r.cudnn_ms * l.reps;
+          else net_complete = false;
+          ++combo.layers;
+          std::fflush(stdout);
+        }
+        std::printf("\ngeomean ours/cuDNN (%s, %s):", set.key.c_str(), combo.name.c_str());
+        for (int a = 0; a < kAlgoCount; ++a)
+          std::printf(" %s %s (%d/%zu);", jet::conv_algo_name(kAlgos[a]), gm_algo[a].str().c_str(),
+                      gm_algo[a].count, set.layers.size());
+        std::printf(" best %s (%d/%zu)\n", gm_best.str().c_str(), gm_best.count,
+                    set.layers.size());
+        if (set.family == "resnet50") {
+          std::printf("geomean implicit_gemm (zero workspace) / our fastest: %s (%d layers)\n",
+                      gm_igemm.str().c_str(), gm_igemm.count);
+          if (net_complete)
+            std::printf("network (all 53 convolutions, reps counted): cuDNN %s ms, ours %s ms, "
+                        "ratio %.3f\n", fmt_ms(net_cudnn).c_str(), fmt_ms(net_ours).c_str(),
+                        net_cudnn / net_ours);
+        }
+        for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+        std::printf("\n");
+        combo.best.log_sum += gm_best.log_sum;
+        combo.best.count += gm_best.count;
+      }
+      combos.push_back(combo);
+    }
+  }
+  cx.x.release();
+  cx.w.release();
+  cx.y.release();
+  cx.yref.release();
+  cx.ws.release();
+  cudnnDestroy(cx.cudnn);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  std::printf("%d mismatches; total time %.0f s\n", mismatches, secs);
+  std::printf("SUMMARY geomean speed ours-best/cuDNN-best (higher is better; n/a algorithms "
+              "excluded):");
+  for (const Combo& c : combos)
+    std::printf(" %s %s (%d/%d layers);", c.name.c_str(), c.best.str().c_str(), c.best.count,
+                c.layers);
+  std::printf(" mismatches %d\n", mismatches);
+  return mismatches ? 1 : 0;
+}
