@@ -29,7 +29,11 @@ Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float
   JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::lrn_cross_channel_forward(lrn, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::lrn_cross_channel_forward(handle, lrn, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

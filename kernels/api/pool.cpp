@@ -188,7 +188,11 @@ Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
   JET_TRY(check_ptr(fn, y, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::pool_forward(pool, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::pool_forward(handle, pool, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

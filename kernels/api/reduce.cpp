@@ -20,7 +20,11 @@ Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const Tens
                          dims_string(x_desc.rank(), x_desc.dims()).c_str(), i);
   }
   if (handle.backend() == Backend::CPU) return cpu::reduce_forward(op, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::reduce_forward(handle, op, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

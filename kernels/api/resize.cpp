@@ -37,7 +37,11 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
   }
   if (handle.backend() == Backend::CPU)
     return cpu::resize_forward(resize, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::resize_forward(handle, resize, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -17,7 +17,11 @@ Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode,
   JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::softmax_forward(algo, mode, alpha, x_desc, x, beta, y_desc, y);
+#if defined(JET_HAVE_CUDA)
+  return cuda::softmax_forward(handle, algo, mode, alpha, x_desc, x, beta, y_desc, y);
+#else
   return cuda_not_available(fn);
+#endif
 }
 
 }  // namespace jet

@@ -1,4 +1,4 @@
-// lrn_cross_channel_forward on the CPU backend against the float64 reference.
+// lrn_cross_channel_forward on every backend against the float64 reference.
 #include <cmath>
 #include <limits>
 
@@ -38,18 +38,27 @@ TEST_CASE("lrn reference gives hand-computed values") {
   CHECK(y3[1] == doctest::Approx(2.0 / 15));
   CHECK(y3[2] == doctest::Approx(3.0 / 30));
   CHECK(y3[3] == doctest::Approx(4.0 / 26));
-  // The kernel agrees.
-  const float xf[4] = {1, 2, 3, 4};
-  float yf[4];
+  // The kernels agree.
   const TensorDesc d = TensorDesc::ncw(DType::F32, 1, 4, 1);
-  REQUIRE_OK(lrn_cross_channel_forward(Handle::cpu(), even, 1.f, d, xf, 0.f, d, yf));
-  for (int i = 0; i < 4; ++i) CHECK(yf[i] == doctest::Approx(y[i]));
-  REQUIRE_OK(lrn_cross_channel_forward(Handle::cpu(), odd, 1.f, d, xf, 0.f, d, yf));
-  for (int i = 0; i < 4; ++i) CHECK(yf[i] == doctest::Approx(y3[i]));
+  HostTensor xt(d);
+  xt.from_ref(x);
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    const std::pair<const LrnDesc*, const std::vector<double>*> cases[] = {{&even, &y}, {&odd, &y3}};
+    for (const auto& c : cases) {
+      HostTensor yt(d);
+      yt.poison();
+      Staging st(h);
+      REQUIRE_OK(lrn_cross_channel_forward(h, *c.first, 1.f, d, st.in(xt), 0.f, d, st.out(yt)));
+      st.finish();
+      const std::vector<double> got = yt.to_ref();
+      for (int i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx((*c.second)[i]));
+    }
+  }
 }
 
 TEST_CASE("lrn_cross_channel_forward matches the float64 reference") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {1, 1, 1}, {2, 3, 7}, {1, 13, 3, 5}, {2, 7, 2, 3, 2}, {1, 20, 1, 3}};
   // (alpha, beta, k): AlexNet's, a strong normalization, and cuDNN's smallest k and beta.
@@ -65,14 +74,15 @@ TEST_CASE("lrn_cross_channel_forward matches the float64 reference") {
                 // Plain copies: lambdas (CAPTURE) may not capture structured bindings in C++17.
                 const float alpha = scaling.first, beta = scaling.second;
                 const LrnDesc lrn = make_lrn(n, p[0], p[1], p[2]);
+                CAPTURE(std::string(backend_name(h)));
                 CAPTURE(n);
                 CAPTURE(p[0]);
                 CAPTURE(p[1]);
                 CAPTURE(p[2]);
-                CAPTURE(dtype_name(t));
+                CAPTURE(std::string(dtype_name(t)));
                 CAPTURE(dims_str(dims));
-                CAPTURE(layout_name(lx));
-                CAPTURE(layout_name(ly));
+                CAPTURE(std::string(layout_name(lx)));
+                CAPTURE(std::string(layout_name(ly)));
                 CAPTURE(alpha);
                 CAPTURE(beta);
                 HostTensor x(make_desc(t, dims, lx));
@@ -80,23 +90,65 @@ TEST_CASE("lrn_cross_channel_forward matches the float64 reference") {
                 HostTensor y(make_desc(t, dims, ly));
                 if (beta == 0.f) y.poison(); else y.fill_random();
                 const HostTensor before = y;
-                REQUIRE_OK(lrn_cross_channel_forward(h, lrn, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+                Staging st(h);
+                REQUIRE_OK(lrn_cross_channel_forward(h, lrn, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+                st.finish();
                 const auto ref = ref::lrn_cross_channel(lrn, dims, x.to_ref());
                 check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
               }
+  }
+}
+
+TEST_CASE("lrn_cross_channel_forward on large shapes") {
+  // AlexNet's first LRN (96 channels of 55x55) in NCHW and NHWC, out of place and in place
+  // (on CUDA: one thread per element, or one per position with a ring of inputs).
+  const std::vector<int64_t> dims = {2, 96, 55, 55};
+  const LrnDesc lrn = make_lrn(5, 1e-4, 0.75, 2.0);
+  const LrnDesc strong = make_lrn(16, 2.0, 0.75, 1.0);
+  for (const Handle& h : test_handles())
+    for (DType t : {DType::F32, DType::F16})
+      for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST})
+        for (const LrnDesc* d : {&lrn, &strong})
+          for (bool in_place : {false, true}) {
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(layout_name(l)));
+            CAPTURE(d->n);
+            CAPTURE(in_place);
+            HostTensor x(make_desc(t, dims, l));
+            x.fill_random(-2.0, 2.0);
+            HostTensor y(make_desc(t, dims, l));
+            y.fill_random();
+            const HostTensor before = in_place ? x : y;
+            Staging st(h);
+            if (in_place) {
+              void* xy = st.out(x);
+              REQUIRE_OK(lrn_cross_channel_forward(h, *d, 0.5f, x.desc(), xy, 0.25f, x.desc(), xy));
+            } else {
+              REQUIRE_OK(lrn_cross_channel_forward(h, *d, 0.5f, x.desc(), st.in(x), 0.25f, y.desc(), st.out(y)));
+            }
+            st.finish();
+            const auto ref = ref::lrn_cross_channel(*d, dims, in_place ? before.to_ref() : x.to_ref());
+            check_output(in_place ? x : y, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
+          }
 }
 
 TEST_CASE("lrn_cross_channel_forward works in place") {
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16})
     for (int64_t n : {2, 5, 16}) {
-      CAPTURE(dtype_name(t));
+      CAPTURE(std::string(backend_name(h)));
+      CAPTURE(std::string(dtype_name(t)));
       CAPTURE(n);
       const std::vector<int64_t> dims = {2, 19, 3, 2};
       HostTensor x(make_desc(t, dims, Layout::CHANNELS_FIRST));
       x.fill_random(-2, 2);
       const HostTensor before = x;
       const LrnDesc lrn = make_lrn(n, 2.0, 0.75, 1.0);
-      REQUIRE_OK(lrn_cross_channel_forward(Handle::cpu(), lrn, 0.5f, x.desc(), x.data(), 0.25f, x.desc(), x.data()));
+      Staging st(h);
+      void* xy = st.out(x);
+      REQUIRE_OK(lrn_cross_channel_forward(h, lrn, 0.5f, x.desc(), xy, 0.25f, x.desc(), xy));
+      st.finish();
       const auto ref = ref::lrn_cross_channel(lrn, dims, before.to_ref());
       check_output(x, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
     }

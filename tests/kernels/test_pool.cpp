@@ -1,4 +1,4 @@
-// pool_forward and pool_output_dims on the CPU backend against the float64 reference.
+// pool_forward and pool_output_dims on every backend against the float64 reference.
 #include <cmath>
 
 #include "kernels/util.h"
@@ -40,17 +40,18 @@ const char* mode_name(PoolMode m) {
 }
 
 // Runs pool_forward once on fresh random data and checks it against the reference.
-void run_pool(const PoolCase& pc, PoolMode mode, DType t, int64_t n, int64_t c, Layout lx,
-              Layout ly, float alpha, float beta) {
+void run_pool(const Handle& h, const PoolCase& pc, PoolMode mode, DType t, int64_t n, int64_t c,
+              Layout lx, Layout ly, float alpha, float beta) {
   const PoolDesc pool = pc.desc(mode);
   std::vector<int64_t> x_dims = {n, c};
   x_dims.insert(x_dims.end(), pc.x_spatial.begin(), pc.x_spatial.end());
+  CAPTURE(std::string(backend_name(h)));
   CAPTURE(pc.str());
-  CAPTURE(mode_name(mode));
-  CAPTURE(dtype_name(t));
+  CAPTURE(std::string(mode_name(mode)));
+  CAPTURE(std::string(dtype_name(t)));
   CAPTURE(dims_str(x_dims));
-  CAPTURE(layout_name(lx));
-  CAPTURE(layout_name(ly));
+  CAPTURE(std::string(layout_name(lx)));
+  CAPTURE(std::string(layout_name(ly)));
   CAPTURE(alpha);
   CAPTURE(beta);
   const std::vector<int64_t> y_dims = ref::pool_output_dims(pool, x_dims);
@@ -63,7 +64,9 @@ void run_pool(const PoolCase& pc, PoolMode mode, DType t, int64_t n, int64_t c, 
   HostTensor y(make_desc(t, y_dims, ly));
   if (beta == 0.f) y.poison(); else y.fill_random();
   const HostTensor before = y;
-  REQUIRE_OK(pool_forward(Handle::cpu(), pool, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+  Staging st(h);
+  REQUIRE_OK(pool_forward(h, pool, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+  st.finish();
   const std::vector<double> ref = ref::pool_forward(pool, x_dims, x.to_ref());
   check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
 }
@@ -88,22 +91,37 @@ TEST_CASE("pooling reference and kernel give hand-computed values") {
   CHECK(ref::pool_forward(inc_p, {1, 1, 6}, xv) == want_inc);
   CHECK(ref::pool_forward(exc_p, {1, 1, 6}, xv) == want_exc);
   const TensorDesc xd = TensorDesc::ncw(DType::F32, 1, 1, 6), yd = TensorDesc::ncw(DType::F32, 1, 1, 4);
-  const float x[6] = {1, 2, 3, 4, 5, 6};
+  HostTensor x(xd);
+  x.from_ref(xv);
   const std::pair<const PoolDesc*, const std::vector<double>*> cases[] = {
       {&max_p, &want_max}, {&inc_p, &want_inc}, {&exc_p, &want_exc}};
-  for (auto [pool, want] : cases) {
-    float y[4];
-    REQUIRE_OK(pool_forward(Handle::cpu(), *pool, 1.f, xd, x, 0.f, yd, y));
-    for (int i = 0; i < 4; ++i) CHECK(y[i] == doctest::Approx((*want)[i]));
+  for (const Handle& h : test_handles())
+  for (const auto& pc : cases) {
+    const PoolDesc* pool = pc.first;
+    const std::vector<double>* want = pc.second;
+    CAPTURE(std::string(backend_name(h)));
+    HostTensor y(yd);
+    y.poison();
+    Staging st(h);
+    REQUIRE_OK(pool_forward(h, *pool, 1.f, xd, st.in(x), 0.f, yd, st.out(y)));
+    st.finish();
+    const std::vector<double> got = y.to_ref();
+    for (int i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx((*want)[i]));
   }
   // 2D max with dilation 2: the window {0, 2} x {0, 2} of a 3x3 input.
-  const float x2[9] = {1, 9, 2, 8, 7, 6, 3, 5, 4};
+  HostTensor x2(TensorDesc::nchw(DType::F32, 1, 1, 3, 3));
+  x2.from_ref({1, 9, 2, 8, 7, 6, 3, 5, 4});
   const int64_t w2[2] = {2, 2}, d2[2] = {2, 2};
   const PoolDesc dil = PoolDesc::make(PoolMode::MAX, 2, w2, nullptr, nullptr, nullptr, d2);
-  float y2 = 0;
-  REQUIRE_OK(pool_forward(Handle::cpu(), dil, 1.f, TensorDesc::nchw(DType::F32, 1, 1, 3, 3), x2, 0.f,
-                          TensorDesc::nchw(DType::F32, 1, 1, 1, 1), &y2));
-  CHECK(y2 == 4.f);  // max of 1, 2, 3, 4 (the 9 and 8 are skipped by the dilation)
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    HostTensor y2(TensorDesc::nchw(DType::F32, 1, 1, 1, 1));
+    y2.poison();
+    Staging st(h);
+    REQUIRE_OK(pool_forward(h, dil, 1.f, x2.desc(), st.in(x2), 0.f, y2.desc(), st.out(y2)));
+    st.finish();
+    CHECK(y2.to_ref()[0] == 4.0);  // max of 1, 2, 3, 4 (the 9 and 8 are skipped by the dilation)
+  }
 }
 
 TEST_CASE("pool_output_dims follows the PyTorch rules") {
@@ -167,12 +185,40 @@ TEST_CASE("pool_forward matches the float64 reference") {
   cases.push_back(g2);
   cases.push_back(g3);
   const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  for (const Handle& h : test_handles())
   for (const PoolCase& pc : cases)
     for (PoolMode mode : kModes)
       for (DType t : {DType::F32, DType::F16})
         for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
           for (Layout ly : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
-            for (auto [alpha, beta] : scalings) run_pool(pc, mode, t, 2, 3, lx, ly, alpha, beta);
+            for (auto [alpha, beta] : scalings) run_pool(h, pc, mode, t, 2, 3, lx, ly, alpha, beta);
+}
+
+TEST_CASE("pool_forward on large shapes") {
+  // The shapes of real networks, in NCHW and NHWC: global pooling (a block-wide reduction per
+  // (n, c) on CUDA), the ResNet stem pool, a 7x7 window that is the whole input (also a
+  // reduction), a long non-global window (compensated per-thread sums) and grid-stride loops.
+  struct Big {
+    PoolCase pc;
+    int64_t n, c;
+  };
+  PoolCase global56;
+  global56.x_spatial = {56, 56};
+  global56.global = true;
+  const std::vector<Big> bigs = {
+      {global56, 1, 512},
+      {{{112, 112}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, false}, 2, 64},
+      {{{7, 7}, {7, 7}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, false}, 2, 1024},
+      {{{60, 61}, {56, 56}, {0, 1}, {0, 2}, {2, 3}, {1, 1}, true}, 1, 8},
+      {{{27, 27}, {3, 3}, {0, 0}, {0, 0}, {2, 2}, {1, 1}, true}, 3, 96},
+  };
+  for (const Handle& h : test_handles())
+  for (const Big& b : bigs)
+    for (PoolMode mode : kModes)
+      for (DType t : {DType::F32, DType::F16})
+        for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST})
+          run_pool(h, b.pc, mode, t, b.n, b.c, l, l, mode == PoolMode::MAX ? 1.f : 0.5f,
+                   mode == PoolMode::MAX ? 0.f : 0.25f);
 }
 
 TEST_CASE("pool_forward on random configurations") {
@@ -180,6 +226,7 @@ TEST_CASE("pool_forward on random configurations") {
   // windows with no input element in (dilation) must be rejected with BAD_PARAM.
   const int64_t sizes[] = {1, 3, 7, 13};
   const Layout layouts[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED, Layout::REVERSED};
+  const std::vector<Handle> handles = test_handles();
   int ran = 0, rejected = 0;
   for (int iter = 0; iter < 400; ++iter) {
     PoolCase pc;
@@ -222,8 +269,9 @@ TEST_CASE("pool_forward on random configurations") {
       continue;
     }
     const bool blend_y = uniform_int(0, 1) == 1;
-    run_pool(pc, mode, t, n, c, layouts[uniform_int(0, 3)], layouts[uniform_int(0, 3)],
-             blend_y ? 0.5f : 1.f, blend_y ? 0.25f : 0.f);
+    const Layout lx = layouts[uniform_int(0, 3)], ly = layouts[uniform_int(0, 3)];
+    for (const Handle& h : handles)
+      run_pool(h, pc, mode, t, n, c, lx, ly, blend_y ? 0.5f : 1.f, blend_y ? 0.25f : 0.f);
     ++ran;
   }
   MESSAGE("random pooling configurations: " << ran << " run, " << rejected << " rejected (empty dilated windows)");
@@ -231,14 +279,39 @@ TEST_CASE("pool_forward on random configurations") {
 }
 
 TEST_CASE("pool_forward propagates NaN through max pooling") {
-  const float nan = std::nanf("");
-  const float x[4] = {1.f, nan, 3.f, 2.f};
-  float y[2] = {0.f, 0.f};
-  REQUIRE_OK(pool_forward(Handle::cpu(), PoolDesc::pool2d(PoolMode::MAX, 1, 2, 0, 0, 1, 2), 1.f,
-                          TensorDesc::nchw(DType::F32, 1, 1, 1, 4), x, 0.f,
-                          TensorDesc::nchw(DType::F32, 1, 1, 1, 2), y));
-  CHECK(std::isnan(y[0]));
-  CHECK(y[1] == 3.f);
+  const double nan = std::nan("");
+  HostTensor x(TensorDesc::nchw(DType::F32, 1, 1, 1, 4));
+  x.from_ref({1.0, nan, 3.0, 2.0});
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    HostTensor y(TensorDesc::nchw(DType::F32, 1, 1, 1, 2));
+    y.fill(0.0);
+    Staging st(h);
+    REQUIRE_OK(pool_forward(h, PoolDesc::pool2d(PoolMode::MAX, 1, 2, 0, 0, 1, 2), 1.f, x.desc(),
+                            st.in(x), 0.f, y.desc(), st.out(y)));
+    st.finish();
+    const std::vector<double> got = y.to_ref();
+    CHECK(std::isnan(got[0]));
+    CHECK(got[1] == 3.0);
+  }
+  // Global max pooling (the reduction path on CUDA) propagates NaN too, wherever it sits.
+  for (const Handle& h : test_handles())
+    for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+      CAPTURE(std::string(backend_name(h)));
+      CAPTURE(std::string(layout_name(l)));
+      HostTensor xg(make_desc(DType::F32, {2, 3, 9, 11}, l));
+      xg.fill_random();
+      const int64_t at[4] = {1, 2, 7, 5};
+      xg.set(at, nan);
+      HostTensor y(make_desc(DType::F32, {2, 3, 1, 1}, l));
+      y.poison();
+      const HostTensor before = y;
+      const PoolDesc g = PoolDesc::global(PoolMode::MAX, 2);
+      Staging st(h);
+      REQUIRE_OK(pool_forward(h, g, 1.f, xg.desc(), st.in(xg), 0.f, y.desc(), st.out(y)));
+      st.finish();
+      check_output(y, before, ref::pool_forward(g, {2, 3, 9, 11}, xg.to_ref()), 1e-6);
+    }
 }
 
 TEST_CASE("pool_forward rejects invalid input") {

@@ -1,4 +1,4 @@
-// reduce_forward on the CPU backend against the float64 reference: every subset of reduced
+// reduce_forward on every backend against the float64 reference: every subset of reduced
 // dims, all ops, layouts and dtypes, and long reductions that expose a low-precision accumulator.
 #include <cmath>
 #include <limits>
@@ -37,7 +37,7 @@ std::vector<int64_t> reduced_dims(const std::vector<int64_t>& x_dims, unsigned m
 }  // namespace
 
 TEST_CASE("reduce_forward matches the float64 reference over every set of axes") {
-  const Handle h = Handle::cpu();
+  for (const Handle& h : test_handles()) {
   const std::vector<std::vector<int64_t>> shapes = {
       {13}, {7, 3}, {3, 1, 7}, {2, 3, 7, 5}, {3, 2, 1, 5, 7}};
   for (const auto& x_dims : shapes) {
@@ -51,19 +51,22 @@ TEST_CASE("reduce_forward matches the float64 reference over every set of axes")
             for (Layout ly : {kLayouts[(static_cast<int>(lx) + 1) % 4], Layout::PADDED}) {
               for (const auto& scaling : kScalings) {
                 const float alpha = scaling.first, beta = scaling.second;
+                CAPTURE(std::string(backend_name(h)));
                 CAPTURE(dims_str(x_dims));
                 CAPTURE(dims_str(y_dims));
-                CAPTURE(op_name(op));
-                CAPTURE(dtype_name(t));
-                CAPTURE(layout_name(lx));
-                CAPTURE(layout_name(ly));
+                CAPTURE(std::string(op_name(op)));
+                CAPTURE(std::string(dtype_name(t)));
+                CAPTURE(std::string(layout_name(lx)));
+                CAPTURE(std::string(layout_name(ly)));
                 CAPTURE(beta);
                 HostTensor x(make_desc(t, x_dims, lx));
                 x.fill_random(-2.0, 2.0);
                 HostTensor y(make_desc(t, y_dims, ly));
                 if (beta == 0.f) y.poison(); else y.fill_random();
                 const HostTensor before = y;
-                REQUIRE_OK(reduce_forward(h, op, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+                Staging st(h);
+                REQUIRE_OK(reduce_forward(h, op, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+                st.finish();
                 const auto ref = ref::reduce(op, x.to_ref(), x_dims, y_dims);
                 check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
               }
@@ -73,25 +76,29 @@ TEST_CASE("reduce_forward matches the float64 reference over every set of axes")
       }
     }
   }
+  }
 }
 
 TEST_CASE("reduce_forward handles rank 8 and non-adjacent axes") {
-  const Handle h = Handle::cpu();
   const std::vector<int64_t> x_dims = {2, 3, 1, 2, 3, 2, 1, 3};
   const unsigned masks[] = {0x01u, 0x12u, 0xA5u, 0xFFu, 0x80u, 0x54u};
+  for (const Handle& h : test_handles())
   for (unsigned mask : masks) {
     const std::vector<int64_t> y_dims = reduced_dims(x_dims, mask);
     for (ReduceOp op : kOps) {
       for (DType t : {DType::F32, DType::F16}) {
+        CAPTURE(std::string(backend_name(h)));
         CAPTURE(mask);
-        CAPTURE(op_name(op));
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(op_name(op)));
+        CAPTURE(std::string(dtype_name(t)));
         HostTensor x(make_desc(t, x_dims, Layout::REVERSED));
         x.fill_random();
         HostTensor y(make_desc(t, y_dims, Layout::PADDED));
         y.fill_random();
         const HostTensor before = y;
-        REQUIRE_OK(reduce_forward(h, op, 0.5f, x.desc(), x.data(), 0.25f, y.desc(), y.data()));
+        Staging st(h);
+        REQUIRE_OK(reduce_forward(h, op, 0.5f, x.desc(), st.in(x), 0.25f, y.desc(), st.out(y)));
+        st.finish();
         const auto ref = ref::reduce(op, x.to_ref(), x_dims, y_dims);
         check_output(y, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
       }
@@ -101,27 +108,32 @@ TEST_CASE("reduce_forward handles rank 8 and non-adjacent axes") {
 
 TEST_CASE("reduce_forward stays precise on long reductions") {
   // Hundreds of thousands of positive terms per output: an f32 running sum drifts by far more
-  // than 1e-5 relative here, a double one does not.
-  const Handle h = Handle::cpu();
+  // than 1e-5 relative here, a double (CPU) or compensated tree (CUDA) one does not.
   struct Case {
     std::vector<int64_t> x_dims, y_dims;
   };
   const std::vector<Case> cases = {
       {{1 << 20}, {1}},
       {{64, 3, 64, 5, 64}, {1, 3, 1, 5, 1}},  // three non-adjacent reduced axes
+      {{1000, 1000}, {1, 1000}},              // over the outer axis: threads across the inner one
+      {{3, 1 << 18}, {3, 1}},                 // a few long rows
   };
+  for (const Handle& h : test_handles())
   for (const Case& c : cases) {
     for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MEAN}) {
       for (Layout lx : {Layout::CHANNELS_FIRST, Layout::REVERSED}) {
+        CAPTURE(std::string(backend_name(h)));
         CAPTURE(dims_str(c.x_dims));
-        CAPTURE(op_name(op));
-        CAPTURE(layout_name(lx));
+        CAPTURE(std::string(op_name(op)));
+        CAPTURE(std::string(layout_name(lx)));
         HostTensor x(make_desc(DType::F32, c.x_dims, lx));
         x.fill_random(0.5, 1.5);
         HostTensor y(make_desc(DType::F32, c.y_dims, Layout::CHANNELS_FIRST));
         y.poison();
         const HostTensor before = y;
-        REQUIRE_OK(reduce_forward(h, op, 1.f, x.desc(), x.data(), 0.f, y.desc(), y.data()));
+        Staging st(h);
+        REQUIRE_OK(reduce_forward(h, op, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y)));
+        st.finish();
         const auto ref = ref::reduce(op, x.to_ref(), c.x_dims, c.y_dims);
         // Judge each output against its own magnitude only (scale 0): 1e-5 relative.
         check_output(y, before, ref, 1e-5, 0.0);
@@ -131,20 +143,84 @@ TEST_CASE("reduce_forward stays precise on long reductions") {
 }
 
 TEST_CASE("reduce_forward propagates NaN through MAX and MIN") {
-  const Handle h = Handle::cpu();
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Handle& h : test_handles())
   for (ReduceOp op : {ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM}) {
     for (int where = 0; where < 3; ++where) {
-      float x[3] = {1.f, -2.f, 3.f};
-      x[where] = nan;
-      float y = 0.f;
-      REQUIRE_OK(reduce_forward(h, op, 1.f, TensorDesc::packed(DType::F32, {3}), x, 0.f,
-                                TensorDesc::packed(DType::F32, {1}), &y));
-      CAPTURE(op_name(op));
+      const float xs[3] = {1.f, -2.f, 3.f};
+      HostTensor x(TensorDesc::packed(DType::F32, {3}));
+      for (int64_t i = 0; i < 3; ++i) x.set(&i, i == where ? nan : xs[i]);
+      HostTensor y(TensorDesc::packed(DType::F32, {1}));
+      y.fill(0.0);
+      Staging st(h);
+      REQUIRE_OK(reduce_forward(h, op, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y)));
+      st.finish();
+      CAPTURE(std::string(backend_name(h)));
+      CAPTURE(std::string(op_name(op)));
       CAPTURE(where);
-      CHECK(std::isnan(y));
+      const int64_t zero = 0;
+      CHECK(std::isnan(y.get(&zero)));
     }
   }
+  // A NaN deep inside long reductions (one block-wide tree per output on CUDA), inner and outer.
+  for (const Handle& h : test_handles())
+  for (ReduceOp op : {ReduceOp::MAX, ReduceOp::MIN}) {
+    for (Layout lx : {Layout::CHANNELS_FIRST, Layout::REVERSED}) {
+      CAPTURE(std::string(backend_name(h)));
+      CAPTURE(std::string(op_name(op)));
+      CAPTURE(std::string(layout_name(lx)));
+      const std::vector<int64_t> x_dims = {4, 5000}, y_dims = {4, 1};
+      HostTensor x(make_desc(DType::F32, x_dims, lx));
+      x.fill_random();
+      const int64_t at[2] = {2, 3777};
+      x.set(at, nan);
+      HostTensor y(make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST));
+      y.poison();
+      const HostTensor before = y;
+      Staging st(h);
+      REQUIRE_OK(reduce_forward(h, op, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y)));
+      st.finish();
+      // Row 2 holds the NaN (the reference itself does not model NaN).
+      std::vector<double> want = ref::reduce(op, x.to_ref(), x_dims, y_dims);
+      want[2] = std::numeric_limits<double>::quiet_NaN();
+      check_output(y, before, want, 1e-6);
+    }
+  }
+}
+
+TEST_CASE("reduce_forward on large tensors") {
+  // Shapes that exercise every thread arrangement and grid-stride loops: NCHW and NHWC
+  // global-pool-like reductions, a reduction over N, and a reduction to a scalar.
+  struct Case {
+    std::vector<int64_t> x_dims, y_dims;
+  };
+  const std::vector<Case> cases = {
+      {{4, 256, 28, 28}, {4, 256, 1, 1}},
+      {{64, 8, 32, 32}, {1, 8, 32, 32}},
+      {{8, 32, 1000}, {8, 1, 1000}},
+      {{1000003}, {1}},
+  };
+  for (const Handle& h : test_handles())
+  for (const Case& c : cases)
+    for (ReduceOp op : kOps)
+      for (DType t : {DType::F32, DType::F16})
+        for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(dims_str(c.x_dims));
+          CAPTURE(std::string(op_name(op)));
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(std::string(layout_name(lx)));
+          HostTensor x(make_desc(t, c.x_dims, lx));
+          x.fill_random(-1.0, 1.0);
+          HostTensor y(make_desc(t, c.y_dims, lx));
+          y.fill_random();
+          const HostTensor before = y;
+          Staging st(h);
+          REQUIRE_OK(reduce_forward(h, op, 0.75f, x.desc(), st.in(x), 0.5f, y.desc(), st.out(y)));
+          st.finish();
+          const auto ref = ref::reduce(op, x.to_ref(), c.x_dims, c.y_dims);
+          check_output(y, before, blend(ref, 0.75, 0.5, before.to_ref()), tol_for(t));
+        }
 }
 
 TEST_CASE("reduce_forward rejects invalid input") {

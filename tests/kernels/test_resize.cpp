@@ -1,4 +1,4 @@
-// resize_forward on the CPU backend: against the float64 reference for every mode, coordinate
+// resize_forward on every backend: against the float64 reference for every mode, coordinate
 // transformation and rounding, and against values worked out by hand from the ONNX spec.
 #include <cmath>
 #include <limits>
@@ -74,15 +74,19 @@ std::vector<int64_t> output_dims(const Case& c) {
   return y;
 }
 
-// Runs a rank-4 f32 NCHW resize of a 1x1xHxW image and returns the packed output.
-std::vector<double> resize_image(const ResizeDesc& r, const std::vector<float>& image, int64_t h,
-                                 int64_t w, int64_t oh, int64_t ow) {
-  const TensorDesc xd = TensorDesc::nchw(DType::F32, 1, 1, h, w);
+// Runs a rank-4 f32 NCHW resize of a 1x1xHxW image on `handle` and returns the packed output.
+std::vector<double> resize_image(const Handle& handle, const ResizeDesc& r,
+                                 const std::vector<float>& image, int64_t h, int64_t w, int64_t oh,
+                                 int64_t ow) {
+  HostTensor x(TensorDesc::nchw(DType::F32, 1, 1, h, w));
+  x.from_ref(std::vector<double>(image.begin(), image.end()));
   HostTensor y(TensorDesc::nchw(DType::F32, 1, 1, oh, ow));
   y.poison();
-  const Status s = resize_forward(Handle::cpu(), r, 1.f, xd, image.data(), 0.f, y.desc(), y.data());
+  Staging st(handle);
+  const Status s = resize_forward(handle, r, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y));
   INFO(s.to_string());
   CHECK(s.ok());
+  st.finish();
   return y.to_ref();
 }
 
@@ -94,10 +98,18 @@ void check_values(const std::vector<double>& got, const std::vector<double>& exp
   }
 }
 
+// resize_image on every backend, each checked against `expected`.
+void check_everywhere(const ResizeDesc& r, const std::vector<float>& image, int64_t h, int64_t w,
+                      int64_t oh, int64_t ow, const std::vector<double>& expected) {
+  for (const Handle& handle : test_handles()) {
+    CAPTURE(std::string(backend_name(handle)));
+    check_values(resize_image(handle, r, image, h, w, oh, ow), expected);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("resize_forward matches the float64 reference") {
-  const Handle h = Handle::cpu();
   const std::vector<Case> cases = {
       {{2, 3, 7}, {}, {2, 3, 13}},
       {{1, 2, 13}, {}, {1, 2, 3}},
@@ -115,12 +127,18 @@ TEST_CASE("resize_forward matches the float64 reference") {
       // Rows longer than the backend's chunk of precomputed columns (256).
       {{1, 2, 151}, {}, {1, 2, 601}},
       {{1, 1, 3, 601}, {}, {1, 1, 2, 263}},
+      // Rows and channels of 16+ (CUDA's tiled kernel: a warp across the fastest y dim), with
+      // exact scale-2 ties and a non-integer scale.
+      {{1, 19, 5, 17}, {2.f, 2.f}, {}},
+      {{2, 24, 3, 4, 21}, {}, {2, 24, 5, 7, 40}},
+      {{1, 17, 9, 33}, {1.7f, 0.55f}, {}},
   };
   const std::pair<Layout, Layout> layouts[] = {{Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
                                                {Layout::CHANNELS_LAST, Layout::CHANNELS_LAST},
                                                {Layout::PADDED, Layout::REVERSED},
                                                {Layout::REVERSED, Layout::CHANNELS_LAST},
                                                {Layout::CHANNELS_LAST, Layout::PADDED}};
+  for (const Handle& h : test_handles())
   for (const Case& c : cases) {
     const std::vector<int64_t> y_dims = output_dims(c);
     for (ResizeDesc r : all_resize_modes()) {
@@ -130,23 +148,26 @@ TEST_CASE("resize_forward matches the float64 reference") {
           const Layout lx = layout_pair.first, ly = layout_pair.second;
           for (const auto& scaling : kScalings) {
             const float alpha = scaling.first, beta = scaling.second;
+            CAPTURE(std::string(backend_name(h)));
             CAPTURE(dims_str(c.x_dims));
             CAPTURE(dims_str(y_dims));
             CAPTURE(r.scales[0]);
             CAPTURE(r.scales[1]);
             CAPTURE(r.scales[2]);
-            CAPTURE(r.mode == ResizeMode::LINEAR ? "linear" : nearest_name(r.nearest));
-            CAPTURE(coord_name(r.coord));
-            CAPTURE(dtype_name(t));
-            CAPTURE(layout_name(lx));
-            CAPTURE(layout_name(ly));
+            CAPTURE(std::string(r.mode == ResizeMode::LINEAR ? "linear" : nearest_name(r.nearest)));
+            CAPTURE(std::string(coord_name(r.coord)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(layout_name(lx)));
+            CAPTURE(std::string(layout_name(ly)));
             CAPTURE(beta);
             HostTensor x(make_desc(t, c.x_dims, lx));
             x.fill_random();
             HostTensor y(make_desc(t, y_dims, ly));
             if (beta == 0.f) y.poison(); else y.fill_random();
             const HostTensor before = y;
-            REQUIRE_OK(resize_forward(h, r, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
+            Staging st(h);
+            REQUIRE_OK(resize_forward(h, r, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+            st.finish();
             const auto ref = ref::resize(r, x.to_ref(), c.x_dims, y_dims);
             check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
           }
@@ -154,6 +175,48 @@ TEST_CASE("resize_forward matches the float64 reference") {
       }
     }
   }
+}
+
+TEST_CASE("resize_forward on large images") {
+  // A 2x upsample of a feature map (FPN / segmentation decoders) and a downsample, NCHW and
+  // NHWC, with the modes networks use.
+  struct Big {
+    std::vector<int64_t> x_dims, y_dims;
+    float scale;  // both spatial scales; 0: out / in
+  };
+  const std::vector<Big> bigs = {{{1, 32, 56, 56}, {1, 32, 112, 112}, 2.f},
+                                 {{2, 16, 75, 100}, {2, 16, 33, 41}, 0.f}};
+  std::vector<ResizeDesc> modes(4);
+  modes[0].mode = ResizeMode::NEAREST;  // half_pixel, round_prefer_floor
+  modes[1].mode = ResizeMode::NEAREST;
+  modes[1].coord = ResizeCoord::ASYMMETRIC;
+  modes[1].nearest = ResizeNearest::FLOOR;
+  modes[2].mode = ResizeMode::LINEAR;  // half_pixel
+  modes[3].mode = ResizeMode::LINEAR;
+  modes[3].coord = ResizeCoord::ALIGN_CORNERS;
+  for (const Handle& h : test_handles())
+    for (const Big& b : bigs)
+      for (ResizeDesc r : modes)
+        for (DType t : {DType::F32, DType::F16})
+          for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+            r.scales[0] = r.scales[1] = b.scale;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(dims_str(b.x_dims));
+            CAPTURE(dims_str(b.y_dims));
+            CAPTURE(std::string(r.mode == ResizeMode::LINEAR ? "linear" : nearest_name(r.nearest)));
+            CAPTURE(std::string(coord_name(r.coord)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(layout_name(l)));
+            HostTensor x(make_desc(t, b.x_dims, l));
+            x.fill_random();
+            HostTensor y(make_desc(t, b.y_dims, l));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(resize_forward(h, r, 1.f, x.desc(), st.in(x), 0.f, y.desc(), st.out(y)));
+            st.finish();
+            check_output(y, before, ref::resize(r, x.to_ref(), b.x_dims, b.y_dims), tol_for(t));
+          }
 }
 
 // Values worked out by hand from the ONNX Resize definition (the same inputs as ONNX's own
@@ -164,49 +227,49 @@ TEST_CASE("resize_forward reproduces the ONNX spec's examples") {
   ResizeDesc r;
   SUBCASE("nearest, half_pixel, upsample by 2 x 3") {
     r.mode = ResizeMode::NEAREST;
-    check_values(resize_image(r, two_by_two, 2, 2, 4, 6),
-                 {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4});
+    check_everywhere(r, two_by_two, 2, 2, 4, 6,
+                     {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4});
   }
   SUBCASE("nearest, half_pixel, downsample by 0.6") {
     r.mode = ResizeMode::NEAREST;
     r.scales[0] = r.scales[1] = 0.6f;
-    check_values(resize_image(r, two_by_four, 2, 4, 1, 2), {1, 3});
+    check_everywhere(r, two_by_four, 2, 4, 1, 2, {1, 3});
   }
   SUBCASE("linear, half_pixel, downsample by 0.6") {
     r.mode = ResizeMode::LINEAR;
     r.scales[0] = r.scales[1] = 0.6f;
-    check_values(resize_image(r, two_by_four, 2, 4, 1, 2), {8.0 / 3.0, 13.0 / 3.0});
+    check_everywhere(r, two_by_four, 2, 4, 1, 2, {8.0 / 3.0, 13.0 / 3.0});
   }
   SUBCASE("linear, half_pixel, upsample by 2 (edges clamp)") {
     r.mode = ResizeMode::LINEAR;
-    check_values(resize_image(r, two_by_two, 2, 2, 4, 4),
-                 {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+    check_everywhere(r, two_by_two, 2, 2, 4, 4,
+                     {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
   }
   SUBCASE("linear, align_corners, upsample by 2") {
     r.mode = ResizeMode::LINEAR;
     r.coord = ResizeCoord::ALIGN_CORNERS;
     const double t = 1.0 / 3.0;
-    check_values(resize_image(r, two_by_two, 2, 2, 4, 4),
-                 {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3,
-                  3 + t, 3, 3 + t, 3 + 2 * t, 4});
+    check_everywhere(r, two_by_two, 2, 2, 4, 4,
+                     {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3,
+                      3 + t, 3, 3 + t, 3 + 2 * t, 4});
   }
   SUBCASE("nearest rounding on one row of 4 -> 8") {
     const std::vector<float> row = {1, 2, 3, 4};
     r.mode = ResizeMode::NEAREST;
     r.coord = ResizeCoord::ALIGN_CORNERS;  // o * 3 / 7
     r.nearest = ResizeNearest::FLOOR;
-    check_values(resize_image(r, row, 1, 4, 1, 8), {1, 1, 1, 2, 2, 3, 3, 4});
+    check_everywhere(r, row, 1, 4, 1, 8, {1, 1, 1, 2, 2, 3, 3, 4});
     r.coord = ResizeCoord::ASYMMETRIC;  // o / 2: ties at every odd o
     r.nearest = ResizeNearest::ROUND_PREFER_CEIL;
-    check_values(resize_image(r, row, 1, 4, 1, 8), {1, 2, 2, 3, 3, 4, 4, 4});
+    check_everywhere(r, row, 1, 4, 1, 8, {1, 2, 2, 3, 3, 4, 4, 4});
     r.nearest = ResizeNearest::ROUND_PREFER_FLOOR;
-    check_values(resize_image(r, row, 1, 4, 1, 8), {1, 1, 2, 2, 3, 3, 4, 4});
+    check_everywhere(r, row, 1, 4, 1, 8, {1, 1, 2, 2, 3, 3, 4, 4});
     r.nearest = ResizeNearest::CEIL;
     r.coord = ResizeCoord::TF_HALF_PIXEL_FOR_NN;  // (o + 0.5) / 2 = 0.25, 0.75, ...
-    check_values(resize_image(r, row, 1, 4, 1, 8), {2, 2, 3, 3, 4, 4, 4, 4});
+    check_everywhere(r, row, 1, 4, 1, 8, {2, 2, 3, 3, 4, 4, 4, 4});
     r.coord = ResizeCoord::PYTORCH_HALF_PIXEL;  // one output: coordinate 0
     r.nearest = ResizeNearest::ROUND_PREFER_FLOOR;
-    check_values(resize_image(r, row, 1, 4, 1, 1), {1});
+    check_everywhere(r, row, 1, 4, 1, 1, {1});
   }
 }
 

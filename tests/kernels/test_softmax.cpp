@@ -1,4 +1,4 @@
-// softmax_forward on the CPU backend against the float64 reference.
+// softmax_forward on every backend against the float64 reference.
 #include <cmath>
 
 #include "kernels/util.h"
@@ -20,14 +20,40 @@ const char* algo_name(SoftmaxAlgo a) {
 
 const char* mode_name(SoftmaxMode m) { return m == SoftmaxMode::INSTANCE ? "instance" : "channel"; }
 
-void run_softmax(SoftmaxAlgo algo, SoftmaxMode mode, DType t, const std::vector<int64_t>& dims,
-                 Layout lx, Layout ly, float alpha, float beta, double lo, double hi) {
-  CAPTURE(algo_name(algo));
-  CAPTURE(mode_name(mode));
-  CAPTURE(dtype_name(t));
+// ref::softmax_forward, with CHANNEL problems handed to it as (N * spatial, C, 1) rows: it
+// enumerates the whole (c, s) plane for every group, which is quadratic in the spatial size.
+std::vector<double> reference(SoftmaxAlgo algo, SoftmaxMode mode, const std::vector<int64_t>& dims,
+                              const std::vector<double>& x) {
+  if (mode == SoftmaxMode::INSTANCE) return ref::softmax_forward(algo, mode, dims, x);
+  int64_t spatial = 1;
+  for (size_t i = 2; i < dims.size(); ++i) spatial *= dims[i];
+  const int64_t n_count = dims[0], channels = dims[1];
+  std::vector<double> rows(x.size());
+  for (int64_t n = 0; n < n_count; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t sp = 0; sp < spatial; ++sp)
+        rows[static_cast<size_t>((n * spatial + sp) * channels + c)] =
+            x[static_cast<size_t>((n * channels + c) * spatial + sp)];
+  const std::vector<double> r = ref::softmax_forward(algo, mode, {n_count * spatial, channels, 1}, rows);
+  std::vector<double> out(x.size());
+  for (int64_t n = 0; n < n_count; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t sp = 0; sp < spatial; ++sp)
+        out[static_cast<size_t>((n * channels + c) * spatial + sp)] =
+            r[static_cast<size_t>((n * spatial + sp) * channels + c)];
+  return out;
+}
+
+void run_softmax(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, DType t,
+                 const std::vector<int64_t>& dims, Layout lx, Layout ly, float alpha, float beta,
+                 double lo, double hi) {
+  CAPTURE(std::string(backend_name(h)));
+  CAPTURE(std::string(algo_name(algo)));
+  CAPTURE(std::string(mode_name(mode)));
+  CAPTURE(std::string(dtype_name(t)));
   CAPTURE(dims_str(dims));
-  CAPTURE(layout_name(lx));
-  CAPTURE(layout_name(ly));
+  CAPTURE(std::string(layout_name(lx)));
+  CAPTURE(std::string(layout_name(ly)));
   CAPTURE(alpha);
   CAPTURE(beta);
   CAPTURE(lo);
@@ -37,8 +63,10 @@ void run_softmax(SoftmaxAlgo algo, SoftmaxMode mode, DType t, const std::vector<
   HostTensor y(make_desc(t, dims, ly));
   if (beta == 0.f) y.poison(); else y.fill_random();
   const HostTensor before = y;
-  REQUIRE_OK(softmax_forward(Handle::cpu(), algo, mode, alpha, x.desc(), x.data(), beta, y.desc(), y.data()));
-  const auto ref = ref::softmax_forward(algo, mode, dims, x.to_ref());
+  Staging st(h);
+  REQUIRE_OK(softmax_forward(h, algo, mode, alpha, x.desc(), st.in(x), beta, y.desc(), st.out(y)));
+  st.finish();
+  const auto ref = reference(algo, mode, dims, x.to_ref());
   check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(t));
 }
 
@@ -62,12 +90,19 @@ TEST_CASE("softmax reference gives hand-computed values") {
   for (double v : ch) CHECK(v == doctest::Approx(0.5));
   const auto in = ref::softmax_forward(SoftmaxAlgo::FAST, SoftmaxMode::INSTANCE, {1, 2, 2}, x4);
   CHECK(in[0] == doctest::Approx(1.0 / (2.0 + 2.0 * std::exp(1.0))));
-  // The kernel agrees.
-  const float xf[4] = {0.f, 1.f, 0.f, 1.f};
-  float y[4];
-  REQUIRE_OK(softmax_forward(Handle::cpu(), SoftmaxAlgo::ACCURATE, SoftmaxMode::CHANNEL, 1.f,
-                             TensorDesc::ncw(DType::F32, 1, 2, 2), xf, 0.f, TensorDesc::ncw(DType::F32, 1, 2, 2), y));
-  for (float v : y) CHECK(v == doctest::Approx(0.5));
+  // The kernels agree.
+  HostTensor xt(TensorDesc::ncw(DType::F32, 1, 2, 2));
+  xt.from_ref(x4);
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    HostTensor y(TensorDesc::ncw(DType::F32, 1, 2, 2));
+    y.poison();
+    Staging st(h);
+    REQUIRE_OK(softmax_forward(h, SoftmaxAlgo::ACCURATE, SoftmaxMode::CHANNEL, 1.f, xt.desc(),
+                               st.in(xt), 0.f, y.desc(), st.out(y)));
+    st.finish();
+    for (double v : y.to_ref()) CHECK(v == doctest::Approx(0.5));
+  }
 }
 
 TEST_CASE("softmax_forward matches the float64 reference on moderate inputs") {
@@ -75,6 +110,7 @@ TEST_CASE("softmax_forward matches the float64 reference on moderate inputs") {
                                                     {3, 7, 1, 1}, {2, 5, 3, 2, 3}, {1, 1, 7},
                                                     {2, 37, 3}};
   const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16})
     for (SoftmaxAlgo algo : kAlgos)
       for (SoftmaxMode mode : kModes)
@@ -82,7 +118,22 @@ TEST_CASE("softmax_forward matches the float64 reference on moderate inputs") {
           for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
             for (Layout ly : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED, Layout::REVERSED})
               for (auto [alpha, beta] : scalings)
-                run_softmax(algo, mode, t, dims, lx, ly, alpha, beta, -4.0, 4.0);
+                run_softmax(h, algo, mode, t, dims, lx, ly, alpha, beta, -4.0, 4.0);
+}
+
+TEST_CASE("softmax_forward on large shapes") {
+  // Classifier logits (1000 classes, one row per image), a segmentation head in NCHW (strided C:
+  // one thread per position on CUDA) and NHWC (contiguous C), a long INSTANCE group (one block
+  // per group) and more groups than the grid has threads (grid-stride loops).
+  const std::vector<std::vector<int64_t>> shapes = {
+      {32, 1000, 1, 1}, {2, 21, 64, 64}, {2, 64, 56, 56}, {1, 3, 300, 300}, {4000, 7, 1}};
+  for (const Handle& h : test_handles())
+    for (DType t : {DType::F32, DType::F16})
+      for (SoftmaxAlgo algo : kAlgos)
+        for (SoftmaxMode mode : kModes)
+          for (const auto& dims : shapes)
+            for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST})
+              run_softmax(h, algo, mode, t, dims, l, l, 1.f, 0.f, -6.0, 6.0);
 }
 
 TEST_CASE("softmax_forward ACCURATE and LOG stay finite on large-magnitude inputs") {
@@ -91,6 +142,7 @@ TEST_CASE("softmax_forward ACCURATE and LOG stay finite on large-magnitude input
   // nearly one-hot with huge log values.
   const std::vector<std::vector<int64_t>> shapes = {{2, 7, 3}, {1, 13, 3, 5}, {2, 3, 2, 3, 2}};
   struct Range { double lo, hi; };
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16}) {
     const double big = t == DType::F32 ? 1e4 : 3e4;  // f16 tops out at 65504
     const Range ranges[] = {{1000.0, 1008.0}, {-1008.0, -1000.0}, {-big, big}};
@@ -99,24 +151,35 @@ TEST_CASE("softmax_forward ACCURATE and LOG stay finite on large-magnitude input
         for (const auto& dims : shapes)
           for (const Range& r : ranges)
             for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST})
-              run_softmax(algo, mode, t, dims, lx, Layout::PADDED, 1.f, 0.f, r.lo, r.hi);
+              run_softmax(h, algo, mode, t, dims, lx, Layout::PADDED, 1.f, 0.f, r.lo, r.hi);
   }
 }
 
 TEST_CASE("softmax_forward works in place") {
+  // Small and large groups, C contiguous and strided: every CUDA kernel variant.
+  const std::vector<std::vector<int64_t>> shapes = {{2, 5, 3, 3}, {2, 300, 8, 9}, {1, 9, 64, 80}};
+  for (const Handle& h : test_handles())
   for (DType t : {DType::F32, DType::F16})
     for (SoftmaxAlgo algo : kAlgos)
-      for (SoftmaxMode mode : kModes) {
-        CAPTURE(dtype_name(t));
-        CAPTURE(algo_name(algo));
-        CAPTURE(mode_name(mode));
-        HostTensor x(make_desc(t, {2, 5, 3, 3}, Layout::CHANNELS_LAST));
-        x.fill_random(-3, 3);
-        const HostTensor before = x;
-        REQUIRE_OK(softmax_forward(Handle::cpu(), algo, mode, 0.5f, x.desc(), x.data(), 0.25f, x.desc(), x.data()));
-        const auto ref = ref::softmax_forward(algo, mode, {2, 5, 3, 3}, before.to_ref());
-        check_output(x, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
-      }
+      for (SoftmaxMode mode : kModes)
+        for (const auto& dims : shapes)
+          for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(algo_name(algo)));
+            CAPTURE(std::string(mode_name(mode)));
+            CAPTURE(dims_str(dims));
+            CAPTURE(std::string(layout_name(l)));
+            HostTensor x(make_desc(t, dims, l));
+            x.fill_random(-3, 3);
+            const HostTensor before = x;
+            Staging st(h);
+            void* xy = st.out(x);
+            REQUIRE_OK(softmax_forward(h, algo, mode, 0.5f, x.desc(), xy, 0.25f, x.desc(), xy));
+            st.finish();
+            const auto ref = reference(algo, mode, dims, before.to_ref());
+            check_output(x, before, blend(ref, 0.5, 0.25, before.to_ref()), tol_for(t));
+          }
 }
 
 TEST_CASE("softmax_forward rejects invalid input") {
