@@ -294,7 +294,7 @@ Timing time_calls(const Timer& t, int nrot, F&& launch) {
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
               .count() / inner);
       ok = cudaStreamEndCapture(t.stream, &graph) == cudaSuccess && ok;
-      ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+      ok = ok && cudaGraphInstantiateWithFlags(&exec, graph, 0) == cudaSuccess;
       ok = ok && cudaGraphLaunch(exec, t.stream) == cudaSuccess &&
            cudaStreamSynchronize(t.stream) == cudaSuccess;
       if (ok) {
