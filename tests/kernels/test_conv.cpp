@@ -47,21 +47,6 @@ FilterDesc filter_desc(DType t, FilterLayout layout, const std::vector<int64_t>&
   return FilterDesc::make(t, layout, static_cast<int>(dims.size()), dims.data());
 }
 
-// Random logical values already rounded to the dtype, so the reference sees what is stored.
-std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
-  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
-  h.fill_random();
-  return h.to_ref();
-}
-
-// A tensor of `desc` holding `values` (packed logical order); gaps random.
-HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
-  HostTensor h(desc);
-  h.fill_random();
-  h.from_ref(values);
-  return h;
-}
-
 bool is_cuda(const Handle& h) { return h.backend() == Backend::CUDA; }
 
 // Whether `h` claims `algo` for the problem: the CPU backend has the four GEMM-family and direct

@@ -42,19 +42,6 @@ ConvDesc conv_desc(const FindCase& c) {
                         c.p.pad_end.data(), c.p.stride.data(), c.p.dilation.data(), c.p.groups);
 }
 
-std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
-  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
-  h.fill_random();
-  return h.to_ref();
-}
-
-HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
-  HostTensor h(desc);
-  h.fill_random();
-  h.from_ref(values);
-  return h;
-}
-
 // The dtype / layout pairs each case runs with: f32 channels-first with KCRS filters, f16
 // channels-last with KRSC filters (the two fast paths).
 struct Flavor {

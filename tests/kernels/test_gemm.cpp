@@ -20,20 +20,6 @@ std::vector<int64_t> stored_dims(int rank, int64_t batch, int64_t rows, int64_t 
   return d;
 }
 
-// Random logical values already rounded to the dtype.
-std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
-  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
-  h.fill_random();
-  return h.to_ref();
-}
-
-HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
-  HostTensor h(desc);
-  h.fill_random();
-  h.from_ref(values);
-  return h;
-}
-
 }  // namespace
 
 TEST_CASE("gemm_forward matches the float64 reference") {

@@ -116,6 +116,19 @@ void HostTensor::from_ref(const std::vector<double>& packed) {
   });
 }
 
+std::vector<double> random_values(DType t, const std::vector<int64_t>& dims) {
+  HostTensor h(TensorDesc::packed(t, static_cast<int>(dims.size()), dims.data()));
+  h.fill_random();
+  return h.to_ref();
+}
+
+HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values) {
+  HostTensor h(desc);
+  h.fill_random();
+  h.from_ref(values);
+  return h;
+}
+
 const char* layout_name(Layout l) {
   switch (l) {
     case Layout::CHANNELS_FIRST: return "channels-first";

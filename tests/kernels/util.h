@@ -1,14 +1,17 @@
 // Test support for the kernel tests: host tensors in any layout, random data, NaN poisoning, and
 // comparison of a routine's output against a float64 reference.
 //
-// Flow of a typical test:
-//   HostTensor x(desc_x); x.fill_random();          // fresh random data, gaps included
-//   HostTensor y(desc_y); y.poison();  (or y.fill_random() when beta != 0)
-//   HostTensor y_before = y;
-//   REQUIRE_OK(jet::some_forward(handle, ..., x.data(), ..., y.data()));
-//   std::vector<double> ref = ref::some(x.to_ref(), ...);          // packed, row-major
-//   ref = blend(ref, alpha, beta, y_before.to_ref());
-//   check_output(y, y_before, ref, tol_for(dtype));
+// Flow of a typical test (every backend against one float64 reference):
+//   for (const Handle& h : test_handles()) {
+//     HostTensor x(desc_x); x.fill_random();        // fresh random data, gaps included
+//     HostTensor y(desc_y); y.poison();  (or y.fill_random() when beta != 0)
+//     const HostTensor before = y;
+//     Staging st(h);                                // host pointers on CPU, device copies on CUDA
+//     REQUIRE_OK(jet::some_forward(h, ..., st.in(x), ..., st.out(y)));
+//     st.finish();                                  // CUDA: wait, copy y back
+//     std::vector<double> ref = ref::some(x.to_ref(), ...);        // packed, row-major
+//     check_output(y, before, blend(ref, alpha, beta, before.to_ref()), tol_for(dtype));
+//   }
 #pragma once
 
 #include <cstdint>
@@ -58,6 +61,12 @@ class HostTensor {
   TensorDesc desc_;
   std::vector<unsigned char> bytes_;
 };
+
+// Random logical values already rounded to dtype t (packed row-major), so a reference computed
+// from them sees exactly what a tensor stores.
+std::vector<double> random_values(DType t, const std::vector<int64_t>& dims);
+// A tensor of `desc` holding `values` (packed logical order), its gaps random.
+HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values);
 
 // Layouts the sweeps cover. PADDED: channels-first with every stride padded (a strided
 // sub-region of a larger tensor); REVERSED: dims laid out in reverse order (W slowest).
