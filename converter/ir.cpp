@@ -1,0 +1,500 @@
+#include "ir.h"
+
+#include <functional>
+#include <queue>
+#include <sstream>
+#include <utility>
+
+#include "jet/dnn/conv.h"
+
+namespace jet {
+namespace ir {
+
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::ostringstream s;
+  for (size_t i = 0; i < d.size(); ++i) s << (i ? "x" : "") << d[i];
+  return s.str();
+}
+
+Status bad(OpType op, const std::string& node, const std::string& what) {
+  return Status(StatusCode::BAD_PARAM,
+                std::string(op_type_name(op)) + " '" + node + "': " + what);
+}
+
+const int64_t* ptr_or_null(const std::vector<int64_t>& v) { return v.empty() ? nullptr : v.data(); }
+
+Status check_len(OpType op, const std::string& node, const std::vector<int64_t>& v, int rank,
+                 const char* what) {
+  if (!v.empty() && static_cast<int>(v.size()) != rank) {
+    return bad(op, node, std::string(what) + " has " + std::to_string(v.size()) +
+                             " entries, expected " + std::to_string(rank));
+  }
+  return Status::success();
+}
+
+Status check_dims(const std::string& name, const std::vector<int64_t>& dims) {
+  if (dims.empty() || static_cast<int>(dims.size()) > kMaxRank) {
+    return Status(StatusCode::BAD_PARAM, "tensor '" + name + "': rank " +
+                                             std::to_string(dims.size()) + " not in 1.." +
+                                             std::to_string(kMaxRank));
+  }
+  for (int64_t d : dims) {
+    if (d < 1) return Status(StatusCode::BAD_PARAM, "tensor '" + name + "': dims " + dims_str(dims) + " has a dim < 1");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+const char* tensor_kind_name(TensorKind k) {
+  switch (k) {
+    case TensorKind::INPUT: return "INPUT";
+    case TensorKind::OUTPUT: return "OUTPUT";
+    case TensorKind::CONSTANT: return "CONSTANT";
+    case TensorKind::ACTIVATION: return "ACTIVATION";
+  }
+  return "?";
+}
+
+const char* op_type_name(OpType op) {
+  switch (op) {
+    case OpType::CONV: return "Conv";
+    case OpType::POOL: return "Pool";
+    case OpType::GLOBAL_POOL: return "GlobalPool";
+    case OpType::ACTIVATION: return "Activation";
+    case OpType::OP_TENSOR: return "OpTensor";
+    case OpType::GEMM: return "Gemm";
+    case OpType::SOFTMAX: return "Softmax";
+    case OpType::CONCAT: return "Concat";
+    case OpType::RESHAPE: return "Reshape";
+    case OpType::BATCHNORM: return "BatchNorm";
+    case OpType::TRANSFORM: return "Transform";
+  }
+  return "?";
+}
+
+bool op_allows_in_place(OpType op) {
+  return op == OpType::ACTIVATION || op == OpType::OP_TENSOR || op == OpType::BATCHNORM ||
+         op == OpType::SOFTMAX || op == OpType::RESHAPE;
+}
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+int Graph::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<int>(tensors.size()) - 1;
+}
+
+int Graph::add_node(Node n) {
+  nodes.push_back(std::move(n));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
+Status Graph::add_input(const std::string& name, DType dtype, std::vector<int64_t> dims, int* out) {
+  Status st = check_dims(name, dims);
+  if (!st.ok()) return st;
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::INPUT});
+  return Status::success();
+}
+
+Status Graph::add_constant(const std::string& name, DType dtype, std::vector<int64_t> dims,
+                           int* out) {
+  Status st = check_dims(name, dims);
+  if (!st.ok()) return st;
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::CONSTANT});
+  return Status::success();
+}
+
+Status Graph::mark_output(int t) {
+  if (t < 0 || t >= static_cast<int>(tensors.size())) {
+    return Status(StatusCode::BAD_PARAM, "mark_output: tensor index " + std::to_string(t) + " out of range");
+  }
+  if (tensors[t].kind != TensorKind::ACTIVATION && tensors[t].kind != TensorKind::OUTPUT) {
+    return Status(StatusCode::BAD_PARAM, "mark_output: tensor '" + tensors[t].name + "' is " +
+                                             tensor_kind_name(tensors[t].kind) +
+                                             ", not a node's output");
+  }
+  tensors[t].kind = TensorKind::OUTPUT;
+  return Status::success();
+}
+
+Status Graph::check_tensor(const std::string& node, int t, const char* what) const {
+  if (t < 0 || t >= static_cast<int>(tensors.size())) {
+    return Status(StatusCode::BAD_PARAM, "node '" + node + "': " + what + " tensor index " +
+                                             std::to_string(t) + " out of range");
+  }
+  return Status::success();
+}
+
+Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
+  Status st = check_dims(n.name, dims);
+  if (!st.ok()) return bad(n.op, n.name, "inferred output " + st.message());
+  const int out = add_tensor(Tensor{n.name, dtype, std::move(dims), TensorKind::ACTIVATION});
+  n.outputs = {out};
+  add_node(std::move(n));
+  *y = out;
+  return Status::success();
+}
+
+#define JET_IR_CHECK(expr)         \
+  do {                             \
+    Status jet_ir_st_ = (expr);    \
+    if (!jet_ir_st_.ok()) return jet_ir_st_; \
+  } while (0)
+
+Status Graph::conv(const std::string& name, int x, int w, int bias, int residual, ConvAttrs a,
+                   int* y) {
+  const OpType op = OpType::CONV;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  JET_IR_CHECK(check_tensor(name, w, "w"));
+  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  if (residual >= 0) JET_IR_CHECK(check_tensor(name, residual, "residual"));
+  const Tensor& tx = tensors[x];
+  const Tensor& tw = tensors[w];
+  const int rank = static_cast<int>(tx.dims.size());
+  if (rank < 3 || rank > 5) return bad(op, name, "x has rank " + std::to_string(rank) + ", expected 3..5");
+  if (static_cast<int>(tw.dims.size()) != rank) {
+    return bad(op, name, "w has dims " + dims_str(tw.dims) + ", rank differs from x " + dims_str(tx.dims));
+  }
+  if (tw.dtype != tx.dtype) return bad(op, name, "w and x dtypes differ");
+  const int sr = rank - 2;
+  JET_IR_CHECK(check_len(op, name, a.pad_begin, sr, "pad_begin"));
+  JET_IR_CHECK(check_len(op, name, a.pad_end, sr, "pad_end"));
+  JET_IR_CHECK(check_len(op, name, a.strides, sr, "strides"));
+  JET_IR_CHECK(check_len(op, name, a.dilations, sr, "dilations"));
+  const ConvDesc cd = ConvDesc::make(sr, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end),
+                                     ptr_or_null(a.strides), ptr_or_null(a.dilations), a.groups);
+  Status st = cd.validate();
+  if (!st.ok()) return bad(op, name, st.message());
+  st = a.act.validate();
+  if (!st.ok()) return bad(op, name, st.message());
+  const TensorDesc xd = TensorDesc::packed(tx.dtype, rank, tx.dims.data());
+  const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
+  int64_t out[kMaxRank] = {};
+  st = conv_output_dims(xd, wd, cd, out);
+  if (!st.ok()) {
+    return bad(op, name, st.message() + " (x " + dims_str(tx.dims) + ", w " + dims_str(tw.dims) +
+                             ", groups " + std::to_string(a.groups) + ")");
+  }
+  std::vector<int64_t> ydims(out, out + rank);
+  const int64_t k = ydims[1];
+  if (bias >= 0 && tensors[bias].elements() != k) {
+    return bad(op, name, "bias has dims " + dims_str(tensors[bias].dims) + ", expected " +
+                             std::to_string(k) + " elements (one per output channel)");
+  }
+  if (residual >= 0 && tensors[residual].dims != ydims) {
+    return bad(op, name, "residual has dims " + dims_str(tensors[residual].dims) +
+                             ", expected the output dims " + dims_str(ydims));
+  }
+  a.has_bias = bias >= 0;
+  a.has_residual = residual >= 0;
+  Node n{name, op, {x, w}, {}, a};
+  if (bias >= 0) n.inputs.push_back(bias);
+  if (residual >= 0) n.inputs.push_back(residual);
+  return finish(std::move(n), tx.dtype, std::move(ydims), y);
+}
+
+Status Graph::pool(const std::string& name, int x, const PoolAttrs& a, int* y) {
+  const OpType op = OpType::POOL;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const int rank = static_cast<int>(tx.dims.size());
+  if (rank < 3 || rank > 5) return bad(op, name, "x has rank " + std::to_string(rank) + ", expected 3..5");
+  const int sr = rank - 2;
+  if (static_cast<int>(a.window.size()) != sr) {
+    return bad(op, name, "window has " + std::to_string(a.window.size()) + " entries, expected " + std::to_string(sr));
+  }
+  JET_IR_CHECK(check_len(op, name, a.pad_begin, sr, "pad_begin"));
+  JET_IR_CHECK(check_len(op, name, a.pad_end, sr, "pad_end"));
+  JET_IR_CHECK(check_len(op, name, a.strides, sr, "strides"));
+  const PoolDesc pd = PoolDesc::make(a.mode, sr, a.window.data(), ptr_or_null(a.pad_begin),
+                                     ptr_or_null(a.pad_end), ptr_or_null(a.strides), nullptr,
+                                     a.ceil_mode);
+  Status st = pd.validate();
+  if (!st.ok()) return bad(op, name, st.message());
+  int64_t out[kMaxRank] = {};
+  st = pool_output_dims(TensorDesc::packed(tx.dtype, rank, tx.dims.data()), pd, out);
+  if (!st.ok()) return bad(op, name, st.message() + " (x " + dims_str(tx.dims) + ")");
+  return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::vector<int64_t>(out, out + rank), y);
+}
+
+Status Graph::max_pool(const std::string& name, int x, int64_t window, int64_t stride, int64_t pad,
+                       int* y) {
+  PoolAttrs a;
+  a.mode = PoolMode::MAX;
+  a.window = {window, window};
+  a.pad_begin = a.pad_end = {pad, pad};
+  a.strides = {stride, stride};
+  return pool(name, x, a, y);
+}
+
+Status Graph::global_avg_pool(const std::string& name, int x, int* y) {
+  const OpType op = OpType::GLOBAL_POOL;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const int rank = static_cast<int>(tx.dims.size());
+  if (rank < 3 || rank > 5) return bad(op, name, "x has rank " + std::to_string(rank) + ", expected 3..5");
+  GlobalPoolAttrs a;
+  int64_t out[kMaxRank] = {};
+  Status st = pool_output_dims(TensorDesc::packed(tx.dtype, rank, tx.dims.data()),
+                               PoolDesc::global(a.mode, rank - 2), out);
+  if (!st.ok()) return bad(op, name, st.message());
+  return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::vector<int64_t>(out, out + rank), y);
+}
+
+Status Graph::activation(const std::string& name, int x, const ActivationDesc& act, int* y) {
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  Status st = act.validate();
+  if (!st.ok()) return bad(OpType::ACTIVATION, name, st.message());
+  const Tensor& tx = tensors[x];
+  return finish(Node{name, OpType::ACTIVATION, {x}, {}, ActivationAttrs{act}}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::relu(const std::string& name, int x, int* y) {
+  return activation(name, x, ActivationDesc::relu(), y);
+}
+
+Status Graph::relu6(const std::string& name, int x, int* y) {
+  return activation(name, x, ActivationDesc::relu6(), y);
+}
+
+Status Graph::op_tensor(const std::string& name, TensorOp top, int a, int b, int* y) {
+  const OpType op = OpType::OP_TENSOR;
+  JET_IR_CHECK(check_tensor(name, a, "a"));
+  JET_IR_CHECK(check_tensor(name, b, "b"));
+  const Tensor& ta = tensors[a];
+  const Tensor& tb = tensors[b];
+  if (ta.dtype != tb.dtype) return bad(op, name, "a and b dtypes differ");
+  if (ta.dims.size() != tb.dims.size()) {
+    return bad(op, name, "a " + dims_str(ta.dims) + " and b " + dims_str(tb.dims) + " differ in rank");
+  }
+  std::vector<int64_t> out(ta.dims.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = ta.dims[i], db = tb.dims[i];
+    if (da != db && da != 1 && db != 1) {
+      return bad(op, name, "a " + dims_str(ta.dims) + " and b " + dims_str(tb.dims) +
+                               " do not broadcast (dim " + std::to_string(i) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return finish(Node{name, op, {a, b}, {}, OpTensorAttrs{top}}, ta.dtype, std::move(out), y);
+}
+
+Status Graph::add(const std::string& name, int a, int b, int* y) {
+  return op_tensor(name, TensorOp::ADD, a, b, y);
+}
+
+Status Graph::gemm(const std::string& name, int a, int b, int bias, const GemmAttrs& attrs, int* y) {
+  const OpType op = OpType::GEMM;
+  JET_IR_CHECK(check_tensor(name, a, "a"));
+  JET_IR_CHECK(check_tensor(name, b, "b"));
+  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  const Tensor& ta = tensors[a];
+  const Tensor& tb = tensors[b];
+  const size_t rank = ta.dims.size();
+  if ((rank != 2 && rank != 3) || tb.dims.size() != rank) {
+    return bad(op, name, "a " + dims_str(ta.dims) + " and b " + dims_str(tb.dims) +
+                             " must both have rank 2 or both rank 3");
+  }
+  if (ta.dtype != tb.dtype) return bad(op, name, "a and b dtypes differ");
+  const size_t r = rank - 2;
+  const int64_t m = attrs.trans_a ? ta.dims[r + 1] : ta.dims[r];
+  const int64_t ka = attrs.trans_a ? ta.dims[r] : ta.dims[r + 1];
+  const int64_t kb = attrs.trans_b ? tb.dims[r + 1] : tb.dims[r];
+  const int64_t n = attrs.trans_b ? tb.dims[r] : tb.dims[r + 1];
+  if (ka != kb) {
+    return bad(op, name, "a " + dims_str(ta.dims) + " has K = " + std::to_string(ka) + " but b " +
+                             dims_str(tb.dims) + " has K = " + std::to_string(kb));
+  }
+  std::vector<int64_t> out;
+  if (rank == 3) {
+    const int64_t ba = ta.dims[0], bb = tb.dims[0];
+    if (ba != bb && ba != 1 && bb != 1) return bad(op, name, "batch dims do not broadcast");
+    out.push_back(ba == 1 ? bb : ba);
+  }
+  out.push_back(m);
+  out.push_back(n);
+  if (bias >= 0) {
+    const Tensor& tc = tensors[bias];
+    bool okb = tc.dims.size() == rank || tc.dims.size() == 1;
+    if (okb && tc.dims.size() == 1) okb = tc.dims[0] == n;
+    for (size_t i = 0; okb && tc.dims.size() == rank && i < rank; ++i) {
+      okb = tc.dims[i] == 1 || tc.dims[i] == out[i];
+    }
+    if (!okb) {
+      return bad(op, name, "bias " + dims_str(tc.dims) + " does not broadcast to " + dims_str(out));
+    }
+  }
+  GemmAttrs ga = attrs;
+  ga.has_bias = bias >= 0;
+  Node nd{name, op, {a, b}, {}, ga};
+  if (bias >= 0) nd.inputs.push_back(bias);
+  return finish(std::move(nd), ta.dtype, std::move(out), y);
+}
+
+Status Graph::softmax(const std::string& name, int x, int axis, int* y) {
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(OpType::SOFTMAX, name, "axis " + std::to_string(axis) + " out of range for " + dims_str(tx.dims));
+  }
+  SoftmaxAttrs a;
+  a.axis = axis;
+  return finish(Node{name, OpType::SOFTMAX, {x}, {}, a}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::concat(const std::string& name, const std::vector<int>& xs, int axis, int* y) {
+  const OpType op = OpType::CONCAT;
+  if (xs.empty()) return bad(op, name, "no inputs");
+  for (int t : xs) JET_IR_CHECK(check_tensor(name, t, "input"));
+  std::vector<int64_t> out = tensors[xs[0]].dims;
+  if (axis < 0 || axis >= static_cast<int>(out.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_str(out));
+  }
+  out[axis] = 0;
+  for (int t : xs) {
+    const Tensor& tt = tensors[t];
+    bool same = tt.dims.size() == out.size();
+    for (size_t i = 0; same && i < out.size(); ++i) {
+      same = static_cast<int>(i) == axis || tt.dims[i] == out[i];
+    }
+    if (!same) {
+      return bad(op, name, "input '" + tt.name + "' " + dims_str(tt.dims) + " differs from '" +
+                               tensors[xs[0]].name + "' " + dims_str(tensors[xs[0]].dims) +
+                               " outside axis " + std::to_string(axis));
+    }
+    out[axis] += tt.dims[axis];
+  }
+  return finish(Node{name, op, xs, {}, ConcatAttrs{axis}}, tensors[xs[0]].dtype, std::move(out), y);
+}
+
+Status Graph::reshape(const std::string& name, int x, std::vector<int64_t> shape, int* y) {
+  const OpType op = OpType::RESHAPE;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && infer < 0) {
+      infer = static_cast<int>(i);
+    } else if (shape[i] < 1) {
+      return bad(op, name, "shape " + dims_str(shape) + " has an invalid entry");
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (tx.elements() % known != 0) {
+      return bad(op, name, "cannot reshape " + dims_str(tx.dims) + " to " + dims_str(shape));
+    }
+    shape[infer] = tx.elements() / known;
+  }
+  Tensor probe{name, tx.dtype, shape, TensorKind::ACTIVATION};
+  if (probe.elements() != tx.elements()) {
+    return bad(op, name, "cannot reshape " + dims_str(tx.dims) + " (" + std::to_string(tx.elements()) +
+                             " elements) to " + dims_str(shape));
+  }
+  return finish(Node{name, op, {x}, {}, ReshapeAttrs{shape}}, tx.dtype, shape, y);
+}
+
+Status Graph::flatten(const std::string& name, int x, int axis, int* y) {
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (axis < 0 || axis > static_cast<int>(tx.dims.size())) {
+    return bad(OpType::RESHAPE, name, "flatten axis " + std::to_string(axis) + " out of range for " + dims_str(tx.dims));
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < tx.dims.size(); ++i) (static_cast<int>(i) < axis ? outer : inner) *= tx.dims[i];
+  return reshape(name, x, {outer, inner}, y);
+}
+
+Status Graph::batchnorm(const std::string& name, int x, int scale, int bias, int mean, int var,
+                        double epsilon, int* y) {
+  const OpType op = OpType::BATCHNORM;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const int params[4] = {scale, bias, mean, var};
+  const char* pnames[4] = {"scale", "bias", "mean", "var"};
+  for (int i = 0; i < 4; ++i) JET_IR_CHECK(check_tensor(name, params[i], pnames[i]));
+  const Tensor& tx = tensors[x];
+  if (tx.dims.size() < 3 || tx.dims.size() > 5) return bad(op, name, "x " + dims_str(tx.dims) + " must have rank 3..5");
+  if (!(epsilon > 0)) return bad(op, name, "epsilon must be > 0");
+  for (int i = 0; i < 4; ++i) {
+    if (tensors[params[i]].elements() != tx.dims[1]) {
+      return bad(op, name, std::string(pnames[i]) + " has " + std::to_string(tensors[params[i]].elements()) +
+                               " elements, expected C = " + std::to_string(tx.dims[1]));
+    }
+  }
+  return finish(Node{name, op, {x, scale, bias, mean, var}, {}, BatchNormAttrs{epsilon}}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::transform(const std::string& name, int x, DType to, int* y) {
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  return finish(Node{name, OpType::TRANSFORM, {x}, {}, TransformAttrs{to}}, to, tx.dims, y);
+}
+
+#undef JET_IR_CHECK
+
+Status Graph::topological_order(std::vector<int>* order) const {
+  const int nt = static_cast<int>(tensors.size());
+  const int nn = static_cast<int>(nodes.size());
+  std::vector<int> producer(nt, -1);
+  for (int i = 0; i < nn; ++i) {
+    for (int t : nodes[i].outputs) {
+      if (t < 0 || t >= nt) return Status(StatusCode::BAD_PARAM, "node '" + nodes[i].name + "': output index out of range");
+      if (producer[t] >= 0) {
+        return Status(StatusCode::BAD_PARAM, "tensor '" + tensors[t].name + "' is produced by both '" +
+                                                 nodes[producer[t]].name + "' and '" + nodes[i].name + "'");
+      }
+      producer[t] = i;
+    }
+  }
+  std::vector<std::vector<int>> users(nn);
+  std::vector<int> indegree(nn, 0);
+  for (int i = 0; i < nn; ++i) {
+    for (int t : nodes[i].inputs) {
+      if (t < 0 || t >= nt) return Status(StatusCode::BAD_PARAM, "node '" + nodes[i].name + "': input index out of range");
+      if (producer[t] >= 0) {
+        users[producer[t]].push_back(i);
+        ++indegree[i];
+      }
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < nn; ++i) {
+    if (indegree[i] == 0) ready.push(i);
+  }
+  order->clear();
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order->push_back(i);
+    for (int u : users[i]) {
+      if (--indegree[u] == 0) ready.push(u);
+    }
+  }
+  if (static_cast<int>(order->size()) == nn) return Status::success();
+  // Some node is left: walk back through unfinished producers; after nn steps we are on a cycle.
+  int v = 0;
+  while (indegree[v] == 0) ++v;
+  for (int step = 0; step < nn; ++step) {
+    for (int t : nodes[v].inputs) {
+      const int p = producer[t];
+      if (p >= 0 && indegree[p] > 0) {
+        v = p;
+        break;
+      }
+    }
+  }
+  order->clear();
+  return Status(StatusCode::BAD_PARAM, "graph has a cycle through node '" + nodes[v].name + "'");
+}
+
+}  // namespace ir
+}  // namespace jet

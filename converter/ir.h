@@ -1,0 +1,180 @@
+// The converter's graph IR: tensors, nodes with one small typed attribute struct per op, builder
+// helpers that run shape inference as nodes are added, and a topological order.
+//
+// Plain structs and vectors. Tensors and nodes are referred to by their index in the graph.
+// The builders never abort: an inconsistent shape returns BAD_PARAM naming the node and the
+// problem, and leaves the graph unchanged. Shape formulas for convolution and pooling come from
+// the kernel library (jet::conv_output_dims, jet::pool_output_dims) so they live in one place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "jet/dnn/activation.h"
+#include "jet/dnn/common.h"
+#include "jet/dnn/pool.h"
+#include "jet/dnn/softmax.h"
+#include "jet/dnn/tensor_ops.h"
+
+namespace jet {
+namespace ir {
+
+enum class TensorKind {
+  INPUT,       // fed by the caller; lives in the arena
+  OUTPUT,      // a graph output (produced by a node); lives in the arena until the end
+  CONSTANT,    // weights: stored in the model, not in the activation arena
+  ACTIVATION,  // an intermediate value produced by one node
+};
+
+const char* tensor_kind_name(TensorKind k);
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  TensorKind kind = TensorKind::ACTIVATION;
+
+  int64_t elements() const;
+  size_t bytes() const { return static_cast<size_t>(elements()) * dtype_size(dtype); }
+};
+
+enum class OpType {
+  CONV,         // conv_bias_act_forward. inputs: x, w[, bias][, residual]
+  POOL,         // pool_forward. inputs: x
+  GLOBAL_POOL,  // pool_forward with PoolDesc::global. inputs: x
+  ACTIVATION,   // activation_forward. inputs: x
+  OP_TENSOR,    // op_tensor (Add, Mul, ...). inputs: a, b (broadcast to the output)
+  GEMM,         // gemm_forward. inputs: a, b[, bias]
+  SOFTMAX,      // softmax_forward. inputs: x
+  CONCAT,       // concat_forward. inputs: x0, x1, ...
+  RESHAPE,      // Flatten / Reshape: same bytes, new dims. inputs: x
+  BATCHNORM,    // batchnorm_forward_inference. inputs: x, scale, bias, mean, var
+  TRANSFORM,    // transform_tensor (dtype conversion). inputs: x
+};
+
+const char* op_type_name(OpType op);
+
+struct ConvAttrs {
+  // spatial-rank entries each; empty means pad 0, stride 1, dilation 1.
+  std::vector<int64_t> pad_begin, pad_end, strides, dilations;
+  int64_t groups = 1;
+  ActivationDesc act = ActivationDesc::identity();  // fused epilogue
+  bool has_bias = false;                            // inputs[2] is the bias
+  bool has_residual = false;                        // the last input is the residual z
+};
+
+struct PoolAttrs {
+  PoolMode mode = PoolMode::MAX;
+  std::vector<int64_t> window, pad_begin, pad_end, strides;  // spatial-rank entries
+  bool ceil_mode = false;
+};
+
+struct GlobalPoolAttrs {
+  PoolMode mode = PoolMode::AVG_INCLUDE_PAD;
+};
+
+struct ActivationAttrs {
+  ActivationDesc act;
+};
+
+struct OpTensorAttrs {
+  TensorOp op = TensorOp::ADD;
+};
+
+struct GemmAttrs {
+  bool trans_a = false;
+  bool trans_b = false;
+  bool has_bias = false;  // inputs[2] is the bias
+};
+
+struct SoftmaxAttrs {
+  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
+  int axis = 1;
+};
+
+struct ConcatAttrs {
+  int axis = 1;
+};
+
+struct ReshapeAttrs {
+  std::vector<int64_t> shape;  // the output dims (already resolved)
+};
+
+struct BatchNormAttrs {
+  double epsilon = 1e-5;
+};
+
+struct TransformAttrs {
+  DType to = DType::F32;
+};
+
+using NodeAttrs = std::variant<ConvAttrs, PoolAttrs, GlobalPoolAttrs, ActivationAttrs, OpTensorAttrs,
+                               GemmAttrs, SoftmaxAttrs, ConcatAttrs, ReshapeAttrs, BatchNormAttrs,
+                               TransformAttrs>;
+
+struct Node {
+  std::string name;
+  OpType op = OpType::ACTIVATION;
+  std::vector<int> inputs;   // tensor indices
+  std::vector<int> outputs;  // tensor indices
+  NodeAttrs attrs;
+};
+
+// True for ops whose output may share its buffer with an input that dies at the op: elementwise
+// ops whose kernels allow x == y (activation, op_tensor, batchnorm, softmax) and reshape (a view).
+bool op_allows_in_place(OpType op);
+
+class Graph {
+ public:
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;
+
+  // Raw construction, no checks or shape inference (for importers and tests). Return the index.
+  int add_tensor(Tensor t);
+  int add_node(Node n);
+
+  // Graph inputs and constants. BAD_PARAM for empty dims or a dim < 1.
+  Status add_input(const std::string& name, DType dtype, std::vector<int64_t> dims, int* out);
+  Status add_constant(const std::string& name, DType dtype, std::vector<int64_t> dims, int* out);
+  // Marks a produced tensor as a graph output.
+  Status mark_output(int tensor);
+
+  // Builders: each adds one node and its output tensor (named after the node) and writes the
+  // output's index to *y. bias / residual: -1 for none (the flags in attrs are set from them).
+  Status conv(const std::string& name, int x, int w, int bias, int residual, ConvAttrs attrs,
+              int* y);
+  Status pool(const std::string& name, int x, const PoolAttrs& attrs, int* y);
+  Status max_pool(const std::string& name, int x, int64_t window, int64_t stride, int64_t pad,
+                  int* y);
+  Status global_avg_pool(const std::string& name, int x, int* y);
+  Status activation(const std::string& name, int x, const ActivationDesc& act, int* y);
+  Status relu(const std::string& name, int x, int* y);
+  Status relu6(const std::string& name, int x, int* y);
+  Status op_tensor(const std::string& name, TensorOp op, int a, int b, int* y);
+  Status add(const std::string& name, int a, int b, int* y);
+  Status gemm(const std::string& name, int a, int b, int bias, const GemmAttrs& attrs, int* y);
+  Status softmax(const std::string& name, int x, int axis, int* y);
+  Status concat(const std::string& name, const std::vector<int>& xs, int axis, int* y);
+  // shape may hold one -1 (inferred); the element count must be preserved.
+  Status reshape(const std::string& name, int x, std::vector<int64_t> shape, int* y);
+  // ONNX Flatten: {prod(dims[0, axis)), prod(dims[axis, rank))}.
+  Status flatten(const std::string& name, int x, int axis, int* y);
+  Status batchnorm(const std::string& name, int x, int scale, int bias, int mean, int var,
+                   double epsilon, int* y);
+  Status transform(const std::string& name, int x, DType to, int* y);
+
+  // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
+  // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.
+  // BAD_PARAM for a cycle (naming a node on it), a tensor with two producers, or a bad index.
+  Status topological_order(std::vector<int>* order) const;
+
+ private:
+  Status check_tensor(const std::string& node, int t, const char* what) const;
+  Status finish(Node n, DType dtype, std::vector<int64_t> dims, int* y);
+};
+
+}  // namespace ir
+}  // namespace jet
