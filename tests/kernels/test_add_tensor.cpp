@@ -32,6 +32,21 @@ const std::vector<AddCase>& add_cases() {
   return cases;
 }
 
+// One add_tensor call on fresh operands of the given layouts, checked against the reference.
+void check_add_tensor(const Handle& h, DType t, const AddCase& k, float alpha, float beta,
+                      Layout lb, Layout lc) {
+  HostTensor b(make_desc(t, k.b, lb));
+  b.fill_random(-2.0, 2.0);
+  HostTensor c(make_desc(t, k.c, lc));
+  if (beta == 0.f) c.poison(); else c.fill_random();
+  const HostTensor before = c;
+  Staging st(h);
+  REQUIRE_OK(add_tensor(h, alpha, b.desc(), st.in(b), beta, c.desc(), st.out(c)));
+  st.finish();
+  const auto op = ref::broadcast(k.b, b.to_ref(), k.c);
+  check_output(c, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+}
+
 }  // namespace
 
 TEST_CASE("add_tensor matches the float64 reference") {
@@ -52,16 +67,7 @@ TEST_CASE("add_tensor matches the float64 reference") {
             CAPTURE(std::string(layout_name(lc)));
             CAPTURE(alpha);
             CAPTURE(beta);
-            HostTensor b(make_desc(t, k.b, lb));
-            b.fill_random(-2.0, 2.0);
-            HostTensor c(make_desc(t, k.c, lc));
-            if (beta == 0.f) c.poison(); else c.fill_random();
-            const HostTensor before = c;
-            Staging st(h);
-            REQUIRE_OK(add_tensor(h, alpha, b.desc(), st.in(b), beta, c.desc(), st.out(c)));
-            st.finish();
-            const auto op = ref::broadcast(k.b, b.to_ref(), k.c);
-            check_output(c, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+            check_add_tensor(h, t, k, alpha, beta, lb, lc);
           }
         }
       }
@@ -94,16 +100,7 @@ TEST_CASE("add_tensor on large tensors: per-channel bias in NCHW and NHWC, full 
             CAPTURE(dims_str(k.c));
             CAPTURE(std::string(layout_name(l)));
             CAPTURE(beta);
-            HostTensor b(make_desc(t, k.b, l));
-            b.fill_random(-2.0, 2.0);
-            HostTensor c(make_desc(t, k.c, l));
-            if (beta == 0.f) c.poison(); else c.fill_random();
-            const HostTensor before = c;
-            Staging st(h);
-            REQUIRE_OK(add_tensor(h, alpha, b.desc(), st.in(b), beta, c.desc(), st.out(c)));
-            st.finish();
-            const auto op = ref::broadcast(k.b, b.to_ref(), k.c);
-            check_output(c, before, blend(op, alpha, beta, before.to_ref()), tol_for(t));
+            check_add_tensor(h, t, k, alpha, beta, l, l);
           }
         }
       }

@@ -58,6 +58,24 @@ struct Scaling {
 // cancel to exactly zero in the in-place test.
 const Scaling kScalings[] = {{1.f, 1.f, 0.f}, {0.5f, -1.5f, 0.25f}};
 
+// One op_tensor call on fresh operands of the given layouts, checked against the reference.
+void check_op_tensor(const Handle& h, DType t, TensorOp op, const OpCase& k, const Scaling& s,
+                     Layout la, Layout lb, Layout lc) {
+  HostTensor a(make_desc(t, k.a, la));
+  fill_input(a, false);
+  HostTensor b(make_desc(t, k.b, lb));
+  fill_input(b, op == TensorOp::DIV);
+  HostTensor c(make_desc(t, k.c, lc));
+  if (s.beta == 0.f) c.poison(); else c.fill_random();
+  const HostTensor before = c;
+  Staging st(h);
+  REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(), st.in(b), s.beta,
+                       c.desc(), st.out(c)));
+  st.finish();
+  const auto ref = ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
+  check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+}
+
 }  // namespace
 
 TEST_CASE("op_tensor matches the float64 reference") {
@@ -84,20 +102,7 @@ TEST_CASE("op_tensor matches the float64 reference") {
                 CAPTURE(s.alpha1);
                 CAPTURE(s.alpha2);
                 CAPTURE(s.beta);
-                HostTensor a(make_desc(t, k.a, la));
-                fill_input(a, false);
-                HostTensor b(make_desc(t, k.b, lb));
-                fill_input(b, op == TensorOp::DIV);
-                HostTensor c(make_desc(t, k.c, lc));
-                if (s.beta == 0.f) c.poison(); else c.fill_random();
-                const HostTensor before = c;
-                Staging st(h);
-                REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(),
-                                     st.in(b), s.beta, c.desc(), st.out(c)));
-                st.finish();
-                const auto ref = ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b,
-                                                b.to_ref(), k.c);
-                check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+                check_op_tensor(h, t, op, k, s, la, lb, lc);
               }
             }
           }
@@ -131,20 +136,7 @@ TEST_CASE("op_tensor on large tensors: same layout, per-channel and row operands
             CAPTURE(dims_str(k.a));
             CAPTURE(dims_str(k.b));
             CAPTURE(std::string(layout_name(l)));
-            HostTensor a(make_desc(t, k.a, l));
-            fill_input(a, false);
-            HostTensor b(make_desc(t, k.b, l));
-            fill_input(b, op == TensorOp::DIV);
-            HostTensor c(make_desc(t, k.c, l));
-            if (s.beta == 0.f) c.poison(); else c.fill_random();
-            const HostTensor before = c;
-            Staging st(h);
-            REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(), st.in(b),
-                                 s.beta, c.desc(), st.out(c)));
-            st.finish();
-            const auto ref =
-                ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
-            check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+            check_op_tensor(h, t, op, k, s, l, l, l);
           }
         }
       }
@@ -167,20 +159,8 @@ TEST_CASE("op_tensor aligns lower-rank inputs with leading 1s") {
           CAPTURE(dims_str(k.a));
           CAPTURE(dims_str(k.b));
           CAPTURE(s.beta);
-          HostTensor a(make_desc(t, k.a, Layout::PADDED));
-          fill_input(a, false);
-          HostTensor b(make_desc(t, k.b, Layout::CHANNELS_FIRST));
-          fill_input(b, op == TensorOp::DIV);
-          HostTensor c(make_desc(t, k.c, Layout::CHANNELS_LAST));
-          if (s.beta == 0.f) c.poison(); else c.fill_random();
-          const HostTensor before = c;
-          Staging st(h);
-          REQUIRE_OK(op_tensor(h, op, s.alpha1, a.desc(), st.in(a), s.alpha2, b.desc(), st.in(b),
-                               s.beta, c.desc(), st.out(c)));
-          st.finish();
-          const auto ref =
-              ref::op_tensor(op, s.alpha1, k.a, a.to_ref(), s.alpha2, k.b, b.to_ref(), k.c);
-          check_output(c, before, blend(ref, 1.0, s.beta, before.to_ref()), tol_for(t));
+          check_op_tensor(h, t, op, k, s, Layout::PADDED, Layout::CHANNELS_FIRST,
+                          Layout::CHANNELS_LAST);
         }
       }
     }
