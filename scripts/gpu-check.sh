@@ -5,6 +5,7 @@
 #   OUT=/tmp/out scripts/gpu-check.sh
 # JET_GPU_STEPS picks steps (default all: "tests arch sanitizer bench"; the build always runs and
 # is incremental), so the whole check can be split over two calls of a 10-minute limit.
+# JET_SAN_TIMEOUT (seconds) bounds each sanitizer job; one that runs out is reported as FAILED.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/gpu-check-out}
@@ -62,21 +63,35 @@ fi
 # compute-sanitizer over every test executable (each sweeps the CUDA backend too): memcheck on
 # all, racecheck on those with shared-memory kernels; several at once, the GPU has room.
 if want sanitizer; then
-  run_san() {  # TOOL EXE: one sanitizer run, its log kept per executable
-    local log="$logs/san-$1-$(basename "$2").log"
-    if compute-sanitizer --tool "$1" --error-exitcode 1 "$2" >"$log" 2>&1; then echo "ok $1 $(basename "$2")"
-    else echo "FAILED $1 $(basename "$2")"; fi
+  # One job per line, "TOOL|EXE|TEST-CASE FILTER": conv's test cases run as separate jobs so that
+  # the slow racecheck of the whole conv suite spreads over the GPU's parallel jobs.
+  run_san() {
+    local tool exe filter name log
+    IFS='|' read -r tool exe filter <<<"$1"
+    name=$(basename "$exe")${filter:+-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_')}
+    log="$logs/san-$tool-$name.log"
+    timeout "${JET_SAN_TIMEOUT:-0}" compute-sanitizer --tool "$tool" --error-exitcode 1 "$exe" \
+      ${filter:+"-tc=$filter"} >"$log" 2>&1
+    case $? in 0) echo "ok $tool $name" ;; 124) echo "FAILED (timed out) $tool $name" ;;
+                *) echo "FAILED $tool $name" ;; esac
   }
   export -f run_san; export logs
-  { for exe in "$build"/tests/jet_test_*; do echo "memcheck $exe"; done
-    for t in conv gemm conv_find pool softmax reduce transform resize lrn; do
-      echo "racecheck $build/tests/jet_test_$t"; done
-  } | xargs -P 8 -L 1 bash -c 'run_san "$0" "$1"' >"$logs/sanitizer.txt" 2>&1
+  conv_cases=$("$build/tests/jet_test_conv" -ltc 2>/dev/null | grep -E '^conv|^choose' || true)
+  { for exe in "$build"/tests/jet_test_*; do
+      [ "$(basename "$exe")" = jet_test_conv ] && continue; echo "memcheck|$exe|"; done
+    for t in gemm conv_find pool softmax reduce transform resize lrn; do
+      echo "racecheck|$build/tests/jet_test_$t|"; done
+    while IFS= read -r tc; do
+      [ -n "$tc" ] || continue
+      echo "memcheck|$build/tests/jet_test_conv|$tc"; echo "racecheck|$build/tests/jet_test_conv|$tc"
+    done <<<"$conv_cases"
+  } | xargs -P 12 -d '\n' -n 1 bash -c 'run_san "$0"' >"$logs/sanitizer.txt" 2>&1
   san_runs=$(grep -c '' "$logs/sanitizer.txt")
   san_failed=$(grep -c '^FAILED' "$logs/sanitizer.txt" || true)
-  if [ "$san_failed" -eq 0 ]; then say "sanitizer: ok ($san_runs runs: memcheck on every test, racecheck on 9)"
+  if [ "$san_failed" -eq 0 ]; then
+    say "sanitizer: ok ($san_runs runs: memcheck on every test, racecheck on every shared-memory test; conv per test case)"
   else say "sanitizer: FAILED: $(grep '^FAILED' "$logs/sanitizer.txt" | tr '\n' ' ')"; status=1; fi
-  grep -h "ERROR SUMMARY" "$logs"/san-*.log | sort | uniq -c | tee -a "$summary"
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$logs"/san-*.log | sort | uniq -c | tee -a "$summary"
 fi
 
 # Benchmarks.
