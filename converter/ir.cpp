@@ -99,7 +99,7 @@ int Graph::add_node(Node n) {
 Status Graph::add_input(const std::string& name, DType dtype, std::vector<int64_t> dims, int* out) {
   Status st = check_dims(name, dims);
   if (!st.ok()) return st;
-  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::INPUT});
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::INPUT, {}, {}});
   return Status::success();
 }
 
@@ -107,7 +107,7 @@ Status Graph::add_constant(const std::string& name, DType dtype, std::vector<int
                            int* out) {
   Status st = check_dims(name, dims);
   if (!st.ok()) return st;
-  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::CONSTANT});
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::CONSTANT, {}, {}});
   return Status::success();
 }
 
@@ -135,7 +135,7 @@ Status Graph::check_tensor(const std::string& node, int t, const char* what) con
 Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
   Status st = check_dims(n.name, dims);
   if (!st.ok()) return bad(n.op, n.name, "inferred output " + st.message());
-  const int out = add_tensor(Tensor{n.name, dtype, std::move(dims), TensorKind::ACTIVATION});
+  const int out = add_tensor(Tensor{n.name, dtype, std::move(dims), TensorKind::ACTIVATION, {}, {}});
   n.outputs = {out};
   add_node(std::move(n));
   *y = out;
@@ -395,7 +395,7 @@ Status Graph::reshape(const std::string& name, int x, std::vector<int64_t> shape
     }
     shape[infer] = tx.elements() / known;
   }
-  Tensor probe{name, tx.dtype, shape, TensorKind::ACTIVATION};
+  Tensor probe{name, tx.dtype, shape, TensorKind::ACTIVATION, {}, {}};
   if (probe.elements() != tx.elements()) {
     return bad(op, name, "cannot reshape " + dims_str(tx.dims) + " (" + std::to_string(tx.elements()) +
                              " elements) to " + dims_str(shape));

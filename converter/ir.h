@@ -36,6 +36,11 @@ struct Tensor {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
   TensorKind kind = TensorKind::ACTIVATION;
+  // Element strides; empty = packed row-major in dims order. Layout passes set channels-last
+  // strides on activations; constants and graph inputs/outputs stay packed.
+  std::vector<int64_t> strides;
+  // CONSTANT: the values in float32 (the writer converts them to `dtype`); empty otherwise.
+  std::vector<float> data;
 
   int64_t elements() const;
   size_t bytes() const { return static_cast<size_t>(elements()) * dtype_size(dtype); }

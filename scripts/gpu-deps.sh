@@ -5,11 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deb
 cd .deb
-for pkg in doctest-dev; do
-  name=${pkg%-dev}
+# DIR:PACKAGE...: each folder gets the listed packages unpacked into it. flatc (a host tool) and
+# the FlatBuffers headers are all the runtime and the converter core need.
+for entry in doctest:doctest-dev flatbuffers:flatbuffers-compiler,libflatbuffers-dev; do
+  name=${entry%%:*}
   if [ -d "$name" ]; then echo "gpu-deps: $name already unpacked"; continue; fi
-  apt-get download "$pkg" >/dev/null
-  dpkg -x "$pkg"_*.deb "$name"
-  rm -f "$pkg"_*.deb
-  echo "gpu-deps: unpacked $pkg into .deb/$name"
+  IFS=, read -r -a pkgs <<<"${entry#*:}"
+  for pkg in "${pkgs[@]}"; do
+    apt-get download "$pkg" >/dev/null
+    dpkg -x "$pkg"_*.deb "$name"
+    rm -f "$pkg"_*.deb
+    echo "gpu-deps: unpacked $pkg into .deb/$name"
+  done
 done

@@ -1,0 +1,183 @@
+// jet::Engine and jet::ExecutionContext: load a .jet model file, verify it, allocate once, run.
+//
+//   std::shared_ptr<jet::Engine> engine;
+//   jet::Status st = jet::Engine::load("resnet18.jet", jet::LoadOptions{}, &engine);
+//   std::unique_ptr<jet::ExecutionContext> ctx;
+//   st = engine->create_context(&ctx);                 // the one arena + workspace allocation
+//   std::memcpy / cudaMemcpyAsync(ctx->tensor_data(engine->input(0)), ...);  // or bind_tensor
+//   st = ctx->run(stream);                             // zero allocations, no host sync (CUDA)
+//
+// Thread safety: an Engine is immutable after load and may be shared by any number of threads.
+// An ExecutionContext belongs to one thread (or stream) at a time; use one context per thread.
+//
+// Memory: Engine::load makes the engine's allocations (on CUDA: one device allocation holding
+// every weight, uploaded once; on CPU the weights are used in place from the mmapped file when
+// their alignment allows). create_context makes one more (arena + workspace), or none when the
+// caller passes memory of context_memory_size() bytes. run() and capture() replay never allocate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jet/dnn/common.h"
+
+namespace jet {
+
+// The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
+// refused; newer minor versions load (their additions are ignored).
+constexpr uint32_t kSchemaMajor = 1;
+constexpr uint32_t kSchemaMinor = 0;
+
+struct LoadOptions {
+  Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
+  int device = 0;                   // CUDA device ordinal
+  bool verify_checksum = true;      // hash the whole file at load (catches flipped weight bytes)
+};
+
+enum class TensorRole { INPUT, OUTPUT, CONSTANT, ACTIVATION };
+
+// A tensor of the model as the engine sees it.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;  // elements; packed row-major when the file says so
+  TensorRole role = TensorRole::ACTIVATION;
+  size_t bytes = 0;               // the span its elements cover (dtype_size * extent)
+  int64_t arena_offset = -1;      // activations, inputs, outputs; -1 for constants
+  size_t arena_size = 0;
+};
+
+// One op as the engine prepared it (what jet-inspect and the profiler print).
+struct OpInfo {
+  std::string name;
+  std::string type;           // "Conv", "Pool", ...
+  std::vector<int> inputs;    // tensor indices
+  std::vector<int> outputs;
+  std::string algo;           // conv: the algorithm this backend runs; empty otherwise
+  size_t workspace_bytes = 0; // what that algorithm needs
+  double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
+};
+
+struct ModelSummary {
+  uint32_t schema_major = 0, schema_minor = 0;
+  std::string producer, producer_version, source_name, source_hash;
+  size_t file_bytes = 0;
+  size_t arena_bytes = 0;        // as planned in the file
+  size_t lower_bound_bytes = 0;  // the planner's lower bound
+  std::string planner;           // "GreedyBestFit" / "Naive"
+  size_t workspace_bytes = 0;    // the largest workspace of any op on this engine's backend
+  size_t weight_bytes = 0;       // sum of the constant buffers
+  int64_t parameter_count = 0;   // sum of the constants' element counts
+  // Optional metadata.
+  std::vector<std::string> labels;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+// Per-layer timing from a profiled run (ExecutionContext::set_profiling).
+struct LayerTime {
+  int op = -1;
+  std::string name, type;
+  double ms = 0;  // GPU time between events on CUDA; steady-clock time on CPU
+};
+
+class ExecutionContext;
+
+class Engine : public std::enable_shared_from_this<Engine> {
+ public:
+  // Maps the file read-only and verifies it. Errors name the problem and, for a bad file, the
+  // path: a Status, never a crash, for any byte content (the loader is fuzzed).
+  static Status load(const std::string& path, const LoadOptions& options,
+                     std::shared_ptr<Engine>* out);
+  // Same from memory; the bytes are copied, so `data` may be freed afterwards.
+  static Status load(const void* data, size_t size, const LoadOptions& options,
+                     std::shared_ptr<Engine>* out);
+
+  virtual ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Backend backend() const;
+  int device() const;
+
+  // Graph inputs and outputs in binding order (values are tensor indices).
+  int num_inputs() const;
+  int num_outputs() const;
+  int input(int i) const;   // tensor index of input i; -1 when out of range
+  int output(int i) const;
+  int find_tensor(const std::string& name) const;  // -1 when absent
+  int num_tensors() const;
+  const TensorInfo& tensor(int index) const;  // index must be in [0, num_tensors())
+  int num_ops() const;
+  const OpInfo& op(int index) const;
+  const ModelSummary& summary() const;
+
+  // Bytes create_context(memory) needs: arena + workspace, each 256-byte aligned.
+  size_t context_memory_size() const;
+  // A context owning its memory (one allocation: device memory on CUDA, host on CPU).
+  Status create_context(std::unique_ptr<ExecutionContext>* out) const;
+  // A context in caller-provided memory of at least context_memory_size() bytes, 256-byte
+  // aligned (device memory on CUDA). Contexts of several engines may share one block when they
+  // run one after another on one stream.
+  Status create_context(void* memory, size_t bytes, std::unique_ptr<ExecutionContext>* out) const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class ExecutionContext {
+ public:
+  ~ExecutionContext();
+  ExecutionContext(const ExecutionContext&) = delete;
+  ExecutionContext& operator=(const ExecutionContext&) = delete;
+
+  const Engine& engine() const;
+
+  // Where tensor `index` (an input, output or activation) lives for the next run: its arena
+  // region unless bound elsewhere. Device memory on CUDA. nullptr for constants / bad indices.
+  void* tensor_data(int index) const;
+
+  // Zero-copy binding: the next runs read input `index` from (or write output `index` to) `data`
+  // instead of the arena. `data` must stay valid while runs use it, be 256-byte aligned and hold
+  // the tensor's bytes in its layout (device or mapped pinned memory on CUDA; host memory on CPU).
+  // nullptr restores the arena region. Only graph inputs and outputs can be bound. Changing a
+  // binding discards a captured CUDA graph (capture again to replay).
+  Status bind_tensor(int index, void* data);
+  Status bind_tensor(const std::string& name, void* data);
+
+  // Runs the forward pass on `stream` (ignored on CPU). Asynchronous on CUDA: no host
+  // synchronization, no blocking call, no allocation. Replays the captured graph when there is one.
+  Status run(cudaStream_t stream = nullptr);
+
+  // CUDA: runs the pass once uncaptured (warm-up), then records it into a CUDA graph on `stream`
+  // and instantiates it; later run() calls replay it. When capture is not possible the context
+  // stays in plain mode and the Status says why. CPU: NOT_SUPPORTED.
+  Status capture(cudaStream_t stream);
+  bool has_graph() const;
+
+  // Per-layer timing: off by default and then free. When on, run() records a time per op (CUDA
+  // events allocated here, not in run()); layer_times() reads them (it synchronizes the stream).
+  Status set_profiling(bool on);
+  Status layer_times(std::vector<LayerTime>* out) const;
+
+  struct Impl;
+
+ private:
+  friend class Engine;
+  explicit ExecutionContext(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The checksum of .jet files (and of source models in Producer.source_hash): 64-bit, FNV-1a
+// style over little-endian 64-bit words (the tail zero-padded), then the length mixed in. Any
+// single changed word changes it.
+uint64_t model_checksum(const void* data, size_t size);
+
+}  // namespace jet
