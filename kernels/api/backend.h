@@ -38,6 +38,9 @@ Status conv_forward(float alpha1, const TensorDesc& x_desc, const void* x,
                     const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
                     void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
                     const TensorDesc& y_desc, void* y);
+Status conv_backward_data(float alpha, const FilterDesc& w_desc, const void* w,
+                          const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                          float beta, const TensorDesc& dx_desc, void* dx);
 
 Status pool_forward(const PoolDesc& pool, float alpha, const TensorDesc& x_desc, const void* x,
                     float beta, const TensorDesc& y_desc, void* y);
@@ -51,6 +54,9 @@ Status batchnorm_forward_inference(float alpha, float beta, const TensorDesc& x_
                                    const void* x, const TensorDesc& y_desc, void* y,
                                    const float* scale, const float* bias, const float* mean,
                                    const float* var, double epsilon);
+Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,
+                            const TensorDesc& y_desc, void* y, const float* scale,
+                            const float* bias, double epsilon);
 Status prelu_forward(float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y);
@@ -101,6 +107,9 @@ Status time_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
                               const FilterDesc& w_desc, const void* w, const ConvDesc& conv,
                               ConvAlgo algo, void* workspace, size_t workspace_bytes,
                               const TensorDesc& y_desc, void* y, int runs, float* ms);
+Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
+                          const void* w, const TensorDesc& dy_desc, const void* dy,
+                          const ConvDesc& conv, float beta, const TensorDesc& dx_desc, void* dx);
 
 Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                     const TensorDesc& x_desc, const void* x, float beta,
@@ -118,6 +127,9 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
                                    const TensorDesc& y_desc, void* y, const float* scale,
                                    const float* bias, const float* mean, const float* var,
                                    double epsilon);
+Status instancenorm_forward(const Handle& handle, float alpha, float beta,
+                            const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                            void* y, const float* scale, const float* bias, double epsilon);
 Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y);

@@ -1,5 +1,6 @@
 // Convolution forward: descriptors, algorithms, workspace queries, algorithm selection, and the
-// fused convolution + bias + residual + activation routine.
+// fused convolution + bias + residual + activation routine; convolution backward data (the
+// transposed convolution).
 #pragma once
 
 #include <cstddef>
@@ -136,5 +137,37 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
                              size_t workspace_bytes, float alpha2, const TensorDesc& z_desc,
                              const void* z, const TensorDesc& bias_desc, const void* bias,
                              const ActivationDesc& act, const TensorDesc& y_desc, void* y);
+
+// ---- Backward data: the transposed convolution -------------------------------------------------
+//
+// The data gradient of conv_forward, as cudnnConvolutionBackwardData; it is also the forward pass
+// of a transposed convolution (ONNX ConvTranspose, PyTorch ConvTranspose1d/2d/3d):
+//   dx = alpha * conv_t(dy, w) + beta * dx, where conv_t(dy, w)[n, c, i] sums
+//   dy[n, k, o] * w[k, c - group * C/groups, t] over the filters k of c's group and every tap t
+//   and dy position o with o * stride - pad_begin + t * dilation == i (per spatial dim; the tap
+//   is flipped in CONVOLUTION mode). Positions no tap reaches get alpha * 0 + beta * dx.
+// The descriptors are those of the forward convolution that maps dx to dy: dx_desc plays x
+// (N, C, spatial), w_desc the filter (K, C / groups, window), dy_desc plays y (N, K, spatial), and
+// dy's dims must be conv_output_dims(dx_desc, w_desc, conv). ONNX ConvTranspose weights
+// (C_in, C_out / group, kernel...) are this filter as they stand, with K = C_in. Since the output
+// size rounds down, several dx sizes give one dy size: the caller picks dx's (ONNX output_shape,
+// or conv_transpose_output_dims with output_padding). dx, dy and w share one dtype (f32 or f16
+// storage, f32 accumulation); any strides and either filter layout. Deterministic (each dx
+// element is gathered by one thread, no atomics), needs no workspace, and never runs in place
+// (dx != dy).
+Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
+                          const void* w, const TensorDesc& dy_desc, const void* dy,
+                          const ConvDesc& conv, float beta, const TensorDesc& dx_desc, void* dx);
+
+// The dx dims of a transposed convolution (ONNX ConvTranspose's output shape without
+// output_shape): dx_dims gets dy's rank entries N, w's C * groups, then per spatial dim
+//   (dy - 1) * stride - pad_begin - pad_end + dilation * (window - 1) + 1 + output_padding.
+// output_padding has spatial_rank entries (nullptr means 0), each in [0, stride): with a larger
+// one the convolution of dx would be longer than dy (ONNX and PyTorch also accept values below
+// the dilation; conv_backward_data cannot express those). BAD_PARAM when the descriptors disagree
+// (dy's channels are not w's K, ranks), output_padding is out of range, or dx would be empty.
+Status conv_transpose_output_dims(const TensorDesc& dy_desc, const FilterDesc& w_desc,
+                                  const ConvDesc& conv, const int64_t* output_padding,
+                                  int64_t* dx_dims);
 
 }  // namespace jet

@@ -1,4 +1,5 @@
-// Normalization: LRN across channels, batch normalization for inference, PReLU.
+// Normalization: LRN across channels, batch normalization for inference, instance
+// normalization, PReLU.
 #pragma once
 
 #include "jet/dnn/tensor.h"
@@ -33,6 +34,19 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
                                    const TensorDesc& y_desc, void* y, const float* scale,
                                    const float* bias, const float* mean, const float* var,
                                    double epsilon);
+
+// Instance normalization (ONNX InstanceNormalization), per (n, c) over the spatial dims:
+// y = alpha * (scale[c] * (x - mean[n, c]) / sqrt(var[n, c] + epsilon) + bias[c]) + beta * y,
+// with mean and the biased variance (divided by the element count, as ONNX) of x[n, c, ...].
+// x, y: rank 3..5, same dims and dtype (f32 or f16), any strides. scale and bias are C floats
+// each (f32 also for f16 tensors, as batchnorm_forward_inference), in the handle's memory space.
+// The statistics are accumulated in f32 or better by a two-pass method (mean first, then the
+// squared deviations from it), so a large mean next to a small spread loses no accuracy.
+// epsilon must be finite and > 0 (INVALID_VALUE otherwise). In place (x == y with the same
+// layout) is allowed.
+Status instancenorm_forward(const Handle& handle, float alpha, float beta,
+                            const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                            void* y, const float* scale, const float* bias, double epsilon);
 
 // PReLU: y = alpha * (x >= 0 ? x : slope * x) + beta * y, with slope broadcast to x
 // (slope has x's rank and dtype, each dim 1 or equal to x's: per channel is 1, C, 1, 1).

@@ -1,0 +1,58 @@
+// CPU instance normalization: per (n, c) plane, three sweeps over the spatial dims in x's and
+// y's strides: the mean, the variance as the mean squared deviation from it (two-pass, so a large
+// mean next to a small spread costs no accuracy), then the outputs. Statistics and the
+// normalization itself are computed in double; f16 storage is widened on load. Each plane is
+// fully read before any of it is written, which makes x == y (same layout) safe. No allocation.
+#include <cmath>
+
+#include "../api/backend.h"
+#include "cpu_common.h"
+
+namespace jet {
+namespace cpu {
+
+Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,
+                            const TensorDesc& y_desc, void* y, const float* scale,
+                            const float* bias, double epsilon) {
+  const DType t = x_desc.dtype();
+  const int spatial = x_desc.spatial_rank();
+  const int64_t batch = x_desc.dim(0), channels = x_desc.dim(1);
+  const int64_t* dims = x_desc.dims() + 2;
+  const int64_t* xs = x_desc.strides() + 2;
+  const int64_t* ys = y_desc.strides() + 2;
+  int64_t plane = 1;
+  for (int i = 0; i < spatial; ++i) plane *= dims[i];
+  const double count = static_cast<double>(plane);
+
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t xo = n * x_desc.stride(0) + c * x_desc.stride(1);
+      const int64_t yo = n * y_desc.stride(0) + c * y_desc.stride(1);
+      double sum = 0.0;
+      {
+        StridedWalk w(spatial, dims, xs);
+        do sum += load(t, x, xo + w.off[0]); while (w.next());
+      }
+      const double mean = sum / count;
+      double squares = 0.0;
+      {
+        StridedWalk w(spatial, dims, xs);
+        do {
+          const double d = load(t, x, xo + w.off[0]) - mean;
+          squares += d * d;
+        } while (w.next());
+      }
+      const double factor = static_cast<double>(scale[c]) / std::sqrt(squares / count + epsilon);
+      const double shift = bias[c];
+      StridedWalk w(spatial, dims, xs, ys);
+      do {
+        const double v = (load(t, x, xo + w.off[0]) - mean) * factor + shift;
+        blend_store(t, y, yo + w.off[1], alpha, static_cast<float>(v), beta);
+      } while (w.next());
+    }
+  }
+  return Status();
+}
+
+}  // namespace cpu
+}  // namespace jet
