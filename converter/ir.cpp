@@ -86,6 +86,48 @@ int64_t Tensor::elements() const {
   return n;
 }
 
+int64_t Tensor::span() const {
+  if (strides.empty() || strides.size() != dims.size()) return elements();
+  int64_t last = 0;
+  for (size_t i = 0; i < dims.size(); ++i) last += (dims[i] - 1) * strides[i];
+  return last + 1;
+}
+
+bool Tensor::is_packed() const {
+  if (strides.empty()) return true;
+  if (strides.size() != dims.size()) return false;
+  const std::vector<int64_t> packed = packed_strides(dims);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > 1 && strides[i] != packed[i]) return false;  // a size-1 dim's stride is never used
+  }
+  return true;
+}
+
+TensorDesc Tensor::desc() const {
+  const int rank = static_cast<int>(dims.size());
+  if (strides.empty() || strides.size() != dims.size()) return TensorDesc::packed(dtype, rank, dims.data());
+  return TensorDesc::strided(dtype, rank, dims.data(), strides.data());
+}
+
+std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims) {
+  const size_t rank = dims.size();
+  if (rank < 3 || rank > 5) return packed_strides(dims);
+  std::vector<int64_t> s(rank, 1);
+  int64_t step = dims[1];  // C is contiguous
+  for (size_t i = rank; i-- > 2;) {
+    s[i] = step;
+    step *= dims[i];
+  }
+  s[0] = step;
+  return s;
+}
+
 int Graph::add_tensor(Tensor t) {
   tensors.push_back(std::move(t));
   return static_cast<int>(tensors.size()) - 1;
@@ -494,6 +536,85 @@ Status Graph::topological_order(std::vector<int>* order) const {
   }
   order->clear();
   return Status(StatusCode::BAD_PARAM, "graph has a cycle through node '" + nodes[v].name + "'");
+}
+
+Status check_node(const Graph& g, int node) {
+  if (node < 0 || node >= static_cast<int>(g.nodes.size())) {
+    return Status(StatusCode::BAD_PARAM, "node index " + std::to_string(node) + " out of range");
+  }
+  const Node& n = g.nodes[node];
+  auto fail = [&](const std::string& what) {
+    return Status(StatusCode::BAD_PARAM, "node '" + n.name + "': " + what);
+  };
+  const int nt = static_cast<int>(g.tensors.size());
+  for (int t : n.inputs) {
+    if (t < 0 || t >= nt) return fail("input tensor index " + std::to_string(t) + " out of range");
+  }
+  for (int t : n.outputs) {
+    if (t < 0 || t >= nt) return fail("output tensor index " + std::to_string(t) + " out of range");
+  }
+  if (n.outputs.size() != 1) return fail(std::to_string(n.outputs.size()) + " outputs, expected 1");
+  // Which attribute struct the op needs, and how many inputs.
+  size_t want_inputs = 1;
+  bool attrs_match = false;
+  switch (n.op) {
+    case OpType::CONV: {
+      const ConvAttrs* a = std::get_if<ConvAttrs>(&n.attrs);
+      attrs_match = a != nullptr;
+      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0) + (a->has_residual ? 1 : 0);
+      break;
+    }
+    case OpType::POOL: attrs_match = std::holds_alternative<PoolAttrs>(n.attrs); break;
+    case OpType::GLOBAL_POOL: attrs_match = std::holds_alternative<GlobalPoolAttrs>(n.attrs); break;
+    case OpType::ACTIVATION: attrs_match = std::holds_alternative<ActivationAttrs>(n.attrs); break;
+    case OpType::OP_TENSOR:
+      attrs_match = std::holds_alternative<OpTensorAttrs>(n.attrs);
+      want_inputs = 2;
+      break;
+    case OpType::GEMM: {
+      const GemmAttrs* a = std::get_if<GemmAttrs>(&n.attrs);
+      attrs_match = a != nullptr;
+      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0);
+      break;
+    }
+    case OpType::SOFTMAX: attrs_match = std::holds_alternative<SoftmaxAttrs>(n.attrs); break;
+    case OpType::CONCAT:
+      attrs_match = std::holds_alternative<ConcatAttrs>(n.attrs);
+      want_inputs = n.inputs.empty() ? 1 : n.inputs.size();
+      break;
+    case OpType::RESHAPE: attrs_match = std::holds_alternative<ReshapeAttrs>(n.attrs); break;
+    case OpType::BATCHNORM:
+      attrs_match = std::holds_alternative<BatchNormAttrs>(n.attrs);
+      want_inputs = 5;
+      break;
+    case OpType::TRANSFORM: {
+      const TransformAttrs* a = std::get_if<TransformAttrs>(&n.attrs);
+      attrs_match = a != nullptr;
+      if (a && a->to != g.tensors[n.outputs[0]].dtype) {
+        return fail(std::string("transform to ") + dtype_name(a->to) + " but the output '" +
+                    g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
+      }
+      break;
+    }
+    default:
+      return fail("unknown op type " + std::to_string(static_cast<int>(n.op)));
+  }
+  if (!attrs_match) return fail(std::string("attributes are not those of a ") + op_type_name(n.op) + " op");
+  if (n.inputs.size() != want_inputs) {
+    return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
+                " inputs, expected " + std::to_string(want_inputs));
+  }
+  return Status::success();
+}
+
+Status check_graph(const Graph& g, std::vector<int>* order) {
+  Status st = g.topological_order(order);
+  if (!st.ok()) return st;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    st = check_node(g, i);
+    if (!st.ok()) return st;
+  }
+  return Status::success();
 }
 
 }  // namespace ir

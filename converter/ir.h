@@ -43,8 +43,24 @@ struct Tensor {
   std::vector<float> data;
 
   int64_t elements() const;
-  size_t bytes() const { return static_cast<size_t>(elements()) * dtype_size(dtype); }
+  // Elements a buffer for this tensor must hold: 1 + the largest element offset under `strides`
+  // (= elements() when packed, more when the strides leave gaps).
+  int64_t span() const;
+  // The bytes the tensor's elements span; what the memory planner reserves.
+  size_t bytes() const { return static_cast<size_t>(span()) * dtype_size(dtype); }
+  // True when `strides` is empty or addresses every element as the packed row-major strides of
+  // `dims` do (strides of size-1 dims are ignored: they never move the address).
+  bool is_packed() const;
+  // The kernel-library descriptor: dims and strides (packed when `strides` is empty). Not
+  // validated; call TensorDesc::validate before trusting hand-made strides.
+  TensorDesc desc() const;
 };
+
+// Packed row-major strides of `dims` (the last dim contiguous).
+std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims);
+// Channels-last strides of N, C, spatial dims (rank 3..5): C contiguous, then the spatial dims
+// from last to first, then N. Other ranks: the packed strides.
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 
 enum class OpType {
   CONV,         // conv_bias_act_forward. inputs: x, w[, bias][, residual]
@@ -180,6 +196,16 @@ class Graph {
   Status check_tensor(const std::string& node, int t, const char* what) const;
   Status finish(Node n, DType dtype, std::vector<int64_t> dims, int* y);
 };
+
+// Structural checks of one node for code that consumes graphs built by hand (passes, the writer):
+// a known op type, attributes of the op's type, the op's input count (conv: 2 + has_bias +
+// has_residual; gemm: 2 + has_bias; batchnorm: 5; concat: >= 1; others: 1 or 2), exactly one
+// output, every index in range, and a TRANSFORM's `to` equal to its output's dtype.
+// BAD_PARAM naming the node otherwise. Shapes are the builders' business and not rechecked.
+Status check_node(const Graph& g, int node);
+
+// topological_order (into *order) plus check_node for every node.
+Status check_graph(const Graph& g, std::vector<int>* order);
 
 }  // namespace ir
 }  // namespace jet

@@ -48,6 +48,20 @@ struct Buffer {
   int64_t offset = -1;
 };
 
+// In place is only safe when the output's element i sits where the input's element i sat: a
+// reshape between packed tensors, or an elementwise op whose input and output have the same dims
+// and the same strides (a layout change must not run in place).
+bool same_element_positions(const Graph& g, const Node& n, int x, int y) {
+  const Tensor& tx = g.tensors[x];
+  const Tensor& ty = g.tensors[y];
+  if (tx.bytes() != ty.bytes()) return false;
+  if (n.op == OpType::RESHAPE) return tx.is_packed() && ty.is_packed();
+  if (tx.dims != ty.dims) return false;
+  const std::vector<int64_t> sx = tx.strides.empty() ? packed_strides(tx.dims) : tx.strides;
+  const std::vector<int64_t> sy = ty.strides.empty() ? packed_strides(ty.dims) : ty.strides;
+  return sx == sy;
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const Graph& g, const std::vector<int>& order, Planner kind) {
@@ -80,7 +94,7 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<int>& order, Planner ki
       for (int x : n.inputs) {
         if (x == y || g.tensors[x].kind != TensorKind::ACTIVATION || buffer_of[x] < 0) continue;
         Buffer& bx = buffers[buffer_of[x]];
-        if (last[x] != s || bx.last != s || g.tensors[x].bytes() != g.tensors[y].bytes()) continue;
+        if (last[x] != s || bx.last != s || !same_element_positions(g, n, x, y)) continue;
         // y takes over x's buffer: the merged buffer lives from x's chain start to y's end.
         Buffer& by = buffers[buffer_of[y]];
         bx.last = std::max(bx.last, by.last);
@@ -218,7 +232,7 @@ Status validate_plan(const Graph& g, const std::vector<int>& order, const Memory
         const bool reads_x = std::find(n.inputs.begin(), n.inputs.end(), x) != n.inputs.end();
         in_place = op_allows_in_place(n.op) && reads_x && n.outputs.size() == 1 &&
                    plan.tensors[x].offset == plan.tensors[y].offset &&
-                   g.tensors[x].bytes() == g.tensors[y].bytes();
+                   same_element_positions(g, n, x, y);
       }
       if (!in_place) {
         return bad("tensors '" + g.tensors[a].name + "' (steps " + std::to_string(first[a]) + ".." +

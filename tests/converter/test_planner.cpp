@@ -1,5 +1,5 @@
 // Graph IR (builders, shape inference, topological order) and the memory planner, on hand-made
-// graphs whose optimal plan is known and on ResNet-50 / MobileNetV2 built through the builders.
+// graphs whose optimal plan is known and on ResNet-50 / MobileNetV2 from the zoo (zoo.h).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 
 #include "ir.h"
 #include "plan_memory.h"
+#include "zoo.h"
 
 using namespace jet;
 using namespace jet::ir;
@@ -36,81 +37,6 @@ int conv_layer(Graph& g, const std::string& name, int x, int64_t cout, int64_t k
   return y;
 }
 
-int classifier(Graph& g, int x, int64_t classes) {
-  int pooled = -1, flat = -1, w = -1, b = -1, y = -1;
-  REQUIRE(g.global_avg_pool("avgpool", x, &pooled).ok());
-  REQUIRE(g.flatten("flatten", pooled, 1, &flat).ok());
-  const int64_t features = g.tensors[flat].dims[1];
-  REQUIRE(g.add_constant("fc.w", DType::F32, {classes, features}, &w).ok());
-  REQUIRE(g.add_constant("fc.b", DType::F32, {1, classes}, &b).ok());
-  GemmAttrs ga;
-  ga.trans_b = true;
-  const Status st = g.gemm("fc", flat, w, b, ga, &y);
-  INFO(st.to_string());
-  REQUIRE(st.ok());
-  REQUIRE(g.mark_output(y).ok());
-  return y;
-}
-
-// ResNet-50 v1 (stride on the first 1x1 of a bottleneck), BatchNorm folded into conv biases.
-Graph resnet50() {
-  Graph g;
-  int x = -1;
-  REQUIRE(g.add_input("image", DType::F32, {1, 3, 224, 224}, &x).ok());
-  x = conv_layer(g, "conv1", x, 64, 7, 2, 3, 1, ActivationDesc::relu());
-  REQUIRE(g.max_pool("maxpool", x, 3, 2, 1, &x).ok());
-  const int blocks[4] = {3, 4, 6, 3};
-  const int64_t widths[4] = {64, 128, 256, 512};
-  for (int stage = 0; stage < 4; ++stage) {
-    for (int blk = 0; blk < blocks[stage]; ++blk) {
-      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(blk);
-      const int64_t w = widths[stage], stride = (stage > 0 && blk == 0) ? 2 : 1;
-      int shortcut = x;
-      if (blk == 0) shortcut = conv_layer(g, p + ".downsample", x, 4 * w, 1, stride, 0);
-      int h = conv_layer(g, p + ".conv1", x, w, 1, stride, 0, 1, ActivationDesc::relu());
-      h = conv_layer(g, p + ".conv2", h, w, 3, 1, 1, 1, ActivationDesc::relu());
-      h = conv_layer(g, p + ".conv3", h, 4 * w, 1, 1, 0);
-      int sum = -1;
-      REQUIRE(g.add(p + ".add", h, shortcut, &sum).ok());
-      REQUIRE(g.relu(p + ".relu", sum, &x).ok());
-    }
-  }
-  classifier(g, x, 1000);
-  return g;
-}
-
-Graph mobilenet_v2() {
-  Graph g;
-  int x = -1;
-  REQUIRE(g.add_input("image", DType::F32, {1, 3, 224, 224}, &x).ok());
-  x = conv_layer(g, "features.0", x, 32, 3, 2, 1, 1, ActivationDesc::relu6());
-  struct Cfg { int t; int64_t c; int n; int s; };
-  const Cfg cfg[7] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
-                      {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-  int idx = 1;
-  for (const Cfg& c : cfg) {
-    for (int i = 0; i < c.n; ++i, ++idx) {
-      const std::string p = "features." + std::to_string(idx);
-      const int64_t cin = g.tensors[x].dims[1];
-      const int64_t hidden = cin * c.t;
-      const int64_t stride = i == 0 ? c.s : 1;
-      int h = x;
-      if (c.t != 1) {
-        h = conv_layer(g, p + ".expand", h, hidden, 1, 1, 0, 1, ActivationDesc::relu6());
-      }
-      h = conv_layer(g, p + ".dw", h, hidden, 3, stride, 1, hidden, ActivationDesc::relu6());
-      h = conv_layer(g, p + ".project", h, c.c, 1, 1, 0);
-      if (stride == 1 && cin == c.c) {
-        REQUIRE(g.add(p + ".add", h, x, &h).ok());
-      }
-      x = h;
-    }
-  }
-  x = conv_layer(g, "features.18", x, 1280, 1, 1, 0, 1, ActivationDesc::relu6());
-  classifier(g, x, 1000);
-  return g;
-}
-
 size_t sum_aligned(const Graph& g) {
   size_t sum = 0;
   for (const Tensor& t : g.tensors) {
@@ -119,7 +45,8 @@ size_t sum_aligned(const Graph& g) {
   return sum;
 }
 
-void check_network(const char* label, const Graph& g) {
+// min_saving: how many times smaller than NAIVE the greedy arena must be.
+void check_network(const char* label, const Graph& g, size_t min_saving = 4) {
   std::vector<int> order;
   const Status st = g.topological_order(&order);
   INFO(st.to_string());
@@ -145,7 +72,7 @@ void check_network(const char* label, const Graph& g) {
   CHECK(greedy.arena_bytes >= greedy.lower_bound_bytes);
   CHECK(greedy.ratio() <= 1.05);
   CHECK(naive.arena_bytes == sum_aligned(g));
-  CHECK(greedy.arena_bytes < naive.arena_bytes / 4);
+  CHECK(greedy.arena_bytes < naive.arena_bytes / min_saving);
 }
 
 // x (1x4x8x8) -> conv 1x1 -> y with cout channels: a non-in-place op.
@@ -348,9 +275,9 @@ TEST_CASE("ir: topological_order sorts and detects cycles") {
   Graph g;
   int x = -1;
   REQUIRE(g.add_input("x", DType::F32, {1, 4}, &x).ok());
-  const int t1 = g.add_tensor(Tensor{"t1", DType::F32, {1, 4}, TensorKind::ACTIVATION});
-  const int t2 = g.add_tensor(Tensor{"t2", DType::F32, {1, 4}, TensorKind::ACTIVATION});
-  const int t3 = g.add_tensor(Tensor{"t3", DType::F32, {1, 4}, TensorKind::OUTPUT});
+  const int t1 = g.add_tensor(Tensor{"t1", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}});
+  const int t2 = g.add_tensor(Tensor{"t2", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}});
+  const int t3 = g.add_tensor(Tensor{"t3", DType::F32, {1, 4}, TensorKind::OUTPUT, {}, {}});
   // Added out of order: "second" reads what "first" produces.
   g.add_node(Node{"second", OpType::ACTIVATION, {t1}, {t2}, ActivationAttrs{ActivationDesc::relu()}});
   g.add_node(Node{"first", OpType::ACTIVATION, {x}, {t1}, ActivationAttrs{ActivationDesc::relu()}});
@@ -377,11 +304,66 @@ TEST_CASE("ir: topological_order sorts and detects cycles") {
 }
 
 TEST_CASE("planner: ResNet-50 arena within 1.05x of the lower bound") {
-  const Graph g = resnet50();
+  Graph g;
+  const Status st = resnet50(ZooOptions{}, &g);
+  INFO(st.to_string());
+  REQUIRE(st.ok());
   check_network("ResNet-50", g);
 }
 
 TEST_CASE("planner: MobileNetV2 arena within 1.05x of the lower bound") {
-  const Graph g = mobilenet_v2();
+  Graph g;
+  const Status st = mobilenet_v2(ZooOptions{}, &g);
+  INFO(st.to_string());
+  REQUIRE(st.ok());
   check_network("MobileNetV2", g);
+}
+
+TEST_CASE("planner: ResNet-18 and tiny_cnn from the zoo plan validly") {
+  Graph g;
+  REQUIRE(resnet18(ZooOptions{}, &g).ok());
+  check_network("ResNet-18", g, 2);  // residuals fused into convs: fewer tensors to share
+  Graph t;
+  REQUIRE(tiny_cnn(tiny_cnn_options(), &t).ok());
+  std::vector<int> order;
+  REQUIRE(t.topological_order(&order).ok());
+  for (Planner kind : {Planner::GREEDY_BEST_FIT, Planner::NAIVE}) {
+    const MemoryPlan p = plan_memory(t, order, kind);
+    const Status st = validate_plan(t, order, p);
+    INFO(st.to_string());
+    CHECK(st.ok());
+    CHECK(p.arena_bytes >= p.lower_bound_bytes);
+  }
+}
+
+TEST_CASE("ir: strided tensors are sized by the bytes they span") {
+  Tensor t{"t", DType::F16, {2, 3, 4, 5}, TensorKind::ACTIVATION, {}, {}};
+  CHECK(t.bytes() == 2 * 3 * 4 * 5 * 2);
+  CHECK(t.is_packed());
+  t.strides = channels_last_strides(t.dims);
+  CHECK(t.strides == std::vector<int64_t>{60, 1, 15, 3});
+  CHECK(!t.is_packed());
+  CHECK(t.bytes() == 2 * 3 * 4 * 5 * 2);  // a permutation spans the same bytes
+  t.strides = {200, 1, 40, 4};            // padded rows: 4 channels of room for 3
+  CHECK(t.span() == 1 * 200 + 3 * 40 + 4 * 4 + 2 * 1 + 1);
+  CHECK(t.bytes() == static_cast<size_t>(t.span()) * 2);
+  CHECK(packed_strides({2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
+  CHECK(channels_last_strides({2, 3, 4, 5, 6}) == std::vector<int64_t>{360, 1, 90, 18, 3});
+
+  // The planner reserves the span: a padded activation gets a larger region.
+  Graph g;
+  int x = -1, r = -1;
+  REQUIRE(g.add_input("x", DType::F32, {1, 4, 16, 16}, &x).ok());
+  REQUIRE(g.relu("r", x, &r).ok());
+  g.tensors[r].strides = {2048, 512, 16, 1};  // channel planes 512 apart, 256 used
+  REQUIRE(g.mark_output(r).ok());
+  std::vector<int> order;
+  REQUIRE(g.topological_order(&order).ok());
+  const MemoryPlan p = plan_memory(g, order, Planner::GREEDY_BEST_FIT);
+  CHECK(validate_plan(g, order, p).ok());
+  CHECK(p.tensors[r].size == (3 * 512 + 256) * 4);  // the span, not the 1024 elements
+  CHECK(p.tensors[x].size == 4 * 256 * 4);
+  MemoryPlan small = p;
+  small.tensors[r].size = 4 * 256 * 4;  // enough for the elements, not for the span
+  CHECK(!validate_plan(g, order, small).ok());
 }
