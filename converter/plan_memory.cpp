@@ -34,8 +34,12 @@ void compute_liveness(const Graph& g, const std::vector<int>& order, std::vector
       (*last)[t] = std::max((*last)[t], s);
     }
   }
+  // Graph inputs and outputs live for the whole pass: outputs must survive to the end, and
+  // inputs must survive it too, so that a second run() (a CUDA-graph replay, a benchmark loop)
+  // reads the same input without the caller writing it again. Costs the input's bytes only.
   for (int t = 0; t < nt; ++t) {
-    if (g.tensors[t].kind == TensorKind::OUTPUT && (*first)[t] >= 0) (*last)[t] = end;
+    const TensorKind k = g.tensors[t].kind;
+    if ((k == TensorKind::OUTPUT || k == TensorKind::INPUT) && (*first)[t] >= 0) (*last)[t] = end;
   }
 }
 

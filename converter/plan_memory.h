@@ -2,7 +2,8 @@
 //
 // Every non-constant tensor (graph inputs, activations, graph outputs) gets a buffer in one arena.
 // A tensor is live from the step that produces it (graph inputs: step 0) to the last step that
-// reads it (graph outputs: the last step). Two buffers may share memory only when their
+// reads it; graph inputs and outputs stay live to the last step (inputs are never overwritten, so
+// repeated runs need not rewrite them). Two buffers may share memory only when their
 // lifetimes do not overlap, or when an in-place op's output takes over its input's buffer.
 //
 // GREEDY_BEST_FIT, in the style of TFLite Micro's GreedyMemoryPlanner: in-place pairs are merged

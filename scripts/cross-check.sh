@@ -80,7 +80,7 @@ setup() {
 # 1. portability lint: what neither the CUDA 11.8 nor the CUDA 13 build catches.
 lint() {
   local dirs=() d
-  for d in kernels runtime bench samples converter tests; do [ -d "$d" ] && dirs+=("$d"); done
+  for d in kernels runtime bench samples converter tests tools; do [ -d "$d" ] && dirs+=("$d"); done
   local files
   files=$(find "${dirs[@]}" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.h' \
           -o -name '*.hpp' -o -name '*.cc' \) | sort)
