@@ -277,12 +277,20 @@ Status Graph::max_pool(const std::string& name, int x, int64_t window, int64_t s
 }
 
 Status Graph::global_avg_pool(const std::string& name, int x, int* y) {
+  return global_pool(name, x, PoolMode::AVG_INCLUDE_PAD, y);
+}
+
+Status Graph::global_pool(const std::string& name, int x, PoolMode mode, int* y) {
   const OpType op = OpType::GLOBAL_POOL;
   JET_IR_CHECK(check_tensor(name, x, "x"));
   const Tensor& tx = tensors[x];
   const int rank = static_cast<int>(tx.dims.size());
   if (rank < 3 || rank > 5) return bad(op, name, "x has rank " + std::to_string(rank) + ", expected 3..5");
+  if (mode != PoolMode::MAX && mode != PoolMode::AVG_INCLUDE_PAD && mode != PoolMode::AVG_EXCLUDE_PAD) {
+    return bad(op, name, "unknown pool mode " + std::to_string(static_cast<int>(mode)));
+  }
   GlobalPoolAttrs a;
+  a.mode = mode;
   int64_t out[kMaxRank] = {};
   Status st = pool_output_dims(TensorDesc::packed(tx.dtype, rank, tx.dims.data()),
                                PoolDesc::global(a.mode, rank - 2), out);
@@ -381,12 +389,20 @@ Status Graph::gemm(const std::string& name, int a, int b, int bias, const GemmAt
 }
 
 Status Graph::softmax(const std::string& name, int x, int axis, int* y) {
+  return softmax(name, x, axis, SoftmaxAlgo::ACCURATE, y);
+}
+
+Status Graph::softmax(const std::string& name, int x, int axis, SoftmaxAlgo algo, int* y) {
   JET_IR_CHECK(check_tensor(name, x, "x"));
   const Tensor& tx = tensors[x];
   if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
     return bad(OpType::SOFTMAX, name, "axis " + std::to_string(axis) + " out of range for " + dims_str(tx.dims));
   }
+  if (algo != SoftmaxAlgo::FAST && algo != SoftmaxAlgo::ACCURATE && algo != SoftmaxAlgo::LOG) {
+    return bad(OpType::SOFTMAX, name, "unknown softmax algorithm " + std::to_string(static_cast<int>(algo)));
+  }
   SoftmaxAttrs a;
+  a.algo = algo;
   a.axis = axis;
   return finish(Node{name, OpType::SOFTMAX, {x}, {}, a}, tx.dtype, tx.dims, y);
 }

@@ -171,6 +171,9 @@ class Graph {
   Status max_pool(const std::string& name, int x, int64_t window, int64_t stride, int64_t pad,
                   int* y);
   Status global_avg_pool(const std::string& name, int x, int* y);
+  // Global pooling with any mode (GlobalMaxPool: PoolMode::MAX); global_avg_pool is
+  // global_pool(AVG_INCLUDE_PAD).
+  Status global_pool(const std::string& name, int x, PoolMode mode, int* y);
   Status activation(const std::string& name, int x, const ActivationDesc& act, int* y);
   Status relu(const std::string& name, int x, int* y);
   Status relu6(const std::string& name, int x, int* y);
@@ -178,6 +181,8 @@ class Graph {
   Status add(const std::string& name, int a, int b, int* y);
   Status gemm(const std::string& name, int a, int b, int bias, const GemmAttrs& attrs, int* y);
   Status softmax(const std::string& name, int x, int axis, int* y);
+  // softmax with a chosen algorithm (LogSoftmax: SoftmaxAlgo::LOG); the overload above is ACCURATE.
+  Status softmax(const std::string& name, int x, int axis, SoftmaxAlgo algo, int* y);
   Status concat(const std::string& name, const std::vector<int>& xs, int axis, int* y);
   // shape may hold one -1 (inferred); the element count must be preserved.
   Status reshape(const std::string& name, int x, std::vector<int64_t> shape, int* y);

@@ -31,6 +31,8 @@ say "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
             -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF)
 if [ -d .deb/flatbuffers/usr ]; then cmake_args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers"); fi
+# The .npy interop tests need numpy in /usr/bin/python3; without it they would fail, not skip.
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then cmake_args+=(-DJET_TEST_NUMPY=OFF); fi
 # Debian's doctest-dev unpacked into .deb/doctest (carried to the GPU machine) when present.
 if [ -d .deb/doctest/usr ]; then cmake_args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr"); fi
 status=0
@@ -40,7 +42,7 @@ fi
 if ! cmake --build "$build" -j"$(nproc)" >"$logs/build.log" 2>&1; then
   say "build: FAILED (see build.log)"; grep -E 'error' "$logs/build.log" | head -30; exit 1
 fi
-say "build: ok"
+say "build: ok$(/usr/bin/python3 -c 'import numpy' 2>/dev/null || echo ' (no numpy in /usr/bin/python3: .npy interop tests off)')"
 
 steps=" ${JET_GPU_STEPS:-tests arch sanitizer bench} "
 want() { [[ "$steps" == *" $1 "* ]]; }
@@ -112,6 +114,15 @@ want bench && for b in "$build"/bench/jet_bench_*; do
   else say "bench $name: FAILED"; status=1; fi
   grep -E 'SUMMARY|geomean|Total' "$logs/$name.log" | tail -3 | sed "s/^/  $name: /" | tee -a "$summary"
 done
+
+# ResNet-18 end to end through the runtime (jet-bench) against PyTorch, in the same run.
+if want bench; then
+  if [ -x "$build/tools/jet-bench" ] && [ -x "$build/tools/jet-make-model" ]; then
+    if python3 bench/resnet18/run.py "$build" "$out/resnet18.md" >"$logs/resnet18.log" 2>&1; then
+      say "bench resnet18: ok ($(tail -1 "$logs/resnet18.log"))"
+    else say "bench resnet18: FAILED"; tail -20 "$logs/resnet18.log" | tee -a "$summary"; status=1; fi
+  else say "bench resnet18: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
+fi
 
 say "gpu-check: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
 exit $status

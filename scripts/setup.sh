@@ -4,7 +4,11 @@
 set -euo pipefail
 
 packages=(build-essential cmake libflatbuffers-dev flatbuffers-compiler libstb-dev doctest-dev
-          libprotobuf-dev protobuf-compiler libonnx-dev)
+          libprotobuf-dev protobuf-compiler libonnx-dev
+          # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer
+          clang libclang-rt-14-dev llvm
+          # tests of the tools (.npy files)
+          python3-numpy)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,11 @@
 // every weight, uploaded once; on CPU the weights are used in place from the mmapped file when
 // their alignment allows). create_context makes one more (arena + workspace), or none when the
 // caller passes memory of context_memory_size() bytes. run() and capture() replay never allocate.
+//
+// Inputs: the memory plan reuses an input's arena region once its last reader has run, so write
+// (or bind) every input before each run(); outputs stay valid until the next run().
+// Loading checks everything a file says (docs/format.md "What the loader checks"), so that no
+// file, however damaged or hostile, can make load() or run() touch memory out of bounds.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +75,7 @@ struct ModelSummary {
   size_t lower_bound_bytes = 0;  // the planner's lower bound
   std::string planner;           // "GreedyBestFit" / "Naive"
   size_t workspace_bytes = 0;    // the largest workspace of any op on this engine's backend
+                                 // (the context holds max(this, the plan's workspace_bytes))
   size_t weight_bytes = 0;       // sum of the constant buffers
   int64_t parameter_count = 0;   // sum of the constants' element counts
   // Optional metadata.
@@ -89,7 +95,10 @@ class ExecutionContext;
 class Engine : public std::enable_shared_from_this<Engine> {
  public:
   // Maps the file read-only and verifies it. Errors name the problem and, for a bad file, the
-  // path: a Status, never a crash, for any byte content (the loader is fuzzed).
+  // path: a Status, never a crash, for any byte content (the loader is fuzzed). A CPU engine
+  // reads its weights from the mapping for its whole life: do not truncate or rewrite the file
+  // meanwhile (replace it by renaming a new file over it instead). A CUDA engine uploads the
+  // weights and unmaps the file before load() returns.
   static Status load(const std::string& path, const LoadOptions& options,
                      std::shared_ptr<Engine>* out);
   // Same from memory; the bytes are copied, so `data` may be freed afterwards.
@@ -101,7 +110,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Engine& operator=(const Engine&) = delete;
 
   Backend backend() const;
-  int device() const;
+  int device() const;  // the CUDA device; -1 on the CPU backend
 
   // Graph inputs and outputs in binding order (values are tensor indices).
   int num_inputs() const;
@@ -157,13 +166,17 @@ class ExecutionContext {
   Status run(cudaStream_t stream = nullptr);
 
   // CUDA: runs the pass once uncaptured (warm-up), then records it into a CUDA graph on `stream`
-  // and instantiates it; later run() calls replay it. When capture is not possible the context
-  // stays in plain mode and the Status says why. CPU: NOT_SUPPORTED.
+  // (cudaStreamCaptureModeThreadLocal) and instantiates it; later run() calls replay it, on
+  // whatever stream they are given. When capture is not possible (e.g. on the legacy default
+  // stream, nullptr) the context stays in plain mode and the Status says why. CPU: NOT_SUPPORTED.
   Status capture(cudaStream_t stream);
   bool has_graph() const;
 
   // Per-layer timing: off by default and then free. When on, run() records a time per op (CUDA
   // events allocated here, not in run()); layer_times() reads them (it synchronizes the stream).
+  // Profiled runs are plain runs: with profiling on, run() executes op by op (timing each) even
+  // when a graph was captured; the graph is kept and replayed again once profiling is off.
+  // layer_times() fails while profiling is off or before a profiled run has completed.
   Status set_profiling(bool on);
   Status layer_times(std::vector<LayerTime>* out) const;
 

@@ -1,0 +1,291 @@
+// jet-convert: ONNX model -> .jet model file.
+//
+//   jet-convert model.onnx -o model.jet [--precision fp32|fp16] [--input-shape NAME=1x3x224x224 ...]
+//               [--layout auto|nchw|nhwc] [--workspace-limit BYTES] [--labels FILE] [--no-fuse]
+//               [--verbose]
+//
+// Import (onnx_import.h), passes (passes.h: precision, layout), memory plan and writer
+// (write_model.h); then a short report. Exit status: 0 written, 1 the model could not be
+// converted (unsupported ops are all listed; no output file is created), 2 bad command line.
+// The output is written to a temporary file in the same directory and renamed into place, so a
+// failed run never leaves a partial model behind.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir.h"
+#include "jet/runtime.h"
+#include "onnx_import.h"
+#include "passes.h"
+#include "plan_memory.h"
+#include "write_model.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: jet-convert MODEL.onnx -o MODEL.jet [options]\n"
+    "  -o, --output FILE          the .jet file to write (required)\n"
+    "  --precision fp32|fp16      storage precision of weights and activations (default fp32)\n"
+    "  --input-shape NAME=DIMS    dims for an input with dynamic dims, e.g. images=1x3x224x224\n"
+    "                             (repeat for several inputs)\n"
+    "  --layout auto|nchw|nhwc    activation layout; auto = nhwc for fp16, nchw for fp32\n"
+    "  --workspace-limit BYTES    bound the convolution workspace (0 = algorithms without one)\n"
+    "  --labels FILE              class names, one per line, stored as metadata\n"
+    "  --no-fuse                  disable fusion passes (none exist yet: accepted, no effect)\n"
+    "  --verbose                  report what every ONNX node became\n";
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "jet-convert: %s\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "jet-convert: %s\n", msg.c_str());
+  return 1;
+}
+
+// A decimal integer in [min, max], the whole string.
+bool parse_int(const std::string& s, int64_t min, int64_t max, int64_t* out) {
+  if (s.empty() || s.size() > 19) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+// NAME=1x3x224x224 (the name may itself contain '='; the last one separates).
+bool parse_input_shape(const std::string& arg, std::string* name, std::vector<int64_t>* dims) {
+  const size_t eq = arg.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) return false;
+  *name = arg.substr(0, eq);
+  dims->clear();
+  size_t start = eq + 1;
+  while (true) {
+    const size_t x = arg.find('x', start);
+    int64_t d = 0;
+    if (!parse_int(arg.substr(start, x == std::string::npos ? std::string::npos : x - start), 1, int64_t(1) << 40, &d)) {
+      return false;
+    }
+    dims->push_back(d);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return true;
+}
+
+bool read_file(const std::string& path, std::vector<char>* bytes) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char buf[1 << 16];
+  size_t got = 0;
+  bytes->clear();
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes->insert(bytes->end(), buf, buf + got);
+  const bool ok = std::ferror(f) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+std::string bytes_text(size_t n) {
+  char buf[64];
+  if (n >= (size_t(1) << 20)) {
+    std::snprintf(buf, sizeof buf, "%.2f MiB (%zu bytes)", static_cast<double>(n) / (1 << 20), n);
+  } else if (n >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB (%zu bytes)", static_cast<double>(n) / 1024, n);
+  } else {
+    std::snprintf(buf, sizeof buf, "%zu bytes", n);
+  }
+  return buf;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string dir_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path, out_path, precision = "fp32", layout = "auto", labels_path;
+  bool verbose = false, no_fuse = false, has_workspace_limit = false;
+  int64_t workspace_limit = 0;
+  jet::ImportOptions import_options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "-h" || arg == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!has_value) return usage_error(arg + " needs a file name");
+      out_path = argv[++i];
+    } else if (arg == "--precision") {
+      if (!has_value) return usage_error("--precision needs fp32 or fp16");
+      precision = argv[++i];
+      if (precision != "fp32" && precision != "fp16") return usage_error("--precision takes fp32 or fp16, not '" + precision + "'");
+    } else if (arg == "--layout") {
+      if (!has_value) return usage_error("--layout needs auto, nchw or nhwc");
+      layout = argv[++i];
+      if (layout != "auto" && layout != "nchw" && layout != "nhwc") return usage_error("--layout takes auto, nchw or nhwc, not '" + layout + "'");
+    } else if (arg == "--input-shape") {
+      std::string name;
+      std::vector<int64_t> dims;
+      if (!has_value || !parse_input_shape(argv[++i], &name, &dims)) {
+        return usage_error("--input-shape takes NAME=DIMS with dims >= 1 separated by 'x', e.g. images=1x3x224x224");
+      }
+      if (import_options.input_shapes.count(name)) return usage_error("--input-shape gives '" + name + "' twice");
+      import_options.input_shapes[name] = dims;
+    } else if (arg == "--workspace-limit") {
+      if (!has_value || !parse_int(argv[++i], 0, INT64_MAX, &workspace_limit)) {
+        return usage_error("--workspace-limit takes a byte count");
+      }
+      has_workspace_limit = true;
+    } else if (arg == "--labels") {
+      if (!has_value) return usage_error("--labels needs a file name");
+      labels_path = argv[++i];
+    } else if (arg == "--no-fuse") {
+      no_fuse = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      verbose = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error("unknown option '" + arg + "'");
+    } else if (model_path.empty()) {
+      model_path = arg;
+    } else {
+      return usage_error("more than one model given ('" + model_path + "' and '" + arg + "')");
+    }
+  }
+  if (model_path.empty()) return usage_error("no ONNX model given");
+  if (out_path.empty()) return usage_error("no output file given (-o MODEL.jet)");
+  import_options.verbose = verbose;
+
+  std::vector<std::string> labels;
+  if (!labels_path.empty()) {
+    std::vector<char> text;
+    if (!read_file(labels_path, &text)) return fail("cannot read labels file '" + labels_path + "'");
+    std::string line;
+    for (size_t i = 0; i <= text.size(); ++i) {
+      if (i == text.size() || text[i] == '\n') {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (i < text.size() || !line.empty()) labels.push_back(line);
+        line.clear();
+      } else {
+        line += text[i];
+      }
+    }
+  }
+
+  // Import.
+  std::vector<char> model_bytes;
+  if (!read_file(model_path, &model_bytes)) return fail("cannot read ONNX model '" + model_path + "'");
+  import_options.external_data_dir = dir_name(model_path);
+  jet::ir::Graph g;
+  jet::ImportReport report;
+  jet::Status st = jet::import_onnx_bytes(model_bytes.data(), model_bytes.size(), import_options, &g, &report);
+  if (!st.ok()) {
+    for (const std::string& n : report.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
+    return fail(model_path + ": " + st.to_string() + "\nno output file was written");
+  }
+
+  // Passes.
+  std::vector<std::string> pass_notes;
+  if (precision == "fp16") {
+    st = jet::convert_precision(&g, jet::DType::F16);
+    if (!st.ok()) return fail("precision conversion: " + st.to_string());
+    pass_notes.push_back("fp16 storage for weights and activations; kept fp32: graph inputs and outputs (converted at the "
+                         "boundary), BatchNorm parameters; softmax and normalization statistics accumulate in fp32");
+  }
+  const bool nhwc = layout == "nhwc" || (layout == "auto" && precision == "fp16");
+  if (nhwc) {
+    st = jet::set_channels_last(&g);
+    if (!st.ok()) return fail("layout: " + st.to_string());
+  }
+  if (no_fuse) pass_notes.push_back("--no-fuse: there are no fusion passes yet, nothing to disable");
+
+  // Write.
+  jet::WriteOptions wo;
+  wo.producer_version = JET_CONVERT_VERSION;
+  wo.source_name = base_name(model_path);
+  {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(jet::model_checksum(model_bytes.data(), model_bytes.size())));
+    wo.source_hash = std::string("fnv64w:") + hex;
+  }
+  wo.labels = labels;
+  if (has_workspace_limit) {
+    wo.conv_preference = workspace_limit == 0 ? jet::ConvPreference::NO_WORKSPACE : jet::ConvPreference::SPECIFY_WORKSPACE_LIMIT;
+    wo.workspace_limit = static_cast<size_t>(workspace_limit);
+  }
+  std::vector<uint8_t> file;
+  jet::ir::MemoryPlan plan;
+  st = jet::write_model(g, wo, &file, &plan);
+  if (!st.ok()) return fail("writing the model: " + st.to_string() + "\nno output file was written");
+  const std::string tmp = out_path + ".tmp." + std::to_string(static_cast<long>(getpid()));
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return fail("cannot create '" + tmp + "'");
+  const bool wrote = std::fwrite(file.data(), 1, file.size(), f) == file.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed || std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail("cannot write '" + out_path + "'");
+  }
+
+  // Report.
+  std::map<std::string, int> op_counts;
+  size_t param_bytes = 0;
+  int constants = 0;
+  for (const jet::ir::Node& n : g.nodes) ++op_counts[jet::ir::op_type_name(n.op)];
+  for (const jet::ir::Tensor& t : g.tensors) {
+    if (t.kind != jet::ir::TensorKind::CONSTANT) continue;
+    param_bytes += t.bytes();
+    ++constants;
+  }
+  std::string ops;
+  for (const auto& kv : op_counts) ops += (ops.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
+  std::printf("jet-convert: %s -> %s\n", model_path.c_str(), out_path.c_str());
+  std::printf("  ONNX nodes in:  %lld\n", static_cast<long long>(report.onnx_nodes));
+  std::printf("  IR ops out:     %zu (%s)\n", g.nodes.size(), ops.c_str());
+  for (const jet::ir::Tensor& t : g.tensors) {
+    if (t.kind == jet::ir::TensorKind::INPUT || t.kind == jet::ir::TensorKind::OUTPUT) {
+      std::printf("  %s        '%s' %s %s\n", t.kind == jet::ir::TensorKind::INPUT ? "input: " : "output:",
+                  t.name.c_str(), jet::dtype_name(t.dtype), dims_text(t.dims).c_str());
+    }
+  }
+  for (const std::string& n : report.notes) std::printf("  note: %s\n", n.c_str());
+  for (const std::string& n : pass_notes) std::printf("  note: %s\n", n.c_str());
+  std::printf("  precision:      %s, layout %s\n", precision.c_str(), nhwc ? "nhwc (channels-last)" : "nchw");
+  std::printf("  parameters:     %s in %d constants\n", bytes_text(param_bytes).c_str(), constants);
+  std::printf("  arena:          %s, lower bound %s (ratio %.3f)\n", bytes_text(plan.arena_bytes).c_str(),
+              bytes_text(plan.lower_bound_bytes).c_str(), plan.ratio());
+  if (!has_workspace_limit) {
+    std::printf("  workspace:      chosen by the runtime on its device (fastest algorithms)\n");
+  } else if (workspace_limit == 0) {
+    std::printf("  workspace:      none (algorithms without workspace)\n");
+  } else {
+    std::printf("  workspace:      at most %s per convolution, chosen by the runtime\n",
+                bytes_text(static_cast<size_t>(workspace_limit)).c_str());
+  }
+  std::printf("  wrote %s, %s\n", out_path.c_str(), bytes_text(file.size()).c_str());
+  return 0;
+}

@@ -1,0 +1,285 @@
+// Internals of the ONNX importer (onnx_import.h): the importer's state while it walks a graph,
+// the constant table, attribute and input helpers, and the op table.
+//
+// model.cpp      ModelProto -> opset, constants (initializers, external data), graph inputs, the
+//                walk over the nodes (unsupported ops collected), graph outputs, clean-up.
+// constants.cpp  TensorProto decoding and the arithmetic of the constant table (broadcasting,
+//                element-wise ops, casts) used by constant folding.
+// ops_shape.cpp  ops evaluated on constants at import time (Shape, Gather, Slice, Range, ...) and
+//                pure relabellings (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout).
+// ops_nn.cpp     ops that become IR nodes (Conv, pools, activations, element-wise, Gemm, MatMul,
+//                Softmax, BatchNormalization, Concat, Cast, reductions over spatial dims).
+// op_table.cpp   one entry per ONNX op type: the function that imports it.
+//
+// An op function reads its node through the Importer (inputs, attributes), and either defines all
+// of the node's used outputs (IR tensors or constants) and returns success, returns NOT_SUPPORTED
+// with the reason (the walk records it and goes on), or returns an error naming the problem (the
+// import stops). Functions never leave a half-built node behind on NOT_SUPPORTED: they check
+// everything they can before calling a builder.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir.h"
+#include "onnx_import.h"
+
+namespace jet {
+namespace onnx_import {
+
+// Names of onnx::TensorProto::DataType values, "type 42" for unknown ones.
+std::string onnx_type_name(int32_t type);
+bool is_float_type(int32_t type);  // FLOAT, FLOAT16, BFLOAT16, DOUBLE
+bool is_int_type(int32_t type);    // the signed and unsigned integers and BOOL
+
+// A tensor whose values the importer knows: weights and the results of folded shape arithmetic.
+// Integer types (and BOOL) keep exact int64 values in `ints`; float types keep float32 values in
+// `floats` (DOUBLE constants are rounded to float32: the IR stores weights as float32 anyway).
+struct Constant {
+  int32_t type = onnx::TensorProto::FLOAT;  // the ONNX element type
+  std::vector<int64_t> dims;                // rank 0 is a scalar
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+
+  bool is_int() const { return is_int_type(type); }
+  int64_t elements() const;
+  double value(int64_t i) const { return is_int() ? static_cast<double>(ints[i]) : floats[i]; }
+};
+
+// Product of dims, INVALID_VALUE for a negative dim or more than 2^40 elements (no real tensor).
+Status checked_elements(const std::vector<int64_t>& dims, const std::string& what, int64_t* n);
+
+// "1x3x224x224", "scalar" for rank 0.
+std::string dims_text(const std::vector<int64_t>& dims);
+
+// A TensorProto -> Constant. External data is read relative to `external_dir` (empty: error).
+// `what` names the tensor in errors ("initializer 'conv1.weight'").
+Status decode_tensor(const onnx::TensorProto& t, const std::string& what,
+                     const std::string& external_dir, Constant* out);
+
+// Constant arithmetic for folding. All return BAD_PARAM naming `what` on a shape or type mismatch.
+// Multidirectional (numpy) broadcasting of two shapes.
+bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      std::vector<int64_t>* out);
+enum class BinaryOp { ADD, SUB, MUL, DIV, MAX, MIN, EQUAL, LESS, GREATER, POW };
+Status fold_binary(BinaryOp op, const Constant& a, const Constant& b, const std::string& what,
+                   Constant* out);
+// Values converted to ONNX element type `to` (float -> int truncates toward zero, as C and
+// ONNX Runtime do; to BOOL is != 0).
+Status cast_constant(const Constant& c, int32_t to, const std::string& what, Constant* out);
+// Element i of `c` broadcast to dims `to` (same rank as c after left-padding c with 1s).
+Constant expand_constant(const Constant& c, const std::vector<int64_t>& to);
+// Transposed by `perm` (a permutation of c's rank).
+Constant transpose_constant(const Constant& c, const std::vector<int64_t>& perm);
+// Reduction over `axes` (normalized, sorted, unique), accumulated in double (exact int64 for
+// integer types; MEAN of integers truncates).
+enum class ReduceKind { SUM, MEAN, MAX, MIN, PROD };
+Status reduce_constant(const Constant& c, const std::vector<int64_t>& axes, bool keepdims, ReduceKind kind,
+                       Constant* out);
+
+// What a graph value is while the importer walks the graph.
+struct Value {
+  int tensor = -1;    // IR tensor: a graph input or a node's output
+  int constant = -1;  // index in Importer::constants
+  bool poisoned = false;  // produced by an unsupported node: its readers are skipped
+  // A zero constant Pad waiting to be folded into the Conv that reads it: `tensor` is the
+  // unpadded input, pads per spatial dim.
+  bool pending_pad = false;
+  std::string pad_node;
+  std::vector<int64_t> pad_begin, pad_end;
+};
+
+class Importer {
+ public:
+  Importer(const ImportOptions& options, ir::Graph* graph, ImportReport* report)
+      : options(options), g(graph), report(report) {}
+
+  const ImportOptions& options;
+  ir::Graph* g;
+  ImportReport* report;
+  int64_t opset = 0;  // of the default domain
+  std::string external_dir;
+  std::vector<Constant> constants;
+  std::vector<std::string> constant_names;  // the ONNX value each constant was defined as
+  int add_constant(const std::string& name, Constant c) {
+    constant_names.push_back(name);
+    constants.push_back(std::move(c));
+    return static_cast<int>(constants.size()) - 1;
+  }
+  std::map<std::string, Value> values;     // by ONNX value name
+  std::set<std::string> used;              // names read by some node or listed as graph outputs
+  std::map<std::string, int> folded_ops;   // op type -> nodes evaluated at import time
+  std::map<std::string, int> removed_ops;  // op type -> nodes removed (Identity, Dropout, ...)
+
+  // The node being imported.
+  const onnx::NodeProto* node = nullptr;
+  std::string node_name;  // the ONNX name, or "<op_type>_<index>" when it has none
+  // IR tensors from this index on were created for the current node: set_output names them after
+  // the ONNX values they hold (older tensors, e.g. an input passed through, keep their names).
+  size_t first_new_tensor = 0;
+
+  // ---- inputs -----------------------------------------------------------------------------------
+  int input_count() const { return node->input_size(); }
+  bool has_input(int i) const { return i < node->input_size() && !node->input(i).empty(); }
+  const std::string& input_name(int i) const { return node->input(i); }
+  // Precondition: has_input(i) (the walk checked that every named input exists).
+  const Value& input(int i) const { return values.at(node->input(i)); }
+  bool is_constant(int i) const { return has_input(i) && input(i).constant >= 0; }
+  const Constant& constant(int i) const { return constants[input(i).constant]; }
+  // BAD_PARAM when input i is absent; NOT_SUPPORTED when it is computed at run time.
+  Status require_input(int i, const char* what) const;
+  Status constant_input(int i, const char* what, const Constant** c) const;
+  // A constant integer input as a list (a scalar is one element).
+  Status ints_input(int i, const char* what, std::vector<int64_t>* v) const;
+  // A constant scalar (or one-element) input as a float.
+  Status float_scalar_input(int i, const char* what, float* v) const;
+  // Dims of input i (IR tensor or constant).
+  std::vector<int64_t> input_dims(int i) const;
+  // The IR tensor of input i. Constants are materialized as IR constants of dtype `dtype` (rank
+  // 0 becomes {1}); an IR tensor must already have `dtype` (BAD_PARAM otherwise). A pending Pad is
+  // NOT_SUPPORTED (only a Conv folds it).
+  Status ir_input(int i, DType dtype, int* t);
+  // The IR tensor of input i in its own dtype: a constant of type FLOAT16 becomes F16, other
+  // float constants F32.
+  Status ir_input(int i, int* t);
+
+  // ---- outputs ----------------------------------------------------------------------------------
+  int output_count() const { return node->output_size(); }
+  bool output_used(int i) const {
+    return i < node->output_size() && !node->output(i).empty() && used.count(node->output(i)) > 0;
+  }
+  // Defines output i (ignored when the node has no output i or its name is empty).
+  Status set_output(int i, int tensor);
+  Status set_output_constant(int i, Constant c);
+  Status set_output_value(int i, const Value& v);
+  // Shorthand for op functions that fold: set output 0 and count the node as folded.
+  Status folded(Constant c);
+  // NOT_SUPPORTED unless outputs from `first` on are all unused.
+  Status only_outputs_below(int first) const;
+
+  // ---- IR ---------------------------------------------------------------------------------------
+  // An IR constant holding float constant `index` with `dtype` and `dims` (same element count;
+  // empty dims means the constant's own, rank 0 as {1}). Cached: one IR tensor per combination.
+  Status ir_constant(int index, DType dtype, std::vector<int64_t> dims, int* t);
+  // A new IR constant from values (not cached).
+  Status ir_constant_values(const std::string& name, DType dtype, std::vector<int64_t> dims,
+                            std::vector<float> data, int* t);
+  // Names for the IR nodes of the current ONNX node: the node's name, then "<name>/<suffix>".
+  std::string ir_name(const std::string& suffix = "") const {
+    return suffix.empty() ? node_name : node_name + "/" + suffix;
+  }
+  // An IR reshape of tensor x to dims (a RESHAPE node), or x itself when the dims already match.
+  Status reshape_to(int x, const std::vector<int64_t>& dims, const std::string& suffix, int* y);
+  // Wraps an IR builder's error: the builder already names its op and node.
+  Status ir_check(const Status& st) const;
+
+  // ---- attributes -------------------------------------------------------------------------------
+  // Each getter returns BAD_PARAM when the attribute exists with another type. Models written by
+  // old exporters leave `type` unset; the type is then inferred from the field that is set.
+  const onnx::AttributeProto* attr(const char* name) const;
+  bool has_attr(const char* name) const { return attr(name) != nullptr; }
+  Status attr_int(const char* name, int64_t def, int64_t* out) const;
+  Status attr_float(const char* name, float def, float* out) const;
+  Status attr_string(const char* name, const std::string& def, std::string* out) const;
+  Status attr_ints(const char* name, std::vector<int64_t>* out) const;  // absent: empty
+  Status attr_floats(const char* name, std::vector<float>* out) const;  // absent: empty
+  Status attr_tensor(const char* name, const onnx::TensorProto** out) const;  // absent: null
+
+  // ---- reporting --------------------------------------------------------------------------------
+  std::string node_label() const;  // "Conv 'conv1'"
+  Status bad(const std::string& what) const;          // BAD_PARAM "Conv 'conv1': what"
+  Status unsupported(const std::string& why) const;   // NOT_SUPPORTED why
+  // Normalizes axis into [0, rank) (ONNX allows [-rank, rank)); BAD_PARAM naming `what`.
+  Status normalize_axis(int64_t axis, int64_t rank, const char* what, int64_t* out) const;
+  void note(const std::string& text) { report->notes.push_back(text); }
+
+ private:
+  Status attr_typed(const char* name, int want, const onnx::AttributeProto** out) const;
+  std::map<std::string, int> ir_constant_cache_;
+  std::set<int> onnx_named_;  // IR tensors already renamed after the ONNX value they hold
+};
+
+using OpImportFn = Status (*)(Importer& im);
+
+struct OpEntry {
+  const char* op_type;
+  int64_t since;  // the first opset of the default domain that has the op
+  OpImportFn fn;
+};
+
+// The op table (op_table.cpp). Null when the op type has no entry.
+const OpEntry* find_op(const std::string& op_type);
+
+// Op functions (one per ONNX op, or per family sharing one mapping).
+// ops_shape.cpp
+Status import_constant(Importer& im);
+Status import_identity(Importer& im);
+Status import_dropout(Importer& im);
+Status import_shape(Importer& im);
+Status import_size(Importer& im);
+Status import_gather(Importer& im);
+Status import_unsqueeze(Importer& im);
+Status import_squeeze(Importer& im);
+Status import_slice(Importer& im);
+Status import_reshape(Importer& im);
+Status import_flatten(Importer& im);
+Status import_constant_of_shape(Importer& im);
+Status import_range(Importer& im);
+Status import_transpose(Importer& im);
+Status import_expand(Importer& im);
+Status import_where(Importer& im);
+Status import_not(Importer& im);
+Status import_equal(Importer& im);
+Status import_less(Importer& im);
+Status import_greater(Importer& im);
+Status import_unary_math(Importer& im);  // Neg, Sqrt, Reciprocal, Abs, Floor, Ceil (constants)
+Status import_reduce_prod(Importer& im);
+Status import_split(Importer& im);
+// ops_nn.cpp
+Status import_conv(Importer& im);
+Status import_max_pool(Importer& im);
+Status import_average_pool(Importer& im);
+Status import_global_average_pool(Importer& im);
+Status import_global_max_pool(Importer& im);
+Status import_relu(Importer& im);
+Status import_leaky_relu(Importer& im);
+Status import_sigmoid(Importer& im);
+Status import_tanh(Importer& im);
+Status import_elu(Importer& im);
+Status import_selu(Importer& im);
+Status import_hard_sigmoid(Importer& im);
+Status import_hard_swish(Importer& im);
+Status import_softplus(Importer& im);
+Status import_mish(Importer& im);
+Status import_clip(Importer& im);
+Status import_prelu(Importer& im);
+Status import_add(Importer& im);
+Status import_sub(Importer& im);
+Status import_mul(Importer& im);
+Status import_div(Importer& im);
+Status import_max(Importer& im);
+Status import_min(Importer& im);
+Status import_sum(Importer& im);
+Status import_pow(Importer& im);
+Status import_gemm(Importer& im);
+Status import_matmul(Importer& im);
+Status import_softmax(Importer& im);
+Status import_log_softmax(Importer& im);
+Status import_batch_norm(Importer& im);
+Status import_concat(Importer& im);
+Status import_cast(Importer& im);
+Status import_reduce_mean(Importer& im);
+Status import_reduce_max(Importer& im);
+Status import_reduce_min(Importer& im);
+Status import_reduce_sum(Importer& im);
+Status import_pad(Importer& im);
+// Ops of the issue whose IR op types do not exist yet: NOT_SUPPORTED with the reason.
+Status import_needs_ir_op(Importer& im);
+
+}  // namespace onnx_import
+}  // namespace jet

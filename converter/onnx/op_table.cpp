@@ -1,0 +1,102 @@
+// The op table: one entry per ONNX op type (default domain) -> the function that imports it.
+// `since` is the first opset that has the op; version-specific behaviour (attributes that became
+// inputs, changed defaults) is handled inside the functions by Importer::opset. Adding an op is
+// one line here plus its function in ops_*.cpp. docs/onnx.md lists the table for users.
+#include "importer.h"
+
+namespace jet {
+namespace onnx_import {
+
+namespace {
+
+const OpEntry kOps[] = {
+    // Constants, aliases and shape arithmetic (folded at import time).
+    {"Constant", 1, import_constant},
+    {"Identity", 1, import_identity},
+    {"Dropout", 1, import_dropout},
+    {"Shape", 1, import_shape},
+    {"Size", 1, import_size},
+    {"Gather", 1, import_gather},
+    {"Unsqueeze", 1, import_unsqueeze},
+    {"Squeeze", 1, import_squeeze},
+    {"Slice", 1, import_slice},
+    {"Reshape", 5, import_reshape},
+    {"Flatten", 1, import_flatten},
+    {"ConstantOfShape", 9, import_constant_of_shape},
+    {"Range", 11, import_range},
+    {"Transpose", 1, import_transpose},
+    {"Expand", 8, import_expand},
+    {"Where", 9, import_where},
+    {"Not", 1, import_not},
+    {"Equal", 1, import_equal},
+    {"Less", 1, import_less},
+    {"Greater", 1, import_greater},
+    {"Neg", 1, import_unary_math},
+    {"Abs", 1, import_unary_math},
+    {"Sqrt", 1, import_unary_math},
+    {"Reciprocal", 1, import_unary_math},
+    {"Floor", 1, import_unary_math},
+    {"Ceil", 1, import_unary_math},
+    {"ReduceProd", 1, import_reduce_prod},
+    {"Split", 2, import_split},
+    // Convolution and pooling.
+    {"Conv", 1, import_conv},
+    {"MaxPool", 1, import_max_pool},
+    {"AveragePool", 1, import_average_pool},
+    {"GlobalAveragePool", 1, import_global_average_pool},
+    {"GlobalMaxPool", 1, import_global_max_pool},
+    {"Pad", 1, import_pad},
+    // Activations.
+    {"Relu", 1, import_relu},
+    {"LeakyRelu", 1, import_leaky_relu},
+    {"PRelu", 1, import_prelu},
+    {"Sigmoid", 1, import_sigmoid},
+    {"Tanh", 1, import_tanh},
+    {"Clip", 1, import_clip},
+    {"Elu", 1, import_elu},
+    {"Selu", 1, import_selu},
+    {"HardSigmoid", 1, import_hard_sigmoid},
+    {"HardSwish", 14, import_hard_swish},
+    {"Softplus", 1, import_softplus},
+    {"Mish", 18, import_mish},
+    // Element-wise arithmetic.
+    {"Add", 1, import_add},
+    {"Sub", 1, import_sub},
+    {"Mul", 1, import_mul},
+    {"Div", 1, import_div},
+    {"Max", 1, import_max},
+    {"Min", 1, import_min},
+    {"Sum", 1, import_sum},
+    {"Pow", 1, import_pow},
+    // Matrix products, normalization, softmax.
+    {"Gemm", 1, import_gemm},
+    {"MatMul", 1, import_matmul},
+    {"Softmax", 1, import_softmax},
+    {"LogSoftmax", 1, import_log_softmax},
+    {"BatchNormalization", 1, import_batch_norm},
+    // Tensor ops.
+    {"Concat", 1, import_concat},
+    {"Cast", 1, import_cast},
+    {"ReduceMean", 1, import_reduce_mean},
+    {"ReduceMax", 1, import_reduce_max},
+    {"ReduceMin", 1, import_reduce_min},
+    {"ReduceSum", 1, import_reduce_sum},
+    // Ops of issue 6 whose IR op types come in a later step: reported as unsupported, by name.
+    {"ConvTranspose", 1, import_needs_ir_op},
+    {"LRN", 1, import_needs_ir_op},
+    {"InstanceNormalization", 1, import_needs_ir_op},
+    {"Resize", 10, import_needs_ir_op},
+    {"Upsample", 1, import_needs_ir_op},
+};
+
+}  // namespace
+
+const OpEntry* find_op(const std::string& op_type) {
+  for (const OpEntry& e : kOps) {
+    if (op_type == e.op_type) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace onnx_import
+}  // namespace jet

@@ -1,0 +1,953 @@
+// Ops that become IR nodes: convolution, pooling, activations, element-wise arithmetic with
+// broadcasting, Gemm/MatMul, Softmax, BatchNormalization, Concat, Cast, reductions over the
+// spatial dims, and a zero Pad folded into the Conv that reads it.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "importer.h"
+
+namespace jet {
+namespace onnx_import {
+
+namespace {
+
+using TP = onnx::TensorProto;
+
+// The dtype of the op's computed inputs (the first non-constant one); false when all are constant.
+bool computed_dtype(const Importer& im, int first, int count, DType* dt) {
+  for (int i = first; i < first + count && i < im.input_count(); ++i) {
+    if (im.has_input(i) && !im.is_constant(i) && im.input(i).tensor >= 0) {
+      *dt = im.g->tensors[im.input(i).tensor].dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<int64_t> left_pad(const std::vector<int64_t>& dims, size_t rank) {
+  std::vector<int64_t> r(rank - std::min(rank, dims.size()), 1);
+  r.insert(r.end(), dims.begin(), dims.end());
+  return r;
+}
+
+// Input i as an IR tensor of `dtype` with dims `dims` (same elements: a padded rank or a
+// regrouping): constants are materialized with those dims, computed tensors reshaped.
+Status operand(Importer& im, int i, DType dtype, const std::vector<int64_t>& dims, const std::string& suffix, int* t) {
+  Status st = im.require_input(i, "operand");
+  if (!st.ok()) return st;
+  if (im.is_constant(i)) {
+    const Constant& c = im.constant(i);
+    if (c.is_int()) return im.bad("input '" + im.input_name(i) + "' is an integer tensor; a float tensor is expected");
+    return im.ir_constant(im.input(i).constant, dtype, dims, t);
+  }
+  int x = -1;
+  st = im.ir_input(i, dtype, &x);
+  if (!st.ok()) return st;
+  return im.reshape_to(x, dims, suffix, t);
+}
+
+// A scalar constant of `rank` ones-dims.
+Status scalar_constant(Importer& im, const std::string& suffix, DType dt, size_t rank, float value, int* t) {
+  return im.ir_constant_values(im.ir_name(suffix), dt, std::vector<int64_t>(std::max<size_t>(rank, 1), 1), {value}, t);
+}
+
+Status activation(Importer& im, const ActivationDesc& act) {
+  int x = -1, y = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  st = im.ir_check(im.g->activation(im.ir_name(), x, act, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// Spatial pads from auto_pad (NOTSET: the `pads` attribute). `window` is the dilated window extent.
+Status resolve_pads(Importer& im, const std::vector<int64_t>& in, const std::vector<int64_t>& window,
+                    const std::vector<int64_t>& strides, std::vector<int64_t>* begin, std::vector<int64_t>* end) {
+  const size_t sr = in.size();
+  std::string auto_pad;
+  std::vector<int64_t> pads;
+  Status st = im.attr_string("auto_pad", "NOTSET", &auto_pad);
+  if (st.ok()) st = im.attr_ints("pads", &pads);
+  if (!st.ok()) return st;
+  begin->assign(sr, 0);
+  end->assign(sr, 0);
+  if (auto_pad == "NOTSET") {
+    if (pads.empty()) return Status::success();
+    if (pads.size() != 2 * sr) return im.bad("pads has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * sr));
+    for (size_t d = 0; d < sr; ++d) {
+      (*begin)[d] = pads[d];
+      (*end)[d] = pads[d + sr];
+    }
+    return Status::success();
+  }
+  if (auto_pad == "VALID") return Status::success();
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return im.bad("unknown auto_pad '" + auto_pad + "'");
+  for (size_t d = 0; d < sr; ++d) {
+    // SAME: the output is ceil(in / stride); the extra padding goes to the end (UPPER) or the
+    // beginning (LOWER).
+    const int64_t out = (in[d] + strides[d] - 1) / strides[d];
+    const int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + window[d] - in[d]);
+    const int64_t small = total / 2, large = total - small;
+    (*begin)[d] = auto_pad == "SAME_UPPER" ? small : large;
+    (*end)[d] = auto_pad == "SAME_UPPER" ? large : small;
+  }
+  return Status::success();
+}
+
+// kernel-sized attribute lists: `name` with sr entries, or all `def` when absent.
+Status spatial_attr(Importer& im, const char* name, size_t sr, int64_t def, std::vector<int64_t>* out) {
+  Status st = im.attr_ints(name, out);
+  if (!st.ok()) return st;
+  if (out->empty()) {
+    out->assign(sr, def);
+  } else if (out->size() != sr) {
+    return im.bad(std::string(name) + " has " + std::to_string(out->size()) + " entries, expected " + std::to_string(sr));
+  }
+  return Status::success();
+}
+
+Status spatial_rank(Importer& im, int x, size_t* sr) {
+  const size_t rank = im.g->tensors[x].dims.size();
+  if (rank < 3 || rank > 5) {
+    return im.unsupported("input of rank " + std::to_string(rank) + " (N, C and 1 to 3 spatial dims are supported)");
+  }
+  *sr = rank - 2;
+  return Status::success();
+}
+
+}  // namespace
+
+// ---- convolution and pooling ----------------------------------------------------------------------
+
+Status import_conv(Importer& im) {
+  Status st = im.require_input(0, "X");
+  if (st.ok()) st = im.require_input(1, "W");
+  if (!st.ok()) return st;
+  const Value xv = im.input(0);
+  int x = -1;
+  if (xv.pending_pad) {
+    x = xv.tensor;
+  } else {
+    st = im.ir_input(0, &x);
+    if (!st.ok()) return st;
+  }
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  const DType dt = im.g->tensors[x].dtype;
+  const Constant* wc = nullptr;
+  st = im.constant_input(1, "weight", &wc);
+  if (!st.ok()) return st;
+  if (wc->dims.size() != sr + 2) return im.bad("W has dims " + dims_text(wc->dims) + ", expected rank " + std::to_string(sr + 2));
+  std::vector<int64_t> kernel, strides, dilations;
+  st = im.attr_ints("kernel_shape", &kernel);
+  if (st.ok() && !kernel.empty() && kernel != std::vector<int64_t>(wc->dims.begin() + 2, wc->dims.end())) {
+    st = im.bad("kernel_shape " + dims_text(kernel) + " differs from W's dims " + dims_text(wc->dims));
+  }
+  int64_t group = 1;
+  if (st.ok()) st = spatial_attr(im, "strides", sr, 1, &strides);
+  if (st.ok()) st = spatial_attr(im, "dilations", sr, 1, &dilations);
+  if (st.ok()) st = im.attr_int("group", 1, &group);
+  if (!st.ok()) return st;
+  for (size_t d = 0; d < sr; ++d) {
+    if (strides[d] < 1 || dilations[d] < 1) return im.bad("strides and dilations must be >= 1");
+  }
+  std::vector<int64_t> in(im.g->tensors[x].dims.begin() + 2, im.g->tensors[x].dims.end()), window(sr);
+  for (size_t d = 0; d < sr; ++d) {
+    window[d] = (wc->dims[d + 2] - 1) * dilations[d] + 1;
+    if (xv.pending_pad) in[d] += xv.pad_begin[d] + xv.pad_end[d];
+  }
+  ir::ConvAttrs a;
+  st = resolve_pads(im, in, window, strides, &a.pad_begin, &a.pad_end);
+  if (!st.ok()) return st;
+  if (xv.pending_pad) {
+    for (size_t d = 0; d < sr; ++d) {
+      a.pad_begin[d] += xv.pad_begin[d];
+      a.pad_end[d] += xv.pad_end[d];
+    }
+    ++im.folded_ops["Pad"];
+  }
+  a.strides = strides;
+  a.dilations = dilations;
+  a.groups = group;
+  int w = -1, bias = -1, y = -1;
+  st = im.ir_constant(im.input(1).constant, dt, {}, &w);
+  if (!st.ok()) return st;
+  if (im.has_input(2)) {
+    const Constant* bc = nullptr;
+    st = im.constant_input(2, "bias", &bc);
+    if (!st.ok()) return st;
+    if (bc->elements() != wc->dims[0]) {
+      return im.bad("B has dims " + dims_text(bc->dims) + ", expected " + std::to_string(wc->dims[0]) + " values (one per output channel)");
+    }
+    st = im.ir_constant(im.input(2).constant, dt, {wc->dims[0]}, &bias);
+    if (!st.ok()) return st;
+  }
+  st = im.ir_check(im.g->conv(im.ir_name(), x, w, bias, -1, a, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+namespace {
+
+Status pool(Importer& im, bool average) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  st = im.only_outputs_below(1);  // MaxPool's Indices
+  if (!st.ok()) return st;
+  ir::PoolAttrs a;
+  std::vector<int64_t> dilations;
+  int64_t ceil_mode = 0, include_pad = 0;
+  st = im.attr_ints("kernel_shape", &a.window);
+  if (st.ok() && a.window.size() != sr) {
+    st = im.bad("kernel_shape has " + std::to_string(a.window.size()) + " entries, expected " + std::to_string(sr));
+  }
+  if (st.ok()) st = spatial_attr(im, "strides", sr, 1, &a.strides);
+  if (st.ok()) st = spatial_attr(im, "dilations", sr, 1, &dilations);
+  if (st.ok()) st = im.attr_int("ceil_mode", 0, &ceil_mode);
+  if (st.ok() && average) st = im.attr_int("count_include_pad", 0, &include_pad);
+  if (!st.ok()) return st;
+  for (size_t d = 0; d < sr; ++d) {
+    if (dilations[d] != 1) return im.unsupported("pooling with dilations is not in the IR yet");
+    if (a.strides[d] < 1 || a.window[d] < 1) return im.bad("kernel_shape and strides must be >= 1");
+  }
+  const std::vector<int64_t> in(im.g->tensors[x].dims.begin() + 2, im.g->tensors[x].dims.end());
+  st = resolve_pads(im, in, a.window, a.strides, &a.pad_begin, &a.pad_end);
+  if (!st.ok()) return st;
+  a.mode = !average ? PoolMode::MAX : include_pad ? PoolMode::AVG_INCLUDE_PAD : PoolMode::AVG_EXCLUDE_PAD;
+  a.ceil_mode = ceil_mode != 0;
+  int y = -1;
+  st = im.ir_check(im.g->pool(im.ir_name(), x, a, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+Status global_pool(Importer& im, PoolMode mode) {
+  int x = -1, y = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  st = im.ir_check(im.g->global_pool(im.ir_name(), x, mode, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
+Status import_max_pool(Importer& im) { return pool(im, false); }
+Status import_average_pool(Importer& im) { return pool(im, true); }
+Status import_global_average_pool(Importer& im) { return global_pool(im, PoolMode::AVG_INCLUDE_PAD); }
+Status import_global_max_pool(Importer& im) { return global_pool(im, PoolMode::MAX); }
+
+// ---- activations ----------------------------------------------------------------------------------
+
+Status import_relu(Importer& im) { return activation(im, ActivationDesc::relu()); }
+Status import_sigmoid(Importer& im) { return activation(im, ActivationDesc::sigmoid()); }
+Status import_tanh(Importer& im) { return activation(im, ActivationDesc::tanh()); }
+Status import_hard_swish(Importer& im) { return activation(im, ActivationDesc::hard_swish()); }
+Status import_softplus(Importer& im) { return activation(im, ActivationDesc::softplus()); }
+Status import_mish(Importer& im) { return activation(im, ActivationDesc::mish()); }
+
+Status import_leaky_relu(Importer& im) {
+  float alpha = 0.01f;
+  Status st = im.attr_float("alpha", 0.01f, &alpha);
+  if (!st.ok()) return st;
+  return activation(im, ActivationDesc::leaky_relu(alpha));
+}
+
+Status import_elu(Importer& im) {
+  float alpha = 1.f;
+  Status st = im.attr_float("alpha", 1.f, &alpha);
+  if (!st.ok()) return st;
+  return activation(im, ActivationDesc::elu(alpha));
+}
+
+Status import_selu(Importer& im) {
+  float alpha = 0.f, gamma = 0.f;
+  Status st = im.attr_float("alpha", 1.67326319217681884765625f, &alpha);
+  if (st.ok()) st = im.attr_float("gamma", 1.05070102214813232421875f, &gamma);
+  if (!st.ok()) return st;
+  return activation(im, ActivationDesc::selu(alpha, gamma));
+}
+
+Status import_hard_sigmoid(Importer& im) {
+  float alpha = 0.f, beta = 0.f;
+  Status st = im.attr_float("alpha", 0.2f, &alpha);
+  if (st.ok()) st = im.attr_float("beta", 0.5f, &beta);
+  if (!st.ok()) return st;
+  return activation(im, ActivationDesc::hard_sigmoid(alpha, beta));
+}
+
+Status import_clip(Importer& im) {
+  // Bounds: attributes min/max before opset 11, optional constant inputs from 11. Missing bounds
+  // are the float range.
+  float lo = -FLT_MAX, hi = FLT_MAX;
+  bool has_lo = false, has_hi = false;
+  Status st;
+  if (im.opset < 11) {
+    has_lo = im.has_attr("min");
+    has_hi = im.has_attr("max");
+    st = im.attr_float("min", -FLT_MAX, &lo);
+    if (st.ok()) st = im.attr_float("max", FLT_MAX, &hi);
+  } else {
+    has_lo = im.has_input(1);
+    has_hi = im.has_input(2);
+    if (has_lo) st = im.float_scalar_input(1, "min", &lo);
+    if (st.ok() && has_hi) st = im.float_scalar_input(2, "max", &hi);
+  }
+  if (!st.ok()) return st;
+  if (!(lo <= hi)) return im.unsupported("Clip with min " + std::to_string(lo) + " > max " + std::to_string(hi));
+  if (has_lo && lo == 0.f && has_hi && hi == 6.f) return activation(im, ActivationDesc::relu6());
+  if (has_lo && lo == 0.f && !has_hi) return activation(im, ActivationDesc::relu());
+  return activation(im, ActivationDesc::clip(lo, hi));
+}
+
+Status import_prelu(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  const Constant* sc = nullptr;
+  st = im.constant_input(1, "slope", &sc);
+  if (!st.ok()) return st;
+  if (sc->is_int()) return im.bad("slope must be a float tensor");
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  const DType dt = im.g->tensors[x].dtype;
+  std::vector<int64_t> sd;
+  if (im.opset < 7 && sc->elements() == (xd.size() > 1 ? xd[1] : -1) && sc->dims.size() == 1 && xd.size() > 2) {
+    // Opset 6: a 1-D slope of C values is per channel.
+    sd.assign(xd.size(), 1);
+    sd[1] = xd[1];
+  } else {
+    if (sc->dims.size() > xd.size()) return im.bad("slope " + dims_text(sc->dims) + " has a higher rank than X " + dims_text(xd));
+    sd = left_pad(sc->dims, xd.size());
+    for (size_t d = 0; d < xd.size(); ++d) {
+      if (sd[d] != 1 && sd[d] != xd[d]) return im.bad("slope " + dims_text(sc->dims) + " does not broadcast to X " + dims_text(xd));
+    }
+  }
+  int slope = -1, y = -1;
+  st = im.ir_constant(im.input(1).constant, dt, sd, &slope);
+  if (!st.ok()) return st;
+  bool unit = true;
+  for (float s : sc->floats) unit = unit && s >= 0.f && s <= 1.f;
+  if (unit) {
+    // 0 <= slope <= 1: max(x, slope * x) is x for x >= 0 and slope * x below; exact.
+    int sx = -1;
+    st = im.ir_check(im.g->op_tensor(im.ir_name("scaled"), TensorOp::MUL, x, slope, &sx));
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MAX, x, sx, &y));
+  } else {
+    // relu(x) + slope * min(x, 0): one of the terms is exactly 0.
+    int r = -1, zero = -1, neg = -1, p = -1;
+    st = im.ir_check(im.g->relu(im.ir_name("relu"), x, &r));
+    if (st.ok()) st = scalar_constant(im, "zero", dt, xd.size(), 0.f, &zero);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("neg"), TensorOp::MIN, x, zero, &neg));
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("scaled"), TensorOp::MUL, neg, slope, &p));
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::ADD, r, p, &y));
+  }
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- element-wise arithmetic ----------------------------------------------------------------------
+
+namespace {
+
+// acc (an IR tensor) op input i, with numpy broadcasting: both sides padded to the output rank.
+Status binary_step(Importer& im, TensorOp op, int acc, int i, DType dt, const std::string& name, int* y) {
+  std::vector<int64_t> out;
+  const std::vector<int64_t> ad = im.g->tensors[acc].dims, bd = im.input_dims(i);
+  if (!broadcast_shapes(ad, bd, &out)) {
+    return im.bad("inputs " + dims_text(ad) + " and " + dims_text(bd) + " do not broadcast");
+  }
+  int a = -1, b = -1;
+  Status st = im.reshape_to(acc, left_pad(ad, out.size()), name + "/a_rank", &a);
+  if (st.ok()) st = operand(im, i, dt, left_pad(bd, out.size()), name + "/b_rank", &b);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(name, op, a, b, y));
+  return st;
+}
+
+// Add, Sub, Mul, Div, Max, Min, Sum over inputs [0, n): folded when all are constant, else a
+// chain of op_tensor nodes.
+Status elementwise(Importer& im, TensorOp op, BinaryOp fold_op, bool variadic) {
+  const int n = im.input_count();
+  if (n < 1 || (!variadic && n != 2)) return im.bad("has " + std::to_string(n) + " inputs");
+  for (int i = 0; i < n; ++i) {
+    Status st = im.require_input(i, "operand");
+    if (!st.ok()) return st;
+  }
+  DType dt = DType::F32;
+  if (!computed_dtype(im, 0, n, &dt)) {
+    Constant acc = im.constant(0);
+    for (int i = 1; i < n; ++i) {
+      Constant r;
+      Status st = fold_binary(fold_op, acc, im.constant(i), im.node_label(), &r);
+      if (!st.ok()) return st;
+      acc = std::move(r);
+    }
+    return im.folded(std::move(acc));
+  }
+  if (n == 1) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
+  }
+  // Opset 6's legacy broadcasting (Add, Sub, Mul, Div): B, broadcast=1, is aligned with A
+  // starting at `axis` (default: the trailing dims); broadcast=0 needs equal shapes.
+  if (im.opset < 7 && !variadic) {
+    int64_t broadcast = 0, axis = -1;
+    Status st = im.attr_int("broadcast", 0, &broadcast);
+    if (st.ok()) st = im.attr_int("axis", -1, &axis);
+    if (!st.ok()) return st;
+    const std::vector<int64_t> ad = im.input_dims(0), bd = im.input_dims(1);
+    if (!broadcast) {
+      if (ad != bd) return im.bad("A " + dims_text(ad) + " and B " + dims_text(bd) + " differ and broadcast is 0 (opset 6)");
+    } else {
+      const int64_t ra = static_cast<int64_t>(ad.size()), rb = static_cast<int64_t>(bd.size());
+      if (!im.has_attr("axis")) axis = ra - rb;
+      if (axis < 0) axis += ra;
+      if (axis < 0 || axis + rb > ra) return im.bad("B " + dims_text(bd) + " does not fit A " + dims_text(ad) + " at axis " + std::to_string(axis));
+      std::vector<int64_t> bpad(ra, 1);
+      for (int64_t d = 0; d < rb; ++d) {
+        if (bd[d] != ad[axis + d] && bd[d] != 1) {
+          return im.bad("B " + dims_text(bd) + " does not match A " + dims_text(ad) + " at axis " + std::to_string(axis));
+        }
+        bpad[axis + d] = bd[d];
+      }
+      int a = -1, b = -1, y = -1;
+      st = operand(im, 0, dt, ad, "a", &a);
+      if (st.ok()) st = operand(im, 1, dt, bpad, "b_axis", &b);
+      if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), op, a, b, &y));
+      if (!st.ok()) return st;
+      return im.set_output(0, y);
+    }
+  }
+  int acc = -1;
+  Status st = operand(im, 0, dt, im.input_dims(0).empty() ? std::vector<int64_t>{1} : im.input_dims(0), "a0", &acc);
+  if (!st.ok()) return st;
+  for (int i = 1; i < n; ++i) {
+    int y = -1;
+    st = binary_step(im, op, acc, i, dt, i + 1 == n ? im.ir_name() : im.ir_name(std::to_string(i)), &y);
+    if (!st.ok()) return st;
+    acc = y;
+  }
+  return im.set_output(0, acc);
+}
+
+}  // namespace
+
+Status import_add(Importer& im) { return elementwise(im, TensorOp::ADD, BinaryOp::ADD, false); }
+Status import_sub(Importer& im) { return elementwise(im, TensorOp::SUB, BinaryOp::SUB, false); }
+Status import_mul(Importer& im) { return elementwise(im, TensorOp::MUL, BinaryOp::MUL, false); }
+Status import_div(Importer& im) { return elementwise(im, TensorOp::DIV, BinaryOp::DIV, false); }
+Status import_max(Importer& im) { return elementwise(im, TensorOp::MAX, BinaryOp::MAX, true); }
+Status import_min(Importer& im) { return elementwise(im, TensorOp::MIN, BinaryOp::MIN, true); }
+Status import_sum(Importer& im) { return elementwise(im, TensorOp::ADD, BinaryOp::ADD, true); }
+
+Status import_pow(Importer& im) {
+  Status st = im.require_input(0, "X");
+  if (st.ok()) st = im.require_input(1, "Y");
+  if (!st.ok()) return st;
+  if (im.is_constant(0) && im.is_constant(1)) {
+    Constant r;
+    st = fold_binary(BinaryOp::POW, im.constant(0), im.constant(1), im.node_label(), &r);
+    if (!st.ok()) return st;
+    return im.folded(std::move(r));
+  }
+  float e = 0.f;
+  if (!im.is_constant(1) || im.constant(1).elements() != 1 || im.is_constant(0)) {
+    return im.unsupported("Pow has no IR op yet (only a constant exponent of 1 or 2 on a computed tensor)");
+  }
+  st = im.float_scalar_input(1, "exponent", &e);
+  if (!st.ok()) return st;
+  int x = -1, y = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> out = left_pad(im.g->tensors[x].dims, im.input_dims(1).size());
+  if (e == 1.f) {
+    st = im.reshape_to(x, out, "", &y);
+  } else if (e == 2.f) {
+    st = im.reshape_to(x, out, "rank", &x);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MUL, x, x, &y));
+  } else {
+    return im.unsupported("Pow with exponent " + std::to_string(e) + " has no IR op yet (only 1 and 2)");
+  }
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- Gemm and MatMul ------------------------------------------------------------------------------
+
+Status import_gemm(Importer& im) {
+  Status st = im.require_input(0, "A");
+  if (st.ok()) st = im.require_input(1, "B");
+  if (!st.ok()) return st;
+  float alpha = 1.f, beta = 1.f;
+  int64_t trans_a = 0, trans_b = 0, broadcast = 1;
+  st = im.attr_float("alpha", 1.f, &alpha);
+  if (st.ok()) st = im.attr_float("beta", 1.f, &beta);
+  if (st.ok()) st = im.attr_int("transA", 0, &trans_a);
+  if (st.ok()) st = im.attr_int("transB", 0, &trans_b);
+  if (st.ok() && im.opset < 7) st = im.attr_int("broadcast", 0, &broadcast);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> ad = im.input_dims(0), bd = im.input_dims(1);
+  if (ad.size() != 2 || bd.size() != 2) return im.bad("A " + dims_text(ad) + " and B " + dims_text(bd) + " must be matrices");
+  const int64_t m = trans_a ? ad[1] : ad[0], n = trans_b ? bd[0] : bd[1];
+  DType dt = DType::F32;
+  if (!computed_dtype(im, 0, 2, &dt)) {
+    if (im.constant(0).type == TP::FLOAT16) dt = DType::F16;
+  }
+  // alpha scales a constant operand when there is one; otherwise a MUL follows the product.
+  int a = -1, b = -1;
+  bool alpha_done = alpha == 1.f;
+  for (int i = 1; i >= 0; --i) {
+    int* t = i == 0 ? &a : &b;
+    if (!alpha_done && im.is_constant(i)) {
+      const Constant& c = im.constant(i);
+      if (c.is_int()) return im.bad("input '" + im.input_name(i) + "' is an integer tensor");
+      std::vector<float> scaled = c.floats;
+      for (float& v : scaled) v *= alpha;
+      st = im.ir_constant_values(im.input_name(i) + "*alpha", dt, c.dims, std::move(scaled), t);
+      alpha_done = true;
+    } else {
+      st = operand(im, i, dt, i == 0 ? ad : bd, "", t);
+    }
+    if (!st.ok()) return st;
+  }
+  const bool has_c = im.has_input(2) && beta != 0.f;
+  const std::vector<int64_t> cd = has_c ? im.input_dims(2) : std::vector<int64_t>{};
+  if (has_c) {
+    if (cd.size() > 2) return im.bad("C " + dims_text(cd) + " has rank > 2");
+    const std::vector<int64_t> cp = left_pad(cd, 2);
+    if (!((cp[0] == 1 || cp[0] == m) && (cp[1] == 1 || cp[1] == n))) {
+      return im.bad("C " + dims_text(cd) + " does not broadcast to " + std::to_string(m) + "x" + std::to_string(n));
+    }
+    if (im.opset < 7 && !broadcast && cp != std::vector<int64_t>{m, n}) {
+      return im.bad("C " + dims_text(cd) + " is not " + std::to_string(m) + "x" + std::to_string(n) + " and broadcast is 0 (opset 6)");
+    }
+  }
+  // The bias: beta * C folded into a constant, or C itself when computed and beta is 1. When
+  // alpha still has to be applied after the product, the bias is added after it.
+  int bias = -1;
+  if (has_c && alpha_done) {
+    if (im.is_constant(2)) {
+      const Constant& c = im.constant(2);
+      if (c.is_int()) return im.bad("C is an integer tensor");
+      std::vector<float> scaled = c.floats;
+      for (float& v : scaled) v *= beta;
+      st = beta == 1.f ? im.ir_constant(im.input(2).constant, dt, left_pad(cd, 2), &bias)
+                       : im.ir_constant_values(im.input_name(2) + "*beta", dt, left_pad(cd, 2), std::move(scaled), &bias);
+    } else if (beta == 1.f) {
+      st = operand(im, 2, dt, left_pad(cd, 2), "c", &bias);
+    }
+    if (!st.ok()) return st;
+  }
+  ir::GemmAttrs ga;
+  ga.trans_a = trans_a != 0;
+  ga.trans_b = trans_b != 0;
+  const bool post = !alpha_done || (has_c && bias < 0);
+  int y = -1;
+  st = im.ir_check(im.g->gemm(post ? im.ir_name("gemm") : im.ir_name(), a, b, bias, ga, &y));
+  if (!st.ok()) return st;
+  if (!alpha_done) {
+    int s = -1, z = -1;
+    st = scalar_constant(im, "alpha", dt, 2, alpha, &s);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(has_c ? im.ir_name("scaled") : im.ir_name(), TensorOp::MUL, y, s, &z));
+    if (!st.ok()) return st;
+    y = z;
+  }
+  if (has_c && bias < 0) {
+    // A computed C with beta != 1, or alpha applied after the product: y + beta * C.
+    int c = -1, z = -1;
+    st = operand(im, 2, dt, left_pad(cd, 2), "c", &c);
+    if (st.ok() && beta != 1.f) {
+      int s = -1;
+      st = scalar_constant(im, "beta", dt, 2, beta, &s);
+      if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("beta_c"), TensorOp::MUL, c, s, &c));
+    }
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::ADD, y, c, &z));
+    if (!st.ok()) return st;
+    y = z;
+  }
+  return im.set_output(0, y);
+}
+
+Status import_matmul(Importer& im) {
+  Status st = im.require_input(0, "A");
+  if (st.ok()) st = im.require_input(1, "B");
+  if (!st.ok()) return st;
+  std::vector<int64_t> ad = im.input_dims(0), bd = im.input_dims(1);
+  if (ad.empty() || bd.empty()) return im.bad("MatMul of a scalar");
+  if (ad.size() == 1 && bd.size() == 1) return im.unsupported("MatMul of two vectors (a rank-0 result)");
+  DType dt = DType::F32;
+  if (!computed_dtype(im, 0, 2, &dt)) {
+    if (im.constant(0).type == TP::FLOAT16) dt = DType::F16;
+  }
+  // numpy matmul: a vector A is 1 x K, a vector B is K x 1; those dims leave the result.
+  const bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
+  if (a_vec) ad.insert(ad.begin(), 1);
+  if (b_vec) bd.push_back(1);
+  const int64_t m = ad[ad.size() - 2], k = ad.back(), kb = bd[bd.size() - 2], n = bd.back();
+  if (k != kb) return im.bad("A " + dims_text(im.input_dims(0)) + " and B " + dims_text(im.input_dims(1)) + " disagree on K");
+  const std::vector<int64_t> batch_a(ad.begin(), ad.end() - 2), batch_b(bd.begin(), bd.end() - 2);
+  std::vector<int64_t> batch;
+  if (!broadcast_shapes(batch_a, batch_b, &batch)) {
+    return im.bad("batch dims of A " + dims_text(ad) + " and B " + dims_text(bd) + " do not broadcast");
+  }
+  int64_t pa = 1, pb = 1;
+  for (int64_t d : batch_a) pa *= d;
+  for (int64_t d : batch_b) pb *= d;
+  std::vector<int64_t> out = batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  int a = -1, b = -1, y = -1;
+  std::vector<int64_t> gemm_out;
+  if (pb == 1) {
+    // B is one matrix: the batch of A folds into its rows, one 2-D GEMM.
+    st = operand(im, 0, dt, {pa * m, k}, "a2d", &a);
+    if (st.ok()) st = operand(im, 1, dt, {k, n}, "b2d", &b);
+    gemm_out = {pa * m, n};
+  } else if (pa == 1 || left_pad(batch_a, batch.size()) == left_pad(batch_b, batch.size())) {
+    // One batch dim: equal batches, or one A for every B (the kernel broadcasts a batch of 1).
+    st = operand(im, 0, dt, {pa, m, k}, "a3d", &a);
+    if (st.ok()) st = operand(im, 1, dt, {pb, k, n}, "b3d", &b);
+    gemm_out = {std::max(pa, pb), m, n};
+  } else {
+    return im.unsupported("MatMul whose batch dims broadcast partially (A " + dims_text(ad) + ", B " + dims_text(bd) + ")");
+  }
+  if (!st.ok()) return st;
+  st = im.ir_check(im.g->gemm(gemm_out == out ? im.ir_name() : im.ir_name("gemm"), a, b, -1, ir::GemmAttrs(), &y));
+  if (st.ok()) st = im.reshape_to(y, out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- Softmax, BatchNormalization, Concat, Cast ----------------------------------------------------
+
+namespace {
+
+Status softmax(Importer& im, SoftmaxAlgo algo) {
+  int x = -1, y = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> dims = im.g->tensors[x].dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t axis = 0;
+  st = im.attr_int("axis", im.opset < 13 ? 1 : -1, &axis);
+  if (st.ok()) st = im.normalize_axis(axis, rank, "axis", &axis);
+  if (!st.ok()) return st;
+  if (im.opset >= 13 || axis == rank - 1) {
+    st = im.ir_check(im.g->softmax(im.ir_name(), x, static_cast<int>(axis), algo, &y));
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
+  // Before opset 13 the input is coerced to 2D at `axis`: the softmax runs over all of the
+  // trailing dims together.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= dims[d];
+  int x2 = -1, y2 = -1;
+  st = im.reshape_to(x, {outer, inner}, "2d", &x2);
+  if (st.ok()) st = im.ir_check(im.g->softmax(im.ir_name("softmax"), x2, 1, algo, &y2));
+  if (st.ok()) st = im.reshape_to(y2, dims, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
+Status import_softmax(Importer& im) { return softmax(im, SoftmaxAlgo::ACCURATE); }
+Status import_log_softmax(Importer& im) { return softmax(im, SoftmaxAlgo::LOG); }
+
+Status import_batch_norm(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  st = im.only_outputs_below(1);  // running mean/var, saved mean/var: training only
+  if (!st.ok()) return st;
+  int64_t training = 0, spatial = 1;
+  float epsilon = 1e-5f;
+  st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (st.ok() && im.opset >= 14) st = im.attr_int("training_mode", 0, &training);
+  if (st.ok() && im.opset < 9) st = im.attr_int("spatial", 1, &spatial);
+  if (!st.ok()) return st;
+  if (training) return im.unsupported("BatchNormalization in training mode is not supported");
+  const std::vector<int64_t> dims = im.g->tensors[x].dims;
+  if (dims.size() < 2 || dims.size() > 5) return im.unsupported("BatchNormalization of a rank-" + std::to_string(dims.size()) + " input");
+  const int64_t c = dims[1];
+  int params[4] = {-1, -1, -1, -1};
+  const char* names[4] = {"scale", "B", "mean", "var"};
+  for (int i = 0; i < 4; ++i) {
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->elements() != c) {
+      if (!spatial) return im.unsupported("BatchNormalization with spatial = 0 and per-element parameters");
+      return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", expected " + std::to_string(c) + " values");
+    }
+    // batchnorm_forward_inference reads its parameters as float32 whatever x's dtype.
+    st = im.ir_constant(im.input(i + 1).constant, DType::F32, {c}, &params[i]);
+    if (!st.ok()) return st;
+  }
+  // The kernel wants N, C, spatial: a 2-D input (BatchNorm1d on features) runs as N x C x 1.
+  int xs = x, y = -1;
+  if (dims.size() == 2) st = im.reshape_to(x, {dims[0], c, 1}, "3d", &xs);
+  if (st.ok()) {
+    st = im.ir_check(im.g->batchnorm(dims.size() == 2 ? im.ir_name("bn") : im.ir_name(), xs, params[0], params[1],
+                                     params[2], params[3], epsilon, &y));
+  }
+  if (st.ok() && dims.size() == 2) st = im.reshape_to(y, dims, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+Status import_concat(Importer& im) {
+  const int n = im.input_count();
+  if (n < 1) return im.bad("has no inputs");
+  for (int i = 0; i < n; ++i) {
+    Status st = im.require_input(i, "input");
+    if (!st.ok()) return st;
+  }
+  const std::vector<int64_t> first = im.input_dims(0);
+  const int64_t rank = static_cast<int64_t>(first.size());
+  if (rank == 0) return im.bad("inputs are scalars");
+  int64_t axis = 0;
+  Status st = im.attr_int("axis", 0, &axis);
+  if (st.ok() && !im.has_attr("axis")) st = im.bad("missing attribute 'axis'");
+  if (st.ok()) st = im.normalize_axis(axis, rank, "axis", &axis);
+  if (!st.ok()) return st;
+  std::vector<int64_t> out = first;
+  out[axis] = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int64_t> d = im.input_dims(i);
+    bool same = static_cast<int64_t>(d.size()) == rank;
+    for (int64_t k = 0; same && k < rank; ++k) same = k == axis || d[k] == first[k];
+    if (!same) return im.bad("input '" + im.input_name(i) + "' " + dims_text(d) + " differs from " + dims_text(first) + " outside axis " + std::to_string(axis));
+    out[axis] += d[axis];
+  }
+  DType dt = DType::F32;
+  if (!computed_dtype(im, 0, n, &dt)) {
+    // All constant: concatenate the values.
+    Constant r;
+    r.type = im.constant(0).type;
+    r.dims = out;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= out[d];
+    for (int i = 0; i < n; ++i) {
+      if (im.constant(i).is_int() != r.is_int()) return im.bad("inputs differ in type");
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int i = 0; i < n; ++i) {
+        const Constant& c = im.constant(i);
+        const int64_t chunk = outer > 0 ? c.elements() / outer : 0;
+        for (int64_t k = 0; k < chunk; ++k) {
+          if (r.is_int()) {
+            r.ints.push_back(c.ints[o * chunk + k]);
+          } else {
+            r.floats.push_back(c.floats[o * chunk + k]);
+          }
+        }
+      }
+    }
+    return im.folded(std::move(r));
+  }
+  std::vector<int> xs;
+  for (int i = 0; i < n; ++i) {
+    if (im.input_dims(i)[axis] == 0) continue;  // an empty constant adds nothing
+    int t = -1;
+    st = im.ir_input(i, dt, &t);
+    if (!st.ok()) return st;
+    xs.push_back(t);
+  }
+  if (xs.size() == 1) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output(0, xs[0]);
+  }
+  int y = -1;
+  st = im.ir_check(im.g->concat(im.ir_name(), xs, static_cast<int>(axis), &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+Status import_cast(Importer& im) {
+  Status st = im.require_input(0, "input");
+  if (!st.ok()) return st;
+  int64_t to = 0;
+  st = im.attr_int("to", 0, &to);
+  if (st.ok() && !im.has_attr("to")) st = im.bad("missing attribute 'to'");
+  if (!st.ok()) return st;
+  if (im.is_constant(0)) {
+    Constant r;
+    st = cast_constant(im.constant(0), static_cast<int32_t>(to), im.node_label(), &r);
+    if (!st.ok()) return st;
+    return im.folded(std::move(r));
+  }
+  DType want = DType::F32;
+  if (to == TP::FLOAT16) {
+    want = DType::F16;
+  } else if (to != TP::FLOAT) {
+    return im.unsupported("Cast of a computed tensor to " + onnx_type_name(static_cast<int32_t>(to)) +
+                          " (computed tensors are FLOAT or FLOAT16)");
+  }
+  int x = -1, y = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  if (im.g->tensors[x].dtype == want) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
+  }
+  st = im.ir_check(im.g->transform(im.ir_name(), x, want, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- reductions -----------------------------------------------------------------------------------
+
+namespace {
+
+enum class Reduce { MEAN, MAX, MIN, SUM };
+
+// Reductions of computed tensors over exactly the spatial dims are global pooling; constants fold.
+// `axes_input_opset`: the opset from which axes is an input (ReduceSum 13, the others 18).
+Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
+  Status st = im.require_input(0, "data");
+  if (!st.ok()) return st;
+  std::vector<int64_t> axes;
+  int64_t keepdims = 1, noop = 0;
+  st = im.attr_int("keepdims", 1, &keepdims);
+  if (st.ok() && im.opset >= axes_input_opset) {
+    st = im.attr_int("noop_with_empty_axes", 0, &noop);
+    if (st.ok() && im.has_input(1)) st = im.ints_input(1, "axes", &axes);
+  } else if (st.ok()) {
+    st = im.attr_ints("axes", &axes);
+  }
+  if (!st.ok()) return st;
+  const std::vector<int64_t> dims = im.input_dims(0);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (axes.empty() && noop) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
+  }
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  for (int64_t& a : axes) {
+    st = im.normalize_axis(a, rank, "axis", &a);
+    if (!st.ok()) return st;
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
+    if (!reduced) out.push_back(dims[d]);
+    if (reduced && keepdims) out.push_back(1);
+  }
+  if (im.is_constant(0)) {
+    static const ReduceKind kinds[] = {ReduceKind::MEAN, ReduceKind::MAX, ReduceKind::MIN, ReduceKind::SUM};
+    Constant r;
+    st = reduce_constant(im.constant(0), axes, keepdims != 0, kinds[static_cast<int>(kind)], &r);
+    if (!st.ok()) return st;
+    return im.folded(std::move(r));
+  }
+  bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
+  for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
+  if (!spatial || kind == Reduce::MIN) {
+    return im.unsupported("reductions of computed tensors are supported over exactly the spatial dims (2..rank-1) "
+                          "as global pooling, for Mean, Max and Sum; got axes " + dims_text(axes) + " of rank " + std::to_string(rank));
+  }
+  int x = -1, y = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  const DType dt = im.g->tensors[x].dtype;
+  const bool more = kind == Reduce::SUM || !keepdims;
+  st = im.ir_check(im.g->global_pool(more ? im.ir_name("pool") : im.ir_name(), x,
+                                     kind == Reduce::MAX ? PoolMode::MAX : PoolMode::AVG_INCLUDE_PAD, &y));
+  if (st.ok() && kind == Reduce::SUM) {
+    // sum = mean * count: the window holds every spatial element.
+    int64_t count = 1;
+    for (int64_t d = 2; d < rank; ++d) count *= dims[d];
+    int s = -1;
+    st = scalar_constant(im, "count", dt, static_cast<size_t>(rank), static_cast<float>(count), &s);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(keepdims ? im.ir_name() : im.ir_name("sum"), TensorOp::MUL, y, s, &y));
+  }
+  if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
+Status import_reduce_mean(Importer& im) { return reduce(im, Reduce::MEAN, 18); }
+Status import_reduce_max(Importer& im) { return reduce(im, Reduce::MAX, 18); }
+Status import_reduce_min(Importer& im) { return reduce(im, Reduce::MIN, 18); }
+Status import_reduce_sum(Importer& im) { return reduce(im, Reduce::SUM, 13); }
+
+// ---- Pad ------------------------------------------------------------------------------------------
+
+Status import_pad(Importer& im) {
+  Status st = im.require_input(0, "data");
+  if (!st.ok()) return st;
+  std::string mode;
+  std::vector<int64_t> pads, axes;
+  float value = 0.f;
+  st = im.attr_string("mode", "constant", &mode);
+  if (st.ok() && im.opset < 11) {
+    st = im.attr_ints("pads", &pads);
+    if (st.ok()) st = im.attr_float("value", 0.f, &value);
+  } else if (st.ok()) {
+    st = im.ints_input(1, "pads", &pads);
+    if (st.ok() && im.has_input(2)) st = im.float_scalar_input(2, "constant_value", &value);
+    if (st.ok() && im.opset >= 18 && im.has_input(3)) st = im.ints_input(3, "axes", &axes);
+  }
+  if (!st.ok()) return st;
+  const std::vector<int64_t> dims = im.input_dims(0);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size()) return im.bad("pads has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * axes.size()));
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = 0;
+    st = im.normalize_axis(axes[i], rank, "axis", &a);
+    if (!st.ok()) return st;
+    begin[a] = pads[i];
+    end[a] = pads[i + axes.size()];
+  }
+  bool zero = true, spatial_only = rank >= 3 && rank <= 5, non_negative = true;
+  for (int64_t d = 0; d < rank; ++d) {
+    zero = zero && begin[d] == 0 && end[d] == 0;
+    if (d < 2) spatial_only = spatial_only && begin[d] == 0 && end[d] == 0;
+    non_negative = non_negative && begin[d] >= 0 && end[d] >= 0;
+  }
+  if (zero) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
+  }
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return im.bad("unknown mode '" + mode + "'");
+  if (im.is_constant(0) || mode != "constant" || value != 0.f || !spatial_only || !non_negative) {
+    return im.unsupported("Pad has no IR op yet (only a zero constant Pad of the spatial dims, folded into the Conv that reads it)");
+  }
+  // Folded into the Conv reading it (import_conv); any other reader reports it unsupported.
+  int x = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  Value v;
+  v.tensor = x;
+  v.pending_pad = true;
+  v.pad_node = im.node_name;
+  v.pad_begin.assign(begin.begin() + 2, begin.end());
+  v.pad_end.assign(end.begin() + 2, end.end());
+  return im.set_output_value(0, v);
+}
+
+Status import_needs_ir_op(Importer& im) {
+  return im.unsupported(im.node->op_type() + " needs an IR op type the converter does not have yet");
+}
+
+}  // namespace onnx_import
+}  // namespace jet

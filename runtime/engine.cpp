@@ -1,0 +1,248 @@
+// Engine::load: the loader's steps in order (loader.h), then weights and the summary; and the
+// Engine's accessors. Contexts are created in context.cpp.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "cuda_util.h"
+#include "device_memory.h"
+#include "format.h"
+#include "loader.h"
+#include "ops.h"
+
+namespace jet {
+
+namespace {
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Metadata the engine reports (ModelSummary): producer, plan, labels, properties, sizes.
+void fill_summary(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
+  ModelSummary& s = impl->summary;
+  s.schema_major = m.schema_major();
+  s.schema_minor = m.schema_minor();
+  if (const fb::Producer* p = m.producer()) {
+    if (p->name()) s.producer = p->name()->str();
+    if (p->version()) s.producer_version = p->version()->str();
+    if (p->source_name()) s.source_name = p->source_name()->str();
+    if (p->source_hash()) s.source_hash = p->source_hash()->str();
+  }
+  s.file_bytes = file_size;
+  const fb::MemoryPlan* plan = m.plan();  // present: check_graph requires it
+  s.arena_bytes = static_cast<size_t>(plan->arena_bytes());
+  s.lower_bound_bytes = static_cast<size_t>(plan->lower_bound_bytes());
+  s.planner = plan->planner() == fb::Planner::Naive ? "Naive" : plan->planner() == fb::Planner::GreedyBestFit
+                                                                     ? "GreedyBestFit"
+                                                                     : "unknown";
+  std::vector<char> buffer_counted(m.buffers() ? m.buffers()->size() : 0, 0);
+  for (const rt::TensorRecord& t : impl->tensors) {
+    if (!t.constant) continue;
+    s.parameter_count += t.desc.elements();
+    if (!buffer_counted[t.buffer]) {
+      buffer_counted[t.buffer] = 1;
+      s.weight_bytes += t.bytes;
+    }
+  }
+  if (const fb::Metadata* md = m.metadata()) {
+    if (md->labels()) {
+      for (flatbuffers::uoffset_t i = 0; i < md->labels()->size(); ++i) {
+        const flatbuffers::String* l = md->labels()->Get(i);
+        s.labels.push_back(l ? l->str() : std::string());
+      }
+    }
+    if (md->properties()) {
+      for (flatbuffers::uoffset_t i = 0; i < md->properties()->size(); ++i) {
+        const fb::KeyValue* kv = md->properties()->Get(i);
+        s.properties.emplace_back(kv->key() ? kv->key()->str() : std::string(),
+                                  kv->value() ? kv->value()->str() : std::string());
+      }
+    }
+  }
+}
+
+// Weight pointers for the kernels. CPU: in place in the file (64-aligned offsets of a 64-aligned
+// base). CUDA: one device allocation, each buffer in a 256-aligned slot, filled by one upload.
+Status place_weights(const fb::Model& m, Engine::Impl* impl) {
+  const size_t nt = impl->tensors.size();
+  impl->weight_ptrs.assign(nt, nullptr);
+  const auto* buffers = m.buffers();
+  if (impl->handle.backend() == Backend::CPU) {
+    for (size_t t = 0; t < nt; ++t) {
+      const rt::TensorRecord& r = impl->tensors[t];
+      if (r.constant) {
+        impl->weight_ptrs[t] = impl->file.data() + buffers->Get(static_cast<flatbuffers::uoffset_t>(r.buffer))->offset();
+      }
+    }
+    return Status();
+  }
+#if defined(JET_HAVE_CUDA)
+  const size_t nb = buffers ? buffers->size() : 0;
+  std::vector<size_t> slot(nb, SIZE_MAX);
+  size_t total = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    const rt::TensorRecord& r = impl->tensors[t];
+    if (!r.constant || slot[r.buffer] != SIZE_MAX) continue;
+    slot[r.buffer] = total;
+    total = align_up(total + r.bytes, format::kDeviceWeightAlignment);  // bytes <= file size
+  }
+  if (total == 0) return Status();
+  rt::DeviceGuard guard(impl->options.device);
+  // The device layout differs from the file's (256- vs 64-byte alignment), so the buffers are
+  // gathered into one host staging block and uploaded with a single copy.
+  void* staging = nullptr;
+  JET_RT_TRY(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
+  for (size_t b = 0; b < nb; ++b) {
+    if (slot[b] == SIZE_MAX) continue;
+    const fb::Buffer* buf = buffers->Get(static_cast<flatbuffers::uoffset_t>(b));
+    std::memcpy(static_cast<uint8_t*>(staging) + slot[b], impl->file.data() + buf->offset(),
+                static_cast<size_t>(buf->size()));
+  }
+  void* device = nullptr;
+  Status st = rt::device_alloc(total, &device, "the model's weights");
+  if (st.ok()) {
+    const cudaError_t e = cudaMemcpy(device, staging, total, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      st = rt::cuda_error("uploading the weights (cudaMemcpy)", e);
+      rt::device_free(device);
+      device = nullptr;
+    }
+  }
+  rt::host_free(staging);
+  JET_RT_TRY(st);
+  impl->device_weights = device;
+  impl->device_weight_bytes = total;
+  for (size_t t = 0; t < nt; ++t) {
+    const rt::TensorRecord& r = impl->tensors[t];
+    if (r.constant) impl->weight_ptrs[t] = static_cast<uint8_t*>(device) + slot[r.buffer];
+  }
+  return Status();
+#else
+  return Status(StatusCode::NOT_SUPPORTED, "this build of jet has no CUDA backend");
+#endif
+}
+
+// The whole load after the bytes are in memory: checks, preparation, weights, summary.
+Status load_bytes(rt::FileBytes file, const LoadOptions& options,
+                  std::unique_ptr<Engine::Impl>* impl_out) {
+  auto impl = std::make_unique<Engine::Impl>();
+  impl->options = options;
+  if (options.backend == Backend::CPU) {
+    impl->handle = Handle::cpu();
+  } else if (options.backend == Backend::CUDA) {
+    JET_RT_TRY(Handle::cuda(options.device, nullptr, &impl->handle));
+  } else {
+    return Status(StatusCode::BAD_PARAM, "LoadOptions::backend " +
+                                             std::to_string(static_cast<int>(options.backend)) + " is unknown");
+  }
+  impl->file = std::move(file);
+  const fb::Model* model = nullptr;
+  JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
+  JET_RT_TRY(rt::check_graph(*model, impl->file.size(), impl.get()));
+  JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
+  JET_RT_TRY(rt::check_arena_overlaps(*impl));
+
+  // Context memory: the planned arena, then the workspace, each 256-aligned. Every size is below
+  // 2^48 (check_graph), and op workspaces are bounded the same way here.
+  size_t largest_op_workspace = 0;
+  for (const rt::PreparedOp& op : impl->ops) {
+    if (op.workspace_bytes > (size_t(1) << 48)) {
+      return Status(StatusCode::BAD_PARAM, "an op needs an implausible workspace of " +
+                                               std::to_string(op.workspace_bytes) + " bytes");
+    }
+    largest_op_workspace = std::max(largest_op_workspace, op.workspace_bytes);
+  }
+  const size_t workspace = std::max(largest_op_workspace, static_cast<size_t>(model->plan()->workspace_bytes()));
+  impl->arena_bytes = align_up(static_cast<size_t>(model->plan()->arena_bytes()), format::kArenaAlignment);
+  impl->workspace_bytes = align_up(workspace, format::kArenaAlignment);
+  impl->context_bytes = impl->arena_bytes + impl->workspace_bytes;
+
+  fill_summary(*model, impl->file.size(), impl.get());
+  impl->summary.workspace_bytes = largest_op_workspace;
+  JET_RT_TRY(place_weights(*model, impl.get()));
+  // On CUDA the weights now live on the device and nothing else points into the file: let the
+  // mapping go (Jetson shares DRAM between CPU and GPU, so this is memory the GPU gets back).
+  if (impl->handle.backend() == Backend::CUDA) impl->file.release();
+  *impl_out = std::move(impl);
+  return Status();
+}
+
+}  // namespace
+
+Engine::Impl::~Impl() {
+  if (device_weights) {
+#if defined(JET_HAVE_CUDA)
+    rt::DeviceGuard guard(options.device);
+#endif
+    rt::device_free(device_weights);
+  }
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Status Engine::load(const std::string& path, const LoadOptions& options,
+                    std::shared_ptr<Engine>* out) {
+  if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
+  out->reset();
+  rt::FileBytes file;
+  JET_RT_TRY(rt::FileBytes::map_file(path, &file));  // its messages name the path
+  std::unique_ptr<Impl> impl;
+  const Status st = load_bytes(std::move(file), options, &impl);
+  if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
+  out->reset(new Engine(std::move(impl)));
+  return Status();
+}
+
+Status Engine::load(const void* data, size_t size, const LoadOptions& options,
+                    std::shared_ptr<Engine>* out) {
+  if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
+  out->reset();
+  if (size < format::kMinFileBytes) {
+    return Status(StatusCode::BAD_PARAM, "model in memory: " + std::to_string(size) +
+                                             " bytes, too small for a .jet model (at least " +
+                                             std::to_string(format::kMinFileBytes) + ")");
+  }
+  rt::FileBytes file;
+  JET_RT_TRY(rt::FileBytes::copy_of(data, size, &file));
+  std::unique_ptr<Impl> impl;
+  const Status st = load_bytes(std::move(file), options, &impl);
+  if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
+  out->reset(new Engine(std::move(impl)));
+  return Status();
+}
+
+Backend Engine::backend() const { return impl_->handle.backend(); }
+int Engine::device() const { return impl_->handle.backend() == Backend::CUDA ? impl_->options.device : -1; }
+
+int Engine::num_inputs() const { return static_cast<int>(impl_->inputs.size()); }
+int Engine::num_outputs() const { return static_cast<int>(impl_->outputs.size()); }
+int Engine::input(int i) const {
+  return i >= 0 && i < num_inputs() ? impl_->inputs[i] : -1;
+}
+int Engine::output(int i) const {
+  return i >= 0 && i < num_outputs() ? impl_->outputs[i] : -1;
+}
+int Engine::find_tensor(const std::string& name) const {
+  auto it = impl_->tensor_by_name.find(name);
+  return it == impl_->tensor_by_name.end() ? -1 : it->second;
+}
+int Engine::num_tensors() const { return static_cast<int>(impl_->tensor_infos.size()); }
+
+const TensorInfo& Engine::tensor(int index) const {
+  static const TensorInfo kNone{};  // out-of-range indices get an empty record, not a crash
+  return index >= 0 && index < num_tensors() ? impl_->tensor_infos[index] : kNone;
+}
+
+int Engine::num_ops() const { return static_cast<int>(impl_->op_infos.size()); }
+
+const OpInfo& Engine::op(int index) const {
+  static const OpInfo kNone{};
+  return index >= 0 && index < num_ops() ? impl_->op_infos[index] : kNone;
+}
+
+const ModelSummary& Engine::summary() const { return impl_->summary; }
+
+size_t Engine::context_memory_size() const { return impl_->context_bytes; }
+
+}  // namespace jet

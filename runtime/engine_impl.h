@@ -1,0 +1,127 @@
+// Engine::Impl: everything load() verified and prepared, immutable afterwards. Internal to the
+// runtime (runtime/*.cpp); the public view is jet/runtime.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "file_bytes.h"
+#include "jet/dnn.h"
+#include "jet/runtime.h"
+
+// Returns early from the enclosing function when `expr` yields an error Status.
+#define JET_RT_TRY(expr)                          \
+  do {                                            \
+    ::jet::Status jet_rt_try_ = (expr);           \
+    if (!jet_rt_try_.ok()) return jet_rt_try_;   \
+  } while (0)
+
+namespace jet {
+namespace rt {
+
+// Op types the runtime executes. Values follow the schema's OpParams union minus one (NONE).
+enum class OpKind {
+  CONV,
+  POOL,
+  ACTIVATION,
+  OP_TENSOR,
+  GEMM,
+  SOFTMAX,
+  CONCAT,
+  RESHAPE,
+  BATCHNORM,
+  TRANSFORM,
+};
+
+// A tensor as validated: its descriptor, byte span and where it lives.
+struct TensorRecord {
+  TensorDesc desc;        // validated (rank, dims, strides, span)
+  size_t bytes = 0;       // desc.span_bytes()
+  bool constant = false;
+  int buffer = -1;        // constants: index into the file's buffers
+  bool in_arena = false;  // non-constants that some step touches
+  size_t arena_offset = 0;
+  size_t arena_size = 0;
+  int first_step = -1;    // liveness on the op order (like the converter's planner)
+  int last_step = -1;
+  int producer = -1;      // the op that writes it; -1 for inputs and constants
+};
+
+// Per-op-type prepared parameters. Plain members; only the ones of the op's kind are used.
+struct ConvPrepared {
+  FilterDesc filter;
+  ConvDesc conv;
+  ConvAlgo algo = ConvAlgo::DIRECT;
+  ActivationDesc act;
+  float alpha1 = 1.f, alpha2 = 1.f;
+  int bias_input = -1;      // position in the op's inputs, -1 for none
+  int residual_input = -1;
+  TensorDesc bias_view;     // 1, K, 1... over the bias constant
+};
+
+struct GemmPrepared {
+  GemmDesc gemm;
+  float alpha = 1.f;
+  int bias_input = -1;
+  TensorDesc bias_view;  // y's rank
+};
+
+struct SoftmaxPrepared {
+  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
+  SoftmaxMode mode = SoftmaxMode::CHANNEL;
+  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
+};
+
+// One op ready to execute: the descriptors built once, the algorithm resolved for the backend.
+struct PreparedOp {
+  OpKind kind = OpKind::ACTIVATION;
+  std::vector<int> inputs;          // tensor indices
+  int output = -1;                  // tensor index
+  std::vector<TensorDesc> in_descs; // the inputs' descriptors (the kernel's views)
+  TensorDesc out_desc;
+  size_t workspace_bytes = 0;
+
+  ConvPrepared conv;
+  PoolDesc pool;
+  ActivationDesc act;
+  TensorOp tensor_op = TensorOp::ADD;
+  GemmPrepared gemm;
+  SoftmaxPrepared softmax;
+  int concat_axis = 0;
+  TensorDesc reshape_x_view, reshape_y_view;  // 1-D views of the same element count
+  double epsilon = 1e-5;
+};
+
+}  // namespace rt
+
+struct Engine::Impl {
+  LoadOptions options;
+  Handle handle;  // the engine's backend (CUDA: device, no stream); contexts copy it
+
+  rt::FileBytes file;  // kept on CPU (weights are used in place); released on CUDA after upload
+
+  std::vector<TensorInfo> tensor_infos;
+  std::vector<rt::TensorRecord> tensors;
+  std::vector<OpInfo> op_infos;
+  std::vector<rt::PreparedOp> ops;
+  std::vector<int> inputs, outputs;
+  std::unordered_map<std::string, int> tensor_by_name;  // first tensor of each name
+  ModelSummary summary;
+
+  // Constants: where each tensor's weights are for kernels (host file memory on CPU, the device
+  // allocation on CUDA); nullptr for the other tensors.
+  std::vector<const void*> weight_ptrs;
+  void* device_weights = nullptr;  // CUDA: the one allocation holding every weight buffer
+  size_t device_weight_bytes = 0;
+
+  size_t arena_bytes = 0;      // the plan's arena, rounded up to the arena alignment
+  size_t workspace_bytes = 0;  // max(plan, every op's workspace on this backend), aligned
+  size_t context_bytes = 0;    // arena + workspace
+
+  ~Impl();
+};
+
+}  // namespace jet

@@ -1,0 +1,99 @@
+// FileBytes: mmap of a model file, or an aligned copy of one in memory.
+#include "file_bytes.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "format.h"
+
+namespace jet {
+namespace rt {
+
+FileBytes::FileBytes(FileBytes&& o) noexcept { *this = std::move(o); }
+
+FileBytes& FileBytes::operator=(FileBytes&& o) noexcept {
+  if (this != &o) {
+    release();
+    data_ = o.data_;
+    size_ = o.size_;
+    mapped_ = o.mapped_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+    o.mapped_ = false;
+  }
+  return *this;
+}
+
+void FileBytes::release() {
+  if (data_) {
+    if (mapped_) {
+      munmap(const_cast<uint8_t*>(data_), size_);
+    } else {
+      std::free(const_cast<uint8_t*>(data_));
+    }
+  }
+  data_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+}
+
+Status FileBytes::map_file(const std::string& path, FileBytes* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Status(StatusCode::BAD_PARAM, "cannot open '" + path + "': " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status(StatusCode::BAD_PARAM, "cannot stat '" + path + "': " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(StatusCode::BAD_PARAM, "'" + path + "' is not a regular file");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size < format::kMinFileBytes) {
+    ::close(fd);
+    return Status(StatusCode::BAD_PARAM, "'" + path + "' has " + std::to_string(size) +
+                                             " bytes, too small for a .jet model (at least " +
+                                             std::to_string(format::kMinFileBytes) + ")");
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int e = errno;
+  ::close(fd);  // the mapping keeps the file referenced
+  if (p == MAP_FAILED) {
+    return Status(StatusCode::ALLOC_FAILED, "cannot map '" + path + "': " + std::strerror(e));
+  }
+  out->release();
+  out->data_ = static_cast<const uint8_t*>(p);
+  out->size_ = size;
+  out->mapped_ = true;
+  return Status();
+}
+
+Status FileBytes::copy_of(const void* data, size_t size, FileBytes* out) {
+  if (!data && size > 0) return Status(StatusCode::BAD_PARAM, "model data is a null pointer");
+  void* p = nullptr;
+  // posix_memalign, not aligned operator new: it reports failure instead of throwing.
+  if (posix_memalign(&p, format::kBufferAlignment, size > 0 ? size : 1) != 0 || !p) {
+    return Status(StatusCode::ALLOC_FAILED,
+                  "cannot allocate " + std::to_string(size) + " bytes for the model copy");
+  }
+  if (size > 0) std::memcpy(p, data, size);
+  out->release();
+  out->data_ = static_cast<const uint8_t*>(p);
+  out->size_ = size;
+  out->mapped_ = false;
+  return Status();
+}
+
+}  // namespace rt
+}  // namespace jet

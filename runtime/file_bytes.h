@@ -1,0 +1,40 @@
+// The bytes of a model file: a read-only POSIX mapping of the file, or an owned, 64-byte aligned
+// copy of caller memory. Either way the base is aligned for every weight buffer (64-byte file
+// offsets), so CPU kernels read weights in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "jet/dnn/common.h"
+
+namespace jet {
+namespace rt {
+
+class FileBytes {
+ public:
+  FileBytes() = default;
+  ~FileBytes() { release(); }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  FileBytes(FileBytes&& o) noexcept;
+  FileBytes& operator=(FileBytes&& o) noexcept;
+
+  // Maps `path` read-only. Errors name the path and the system's reason.
+  static Status map_file(const std::string& path, FileBytes* out);
+  // Copies `size` bytes into an owned aligned buffer.
+  static Status copy_of(const void* data, size_t size, FileBytes* out);
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  void release();
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;  // munmap vs free
+};
+
+}  // namespace rt
+}  // namespace jet

@@ -1,0 +1,617 @@
+// The op types: for each, prepare_<op> (validate the parameters, re-run shape inference and
+// compare with the stored output, build the descriptors once) and execute_<op> (one kernel call).
+// The table kOpTypes at the bottom lists them; adding an op type is adding its two functions and
+// one table entry.
+#include "ops.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "loader.h"
+
+namespace jet {
+namespace rt {
+
+namespace {
+
+Status bad(const std::string& m) { return Status(StatusCode::BAD_PARAM, m); }
+
+std::string dims_text(const int64_t* d, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+std::string dims_text(const TensorDesc& d) { return dims_text(d.dims(), d.rank()); }
+
+const TensorRecord& input(const PrepareArgs& a, const PreparedOp& p, size_t k) {
+  return a.tensors[p.inputs[k]];
+}
+const std::string& input_name(const PrepareArgs& a, const PreparedOp& p, size_t k) {
+  return a.infos[p.inputs[k]].name;
+}
+const TensorRecord& output(const PrepareArgs& a, const PreparedOp& p) { return a.tensors[p.output]; }
+
+Status expect_inputs(const PreparedOp& p, size_t n, const char* which) {
+  if (p.inputs.size() == n) return Status();
+  return bad("has " + std::to_string(p.inputs.size()) + " inputs, expected " + std::to_string(n) +
+             " (" + which + ")");
+}
+
+Status expect_rank(const TensorDesc& d, const std::string& name, int lo, int hi) {
+  if (d.rank() >= lo && d.rank() <= hi) return Status();
+  return bad("'" + name + "' has rank " + std::to_string(d.rank()) + ", expected " +
+             std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+Status expect_dtype(const TensorDesc& d, const std::string& name, DType want, const char* why) {
+  if (d.dtype() == want) return Status();
+  return bad("'" + name + "' is " + dtype_name(d.dtype()) + ", expected " + dtype_name(want) + " (" +
+             why + ")");
+}
+
+// The re-inferred output dims against the stored output tensor.
+Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64_t* dims, int rank) {
+  const TensorDesc& y = output(a, p).desc;
+  bool same = y.rank() == rank;
+  for (int i = 0; same && i < rank; ++i) same = y.dim(i) == dims[i];
+  if (same) return Status();
+  return bad("output '" + a.infos[p.output].name + "' has dims " + dims_text(y) +
+             " but the op's inputs and parameters give " + dims_text(dims, rank));
+}
+
+// A spatial parameter vector: absent/empty means `fill` everywhere, otherwise exactly sr entries.
+Status read_spatial(const flatbuffers::Vector<int64_t>* v, int sr, const char* what, int64_t fill,
+                    int64_t* out) {
+  for (int i = 0; i < 3; ++i) out[i] = fill;
+  if (!v || v->size() == 0) return Status();
+  if (v->size() != static_cast<flatbuffers::uoffset_t>(sr)) {
+    return bad(std::string(what) + " has " + std::to_string(v->size()) + " entries, expected " +
+               std::to_string(sr) + " (one per spatial dim)");
+  }
+  for (int i = 0; i < sr; ++i) out[i] = read_i64(v, static_cast<flatbuffers::uoffset_t>(i));
+  return Status();
+}
+
+// Absent means identity, as the schema says.
+Status read_activation(const fb::Activation* a, ActivationDesc* out) {
+  *out = ActivationDesc::identity();
+  if (a) {
+    out->mode = static_cast<ActivationMode>(a->mode());
+    out->alpha = a->alpha();
+    out->beta = a->beta();
+  }
+  return out->validate();
+}
+
+Status expect_finite(float v, const char* what) {
+  if (std::isfinite(v)) return Status();
+  return bad(std::string(what) + " is not finite");
+}
+
+int64_t product(const int64_t* d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+// The dims [from, to) of d as one dim: their product, with the stride of the innermost dim of
+// size > 1. False when those dims do not nest contiguously (then no single stride describes them).
+bool merge_dims(const TensorDesc& d, int from, int to, int64_t* dim, int64_t* stride) {
+  *dim = 1;
+  *stride = 1;
+  int64_t next_stride = -1;  // what the next outer dim's stride must be
+  for (int i = to - 1; i >= from; --i) {
+    if (d.dim(i) == 1) continue;
+    if (next_stride < 0) {
+      *stride = d.stride(i);
+    } else if (d.stride(i) != next_stride) {
+      return false;
+    }
+    next_stride = d.stride(i) * d.dim(i);
+    *dim *= d.dim(i);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conv: conv_bias_act_forward. inputs: x, w[, bias][, residual].
+
+Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  const fb::ConvParams& cp = *a.op.params_as_ConvParams();
+  const size_t n = 2 + (cp.has_bias() ? 1 : 0) + (cp.has_residual() ? 1 : 0);
+  JET_RT_TRY(expect_inputs(*p, n, "x, w[, bias][, residual] as has_bias/has_residual say"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& w = input(a, *p, 1).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  if (w.rank() != x.rank()) {
+    return bad("filter '" + input_name(a, *p, 1) + "' has dims " + dims_text(w) + ", rank differs from x " +
+               dims_text(x));
+  }
+  if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (K, C, spatial)");
+  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
+  const int sr = x.rank() - 2;
+  int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
+  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
+  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
+  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
+  ConvPrepared& c = p->conv;
+  c.conv = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
+  JET_RT_TRY(c.conv.validate());
+  JET_RT_TRY(read_activation(cp.activation(), &c.act));
+  JET_RT_TRY(expect_finite(cp.alpha1(), "alpha1"));
+  JET_RT_TRY(expect_finite(cp.alpha2(), "alpha2"));
+  c.alpha1 = cp.alpha1();
+  c.alpha2 = cp.alpha2();
+  // Groups against the channels by division, before any formula multiplies them.
+  const int64_t groups = c.conv.groups();
+  if (groups > x.dim(1) || x.dim(1) % groups != 0 || x.dim(1) / groups != w.dim(1) || w.dim(0) % groups != 0) {
+    return bad("groups " + std::to_string(groups) + " do not fit x's " + std::to_string(x.dim(1)) +
+               " channels and the filter " + dims_text(w) + " (C = groups x filter C, K a multiple of groups)");
+  }
+  c.filter = FilterDesc::make(w.dtype(), FilterLayout::KCRS, w.rank(), w.dims());
+  JET_RT_TRY(c.filter.validate("w"));
+  int64_t out[kMaxRank] = {};
+  JET_RT_TRY(conv_output_dims(x, c.filter, c.conv, out));
+  JET_RT_TRY(expect_output_dims(a, *p, out, x.rank()));
+  const int64_t k = out[1];
+  size_t next = 2;
+  if (cp.has_bias()) {
+    c.bias_input = static_cast<int>(next++);
+    const TensorDesc& b = input(a, *p, c.bias_input).desc;
+    const std::string& bn = input_name(a, *p, c.bias_input);
+    if (b.elements() != k || !b.is_packed()) {
+      return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(k) +
+                 " packed elements (one per output channel)");
+    }
+    JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
+    int64_t bdims[5] = {1, k, 1, 1, 1};
+    c.bias_view = TensorDesc::packed(b.dtype(), x.rank(), bdims);
+  }
+  if (cp.has_residual()) {
+    c.residual_input = static_cast<int>(next++);
+    const TensorDesc& z = input(a, *p, c.residual_input).desc;
+    const std::string& zn = input_name(a, *p, c.residual_input);
+    if (!z.same_dims(y)) {
+      return bad("residual '" + zn + "' has dims " + dims_text(z) + ", expected the output's " + dims_text(y));
+    }
+    JET_RT_TRY(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
+  }
+
+  // The algorithm: the stored one when this backend runs it within the fallback's workspace
+  // limit, else the backend's heuristic choice under the fallback preference.
+  const int stored = static_cast<int>(cp.algo());
+  if (stored < -1 || stored >= static_cast<int>(ConvAlgo::COUNT)) {
+    return bad("unknown convolution algorithm " + std::to_string(stored));
+  }
+  const int fallback = static_cast<int>(cp.fallback());
+  if (fallback < 0 || fallback > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT)) {
+    return bad("unknown convolution algorithm preference " + std::to_string(fallback));
+  }
+  const ConvPreference pref = static_cast<ConvPreference>(fallback);
+  size_t limit = std::numeric_limits<size_t>::max();
+  if (pref == ConvPreference::NO_WORKSPACE) limit = 0;
+  if (pref == ConvPreference::SPECIFY_WORKSPACE_LIMIT) limit = static_cast<size_t>(cp.workspace_limit());
+  bool chosen = false;
+  size_t ws = 0;
+  if (stored >= 0) {
+    const ConvAlgo algo = static_cast<ConvAlgo>(stored);
+    const Status st = conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, algo, &ws);
+    if (st.ok() && ws <= limit) {
+      c.algo = algo;
+      chosen = true;
+    }
+  }
+  if (!chosen) {
+    Status st = choose_conv_forward_algo(a.handle, x, c.filter, c.conv, y, pref, limit, &c.algo);
+    if (!st.ok()) return Status(st.code(), "no convolution algorithm for this backend: " + st.message());
+    JET_RT_TRY(conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, c.algo, &ws));
+  }
+  p->workspace_bytes = ws;
+  info->algo = conv_algo_name(c.algo);
+  info->workspace_bytes = ws;
+  // Multiply-adds: every output element sums C/groups * filter-spatial products.
+  info->flops = 2.0 * static_cast<double>(product(out, 0, x.rank())) *
+                static_cast<double>(product(w.dims(), 1, w.rank()));
+  return Status();
+}
+
+Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                    void* workspace, size_t workspace_bytes) {
+  const ConvPrepared& c = p.conv;
+  const void* bias = c.bias_input >= 0 ? in[c.bias_input] : nullptr;
+  const void* z = c.residual_input >= 0 ? in[c.residual_input] : nullptr;
+  const TensorDesc& z_desc = c.residual_input >= 0 ? p.in_descs[c.residual_input] : p.out_desc;
+  return conv_bias_act_forward(h, c.alpha1, p.in_descs[0], in[0], c.filter, in[1], c.conv, c.algo,
+                               workspace, workspace_bytes, c.alpha2, z_desc, z, c.bias_view, bias,
+                               c.act, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pool: pool_forward (windowed or global). inputs: x.
+
+Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::PoolParams& pp = *a.op.params_as_PoolParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "pooling keeps the dtype"));
+  const int mode = pp.mode();
+  if (mode < 0 || mode > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD)) {
+    return bad("unknown pooling mode " + std::to_string(mode));
+  }
+  const int sr = x.rank() - 2;
+  if (pp.global()) {
+    p->pool = PoolDesc::global(static_cast<PoolMode>(mode), sr);
+  } else {
+    if (!pp.window() || pp.window()->size() != static_cast<flatbuffers::uoffset_t>(sr)) {
+      return bad("window has " + std::to_string(pp.window() ? pp.window()->size() : 0) +
+                 " entries, expected " + std::to_string(sr) + " (one per spatial dim)");
+    }
+    int64_t window[3], pad_begin[3], pad_end[3], strides[3];
+    JET_RT_TRY(read_spatial(pp.window(), sr, "window", 1, window));
+    JET_RT_TRY(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+    JET_RT_TRY(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
+    JET_RT_TRY(read_spatial(pp.strides(), sr, "strides", 1, strides));
+    p->pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
+                             nullptr, pp.ceil_mode());
+  }
+  JET_RT_TRY(p->pool.validate());
+  int64_t out[kMaxRank] = {};
+  JET_RT_TRY(pool_output_dims(x, p->pool, out));
+  return expect_output_dims(a, *p, out, x.rank());
+}
+
+Status execute_pool(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                    size_t) {
+  return pool_forward(h, p.pool, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activation: activation_forward. inputs: x. In place allowed.
+
+Status prepare_activation(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::ActivationParams& ap = *a.op.params_as_ActivationParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RT_TRY(read_activation(ap.activation(), &p->act));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "activations keep the dtype"));
+  return expect_output_dims(a, *p, x.dims(), x.rank());
+}
+
+Status execute_activation(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                          void*, size_t) {
+  return activation_forward(h, p.act, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpTensor: op_tensor (add, mul, ...). inputs: a, b, broadcast to the output. In place allowed.
+
+Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::OpTensorParams& op = *a.op.params_as_OpTensorParams();
+  JET_RT_TRY(expect_inputs(*p, 2, "a, b"));
+  const int top = op.op();
+  if (top < 0 || top > static_cast<int>(TensorOp::MAX)) return bad("unknown tensor op " + std::to_string(top));
+  p->tensor_op = static_cast<TensorOp>(top);
+  const TensorDesc& ta = input(a, *p, 0).desc;
+  const TensorDesc& tb = input(a, *p, 1).desc;
+  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  if (ta.rank() != tb.rank()) {
+    return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " differ in rank");
+  }
+  int64_t out[kMaxRank];
+  for (int i = 0; i < ta.rank(); ++i) {
+    const int64_t da = ta.dim(i), db = tb.dim(i);
+    if (da != db && da != 1 && db != 1) {
+      return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " do not broadcast (dim " +
+                 std::to_string(i) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return expect_output_dims(a, *p, out, ta.rank());
+}
+
+Status execute_op_tensor(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                         void*, size_t) {
+  return op_tensor(h, p.tensor_op, 1.f, p.in_descs[0], in[0], 1.f, p.in_descs[1], in[1], 0.f,
+                   p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemm: gemm_forward. inputs: a, b[, bias]. y = alpha * op(a) @ op(b) + beta * bias.
+
+Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  const fb::GemmParams& gp = *a.op.params_as_GemmParams();
+  JET_RT_TRY(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
+  const TensorDesc& ta = input(a, *p, 0).desc;
+  const TensorDesc& tb = input(a, *p, 1).desc;
+  const TensorDesc& ty = output(a, *p).desc;
+  const int rank = ta.rank();
+  if ((rank != 2 && rank != 3) || tb.rank() != rank) {
+    return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " must both have rank 2 or both rank 3");
+  }
+  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RT_TRY(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  JET_RT_TRY(expect_finite(gp.alpha(), "alpha"));
+  JET_RT_TRY(expect_finite(gp.beta(), "beta"));
+  GemmPrepared& g = p->gemm;
+  g.gemm.trans_a = gp.trans_a();
+  g.gemm.trans_b = gp.trans_b();
+  g.alpha = gp.alpha();
+  const int r = rank - 2;
+  const int64_t m = g.gemm.trans_a ? ta.dim(r + 1) : ta.dim(r);
+  const int64_t ka = g.gemm.trans_a ? ta.dim(r) : ta.dim(r + 1);
+  const int64_t kb = g.gemm.trans_b ? tb.dim(r + 1) : tb.dim(r);
+  const int64_t nn = g.gemm.trans_b ? tb.dim(r) : tb.dim(r + 1);
+  if (ka != kb) {
+    return bad("a " + dims_text(ta) + " has K = " + std::to_string(ka) + " but b " + dims_text(tb) +
+               " has K = " + std::to_string(kb));
+  }
+  int64_t out[3];
+  int k = 0;
+  if (rank == 3) {
+    const int64_t ba = ta.dim(0), bb = tb.dim(0);
+    if (ba != bb && ba != 1 && bb != 1) return bad("batch dims of a and b do not broadcast");
+    out[k++] = ba == 1 ? bb : ba;
+  }
+  out[k++] = m;
+  out[k++] = nn;
+  JET_RT_TRY(expect_output_dims(a, *p, out, rank));
+  if (gp.has_bias()) {
+    // The kernel computes alpha * (a @ b + bias): a bias scaled by beta needs beta == alpha (the
+    // converter folds other scales into the bias).
+    if (gp.beta() != gp.alpha()) {
+      return Status(StatusCode::NOT_SUPPORTED,
+                    "a Gemm bias scaled by beta " + std::to_string(gp.beta()) + " != alpha " +
+                        std::to_string(gp.alpha()) + " is not supported (fold beta / alpha into the bias)");
+    }
+    g.bias_input = 2;
+    const TensorDesc& tc = input(a, *p, 2).desc;
+    const std::string& cn = input_name(a, *p, 2);
+    JET_RT_TRY(expect_dtype(tc, cn, ta.dtype(), "the bias has a's dtype"));
+    if (tc.rank() == rank) {
+      for (int i = 0; i < rank; ++i) {
+        if (tc.dim(i) != 1 && tc.dim(i) != out[i]) {
+          return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+        }
+      }
+      g.bias_view = tc;
+    } else if (tc.rank() == 1 && tc.dim(0) == nn) {
+      int64_t bdims[3] = {1, 1, 1};
+      int64_t bstrides[3] = {nn, nn, tc.stride(0)};
+      bdims[rank - 1] = nn;
+      g.bias_view = TensorDesc::strided(tc.dtype(), rank, bdims, bstrides + (3 - rank));
+    } else {
+      return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+    }
+  }
+  info->flops = 2.0 * static_cast<double>(product(out, 0, rank)) * static_cast<double>(ka);
+  return Status();
+}
+
+Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                    size_t) {
+  const GemmPrepared& g = p.gemm;
+  const void* bias = g.bias_input >= 0 ? in[g.bias_input] : nullptr;
+  return gemm_forward(h, g.gemm, g.alpha, p.in_descs[0], in[0], p.in_descs[1], in[1], g.bias_view,
+                      bias, 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax: softmax_forward in CHANNEL mode over a (outer, axis, inner) view. In place allowed.
+
+Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  const int algo = sp.algo();
+  if (algo < 0 || algo > static_cast<int>(SoftmaxAlgo::LOG)) return bad("unknown softmax algorithm " + std::to_string(algo));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "softmax keeps the dtype"));
+  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  const int axis = sp.axis();
+  if (axis < 0 || axis >= x.rank()) {
+    return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  }
+  SoftmaxPrepared& s = p->softmax;
+  s.algo = static_cast<SoftmaxAlgo>(algo);
+  s.mode = SoftmaxMode::CHANNEL;
+  if (axis == 1 && x.rank() >= 3 && x.rank() <= 5) {
+    s.x_view = x;  // N, C, spatial as is, any strides
+    s.y_view = y;
+    return Status();
+  }
+  // Any other axis: the CHANNEL mode over (outer, axis, inner), when the dims merge.
+  const TensorDesc* src[2] = {&x, &y};
+  TensorDesc* dst[2] = {&s.x_view, &s.y_view};
+  for (int k = 0; k < 2; ++k) {
+    int64_t dims[3], strides[3];
+    const bool ok = merge_dims(*src[k], 0, axis, &dims[0], &strides[0]) &&
+                    merge_dims(*src[k], axis + 1, src[k]->rank(), &dims[2], &strides[2]);
+    if (!ok) {
+      return Status(StatusCode::NOT_SUPPORTED,
+                    std::string("softmax over axis ") + std::to_string(axis) + " of a tensor with strides " +
+                        dims_text(src[k]->strides(), src[k]->rank()) +
+                        " (the dims around the axis must nest contiguously)");
+    }
+    dims[1] = src[k]->dim(axis);
+    strides[1] = src[k]->stride(axis);
+    if (dims[0] == 1) strides[0] = strides[1] * dims[1];  // any valid stride for a size-1 dim
+    *dst[k] = TensorDesc::strided(src[k]->dtype(), 3, dims, strides);
+    JET_RT_TRY(dst[k]->validate(k == 0 ? "softmax x view" : "softmax y view"));
+  }
+  return Status();
+}
+
+Status execute_softmax(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                       void*, size_t) {
+  const SoftmaxPrepared& s = p.softmax;
+  return softmax_forward(h, s.algo, s.mode, 1.f, s.x_view, in[0], 0.f, s.y_view, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concat: concat_forward. inputs: x0, x1, ... (any dtypes; each is converted into y's).
+
+Status prepare_concat(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::ConcatParams& cp = *a.op.params_as_ConcatParams();
+  if (p->inputs.empty()) return bad("has no inputs");
+  const TensorDesc& y = output(a, *p).desc;
+  const int axis = cp.axis();
+  if (axis < 0 || axis >= y.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(y));
+  int64_t sum = 0;
+  for (size_t k = 0; k < p->inputs.size(); ++k) {
+    const TensorDesc& x = input(a, *p, k).desc;
+    bool same = x.rank() == y.rank();
+    for (int i = 0; same && i < y.rank(); ++i) same = i == axis || x.dim(i) == y.dim(i);
+    if (!same) {
+      return bad("input '" + input_name(a, *p, k) + "' " + dims_text(x) + " differs from the output " +
+                 dims_text(y) + " outside axis " + std::to_string(axis));
+    }
+    if (x.dim(axis) > y.dim(axis) - sum) {  // sum stays <= y's dim: no overflow
+      return bad("the inputs' extents along axis " + std::to_string(axis) + " exceed the output's " +
+                 std::to_string(y.dim(axis)));
+    }
+    sum += x.dim(axis);
+  }
+  if (sum != y.dim(axis)) {
+    return bad("the inputs' extents along axis " + std::to_string(axis) + " sum to " + std::to_string(sum) +
+               ", but the output has " + std::to_string(y.dim(axis)));
+  }
+  p->concat_axis = axis;
+  return Status();
+}
+
+Status execute_concat(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                      void*, size_t) {
+  return concat_forward(h, p.concat_axis, static_cast<int>(p.in_descs.size()), p.in_descs.data(),
+                        in, 1.f, 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reshape: same bytes, new dims; a copy unless the output took over the input's region.
+
+Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "reshape keeps the dtype"));
+  if (!x.is_packed() || !y.is_packed()) return bad("reshape input and output must be packed");
+  if (x.elements() != y.elements()) {
+    return bad("cannot reshape " + dims_text(x) + " (" + std::to_string(x.elements()) + " elements) to " +
+               dims_text(y) + " (" + std::to_string(y.elements()) + ")");
+  }
+  const int64_t n = x.elements();
+  p->reshape_x_view = TensorDesc::packed(x.dtype(), 1, &n);
+  p->reshape_y_view = TensorDesc::packed(y.dtype(), 1, &n);
+  return Status();
+}
+
+Status execute_reshape(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                       void*, size_t) {
+  if (in[0] == out) return Status();  // in place: the bytes are already there
+  return transform_tensor(h, 1.f, p.reshape_x_view, in[0], 0.f, p.reshape_y_view, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BatchNorm: batchnorm_forward_inference. inputs: x, scale, bias, mean, var (C floats each).
+
+Status prepare_batchnorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::BatchNormParams& bp = *a.op.params_as_BatchNormParams();
+  JET_RT_TRY(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "batchnorm keeps the dtype"));
+  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  for (size_t k = 1; k < 5; ++k) {
+    const TensorDesc& t = input(a, *p, k).desc;
+    const std::string& name = input_name(a, *p, k);
+    JET_RT_TRY(expect_dtype(t, name, DType::F32, "batchnorm parameters are f32"));
+    if (t.elements() != x.dim(1) || !t.is_packed()) {
+      return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " +
+                 std::to_string(x.dim(1)) + " packed elements (one per channel)");
+    }
+  }
+  const double eps = bp.epsilon();
+  if (!(eps > 0) || !std::isfinite(eps)) return bad("epsilon " + std::to_string(eps) + " must be finite and > 0");
+  p->epsilon = eps;
+  return Status();
+}
+
+Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                         void*, size_t) {
+  return batchnorm_forward_inference(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
+                                     static_cast<const float*>(in[1]), static_cast<const float*>(in[2]),
+                                     static_cast<const float*>(in[3]), static_cast<const float*>(in[4]),
+                                     p.epsilon);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transform: transform_tensor (dtype and layout conversion, the output tensor says to what).
+
+Status prepare_transform(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  return expect_output_dims(a, *p, x.dims(), x.rank());
+}
+
+Status execute_transform(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                         void*, size_t) {
+  return transform_tensor(h, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table. Order follows OpKind; allows_in_place matches the converter (ir::op_allows_in_place).
+
+const OpType kOpTypes[] = {
+    {OpKind::CONV, fb::OpParams::ConvParams, "Conv", false, prepare_conv, execute_conv},
+    {OpKind::POOL, fb::OpParams::PoolParams, "Pool", false, prepare_pool, execute_pool},
+    {OpKind::ACTIVATION, fb::OpParams::ActivationParams, "Activation", true, prepare_activation,
+     execute_activation},
+    {OpKind::OP_TENSOR, fb::OpParams::OpTensorParams, "OpTensor", true, prepare_op_tensor,
+     execute_op_tensor},
+    {OpKind::GEMM, fb::OpParams::GemmParams, "Gemm", false, prepare_gemm, execute_gemm},
+    {OpKind::SOFTMAX, fb::OpParams::SoftmaxParams, "Softmax", true, prepare_softmax, execute_softmax},
+    {OpKind::CONCAT, fb::OpParams::ConcatParams, "Concat", false, prepare_concat, execute_concat},
+    {OpKind::RESHAPE, fb::OpParams::ReshapeParams, "Reshape", true, prepare_reshape, execute_reshape},
+    {OpKind::BATCHNORM, fb::OpParams::BatchNormParams, "BatchNorm", true, prepare_batchnorm,
+     execute_batchnorm},
+    {OpKind::TRANSFORM, fb::OpParams::TransformParams, "Transform", false, prepare_transform,
+     execute_transform},
+};
+constexpr size_t kNumOpTypes = sizeof(kOpTypes) / sizeof(kOpTypes[0]);
+
+}  // namespace
+
+const OpType* find_op_type(fb::OpParams params) {
+  for (size_t i = 0; i < kNumOpTypes; ++i) {
+    if (kOpTypes[i].params == params) return &kOpTypes[i];
+  }
+  return nullptr;
+}
+
+const OpType& op_type(OpKind kind) { return kOpTypes[static_cast<size_t>(kind)]; }
+
+Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
+  for (size_t i = 0; i < kNumOpTypes; ++i) {
+    if (static_cast<size_t>(kOpTypes[i].kind) != i) {
+      return Status(StatusCode::INTERNAL_ERROR, "runtime op table out of OpKind order");
+    }
+  }
+  for (size_t s = 0; s < impl->ops.size(); ++s) {
+    PreparedOp& p = impl->ops[s];
+    for (int t : p.inputs) p.in_descs.push_back(impl->tensors[t].desc);
+    p.out_desc = impl->tensors[p.output].desc;
+    const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
+                           impl->tensor_infos, impl->handle};
+    const Status st = op_type(p.kind).prepare(args, &p, &impl->op_infos[s]);
+    if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
+  }
+  return Status();
+}
+
+}  // namespace rt
+}  // namespace jet

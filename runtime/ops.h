@@ -1,0 +1,54 @@
+// The op types the runtime executes: one entry per type, each with a prepare function (parameter
+// validation, shape inference against the stored output, descriptors, algorithm choice) and an
+// execute function (one kernel call). Adding an op type is adding one entry to the table in
+// ops.cpp plus its two functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine_impl.h"
+#include "jet/schema/model_generated.h"
+
+namespace jet {
+namespace rt {
+
+// What a prepare function gets: the op as stored, the validated tensors, the backend.
+struct PrepareArgs {
+  const fb::Op& op;
+  const std::vector<TensorRecord>& tensors;
+  const std::vector<TensorInfo>& infos;
+  const Handle& handle;
+};
+
+// Fills out (descriptors, parameters, workspace) and info (algo, flops). The op's kind, inputs
+// and output are already set and checked for range and order.
+using PrepareFn = Status (*)(const PrepareArgs& args, PreparedOp* out, OpInfo* info);
+// One kernel call. in[i] / out are the op's tensors' current pointers.
+using ExecuteFn = Status (*)(const Handle& handle, const PreparedOp& op, const void* const* in,
+                             void* out, void* workspace, size_t workspace_bytes);
+
+struct OpType {
+  OpKind kind;
+  fb::OpParams params;  // the schema's union member
+  const char* name;     // OpInfo::type
+  bool allows_in_place; // the output may take over a dying activation input's region
+  PrepareFn prepare;
+  ExecuteFn execute;
+};
+
+// nullptr for NONE and for union members this runtime does not know.
+const OpType* find_op_type(fb::OpParams params);
+const OpType& op_type(OpKind kind);
+
+// Runs every op's prepare function (messages name the op); fills workspace and flops.
+Status prepare_ops(const fb::Model& model, Engine::Impl* impl);
+
+// The run() loop's body.
+inline Status execute_op(const Handle& handle, const PreparedOp& op, const void* const* in,
+                         void* out, void* workspace, size_t workspace_bytes) {
+  return op_type(op.kind).execute(handle, op, in, out, workspace, workspace_bytes);
+}
+
+}  // namespace rt
+}  // namespace jet

@@ -1,0 +1,277 @@
+#include "cli_common.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#if JET_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace jet {
+namespace tools {
+
+bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, v);
+  if (text.empty() || result.ec != std::errc() || result.ptr != end || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_uint64(const std::string& text, uint64_t* out) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, v);
+  if (text.empty() || result.ec != std::errc() || result.ptr != end) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_backend(const std::string& text, Backend* out) {
+  if (text == "cpu") {
+    *out = Backend::CPU;
+  } else if (text == "cuda") {
+    *out = Backend::CUDA;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* backend_name(Backend b) { return b == Backend::CPU ? "cpu" : "cuda"; }
+
+std::string format_dims(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  return buf;
+}
+
+std::string format_bytes(size_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  if (b < 1024.0 * 1024.0) return fixed(b / 1024.0, 1) + " KiB";
+  if (b < 1024.0 * 1024.0 * 1024.0) return fixed(b / (1024.0 * 1024.0), 2) + " MiB";
+  return fixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
+}
+
+std::string json_string(const std::string& text) {
+  std::string s = "\"";
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"') {
+      s += "\\\"";
+    } else if (c == '\\') {
+      s += "\\\\";
+    } else if (c == '\n') {
+      s += "\\n";
+    } else if (c == '\t') {
+      s += "\\t";
+    } else if (c == '\r') {
+      s += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", u);
+      s += buf;
+    } else {
+      s += c;  // UTF-8 bytes pass through unchanged
+    }
+  }
+  return s + "\"";
+}
+
+std::string json_number(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", value);
+  return buf;
+}
+
+std::string sanitize_file_name(const std::string& name) {
+  std::string s = name;
+  for (char& c : s) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  // "." and ".." would name directories, an empty name no file at all.
+  if (s.empty() || s == "." || s == "..") s = "_" + s;
+  return s;
+}
+
+const char* tensor_role_name(TensorRole role) {
+  switch (role) {
+    case TensorRole::INPUT: return "input";
+    case TensorRole::OUTPUT: return "output";
+    case TensorRole::CONSTANT: return "constant";
+    case TensorRole::ACTIVATION: return "activation";
+  }
+  return "?";
+}
+
+int64_t element_count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+namespace {
+
+// The element offset (in elements) of each logical index in C order, for info's strides.
+// Packed tensors (no strides given) map index i to i.
+std::vector<size_t> element_offsets(const TensorInfo& info) {
+  const int64_t count = element_count(info.dims);
+  std::vector<size_t> offsets(static_cast<size_t>(count < 0 ? 0 : count));
+  const bool strided = info.strides.size() == info.dims.size() && !info.dims.empty();
+  if (!strided) {
+    for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = i;
+    return offsets;
+  }
+  std::vector<int64_t> index(info.dims.size(), 0);
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < index.size(); ++d) off += index[d] * info.strides[d];
+    offsets[i] = static_cast<size_t>(off);
+    for (size_t d = index.size(); d-- > 0;) {  // advance the C-order counter
+      if (++index[d] < info.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+void store_element(DType dtype, float v, uint8_t* p) {
+  if (dtype == DType::F16) {
+    const uint16_t bits = half::float_to_half_bits(v);
+    std::memcpy(p, &bits, 2);
+  } else {
+    std::memcpy(p, &v, 4);
+  }
+}
+
+float load_element(DType dtype, const uint8_t* p) {
+  if (dtype == DType::F16) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    return half::half_bits_to_float(bits);
+  }
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+void values_to_tensor_bytes(const std::vector<float>& values, const TensorInfo& info,
+                            std::vector<uint8_t>* out) {
+  const size_t esize = dtype_size(info.dtype);
+  out->assign(info.bytes, 0);
+  const std::vector<size_t> offsets = element_offsets(info);
+  for (size_t i = 0; i < offsets.size() && i < values.size(); ++i) {
+    if ((offsets[i] + 1) * esize <= out->size()) store_element(info.dtype, values[i], out->data() + offsets[i] * esize);
+  }
+}
+
+}  // namespace
+
+Status array_to_tensor_bytes(const HostArray& array, const TensorInfo& info, const std::string& what,
+                             std::vector<uint8_t>* out) {
+  if (array.dims != info.dims) {
+    return Status(StatusCode::BAD_PARAM, what + ": shape " + format_dims(array.dims) + " does not match input '" +
+                                             info.name + "' of shape " + format_dims(info.dims));
+  }
+  values_to_tensor_bytes(array.values, info, out);
+  return Status::success();
+}
+
+void random_tensor_bytes(const TensorInfo& info, uint64_t seed, std::vector<uint8_t>* out) {
+  std::vector<float> values(static_cast<size_t>(element_count(info.dims)));
+  uint64_t state = seed;
+  for (float& v : values) {
+    // splitmix64: one 64-bit step per value, the top 24 bits make a float in [0, 1).
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+    v = 2.0f * unit - 1.0f;
+  }
+  values_to_tensor_bytes(values, info, out);
+}
+
+void tensor_bytes_to_packed(const TensorInfo& info, const std::vector<uint8_t>& bytes,
+                            std::vector<uint8_t>* packed, std::vector<float>* values) {
+  const size_t esize = dtype_size(info.dtype);
+  const std::vector<size_t> offsets = element_offsets(info);
+  if (packed != nullptr) packed->assign(offsets.size() * esize, 0);
+  if (values != nullptr) values->assign(offsets.size(), 0.0f);
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if ((offsets[i] + 1) * esize > bytes.size()) continue;
+    const uint8_t* p = bytes.data() + offsets[i] * esize;
+    if (packed != nullptr) std::memcpy(packed->data() + i * esize, p, esize);
+    if (values != nullptr) (*values)[i] = load_element(info.dtype, p);
+  }
+}
+
+Status copy_to_tensor(Backend backend, void* tensor_data, const void* host, size_t bytes) {
+  if (tensor_data == nullptr) return Status(StatusCode::INTERNAL_ERROR, "copy_to_tensor: no tensor memory");
+  if (bytes == 0) return Status::success();
+  if (backend == Backend::CPU) {
+    std::memcpy(tensor_data, host, bytes);
+    return Status::success();
+  }
+#if JET_HAVE_CUDA
+  const cudaError_t err = cudaMemcpy(tensor_data, host, bytes, cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    return Status(StatusCode::EXECUTION_FAILED, std::string("cudaMemcpy to the device: ") + cudaGetErrorString(err));
+  }
+  return Status::success();
+#else
+  return Status(StatusCode::NOT_SUPPORTED, "this tool was built without CUDA");
+#endif
+}
+
+Status copy_from_tensor(Backend backend, void* host, const void* tensor_data, size_t bytes) {
+  if (tensor_data == nullptr) return Status(StatusCode::INTERNAL_ERROR, "copy_from_tensor: no tensor memory");
+  if (bytes == 0) return Status::success();
+  if (backend == Backend::CPU) {
+    std::memcpy(host, tensor_data, bytes);
+    return Status::success();
+  }
+#if JET_HAVE_CUDA
+  const cudaError_t err = cudaMemcpy(host, tensor_data, bytes, cudaMemcpyDeviceToHost);
+  if (err != cudaSuccess) {
+    return Status(StatusCode::EXECUTION_FAILED, std::string("cudaMemcpy from the device: ") + cudaGetErrorString(err));
+  }
+  return Status::success();
+#else
+  return Status(StatusCode::NOT_SUPPORTED, "this tool was built without CUDA");
+#endif
+}
+
+Status synchronize(Backend backend, cudaStream_t stream) {
+  if (backend == Backend::CPU) return Status::success();
+#if JET_HAVE_CUDA
+  const cudaError_t err = cudaStreamSynchronize(stream);
+  if (err != cudaSuccess) {
+    return Status(StatusCode::EXECUTION_FAILED, std::string("cudaStreamSynchronize: ") + cudaGetErrorString(err));
+  }
+  return Status::success();
+#else
+  (void)stream;
+  return Status(StatusCode::NOT_SUPPORTED, "this tool was built without CUDA");
+#endif
+}
+
+}  // namespace tools
+}  // namespace jet

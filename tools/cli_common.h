@@ -1,0 +1,65 @@
+// Small helpers shared by the jet-* command-line tools: argument parsing, formatting, JSON
+// strings, and moving tensors between files, host buffers and an execution context.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host_array.h"
+#include "jet/runtime.h"
+
+namespace jet {
+namespace tools {
+
+// Integers only (std::from_chars for integers is portable; floating-point from_chars is not
+// available on gcc 9). The whole string must be a number in [min, max].
+bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out);
+bool parse_uint64(const std::string& text, uint64_t* out);
+
+// "cpu" / "cuda".
+bool parse_backend(const std::string& text, Backend* out);
+const char* backend_name(Backend b);
+
+// "[1, 3, 224, 224]"
+std::string format_dims(const std::vector<int64_t>& dims);
+// "1.5 MiB (1572864 bytes)" style: the short form only.
+std::string format_bytes(size_t bytes);
+// A JSON string literal, quotes included, with ", \ and control characters escaped.
+std::string json_string(const std::string& text);
+// A JSON number; non-finite values become null (JSON has no NaN).
+std::string json_number(double value);
+// printf-style %.*f into a std::string.
+std::string fixed(double value, int decimals);
+
+// Every character outside [A-Za-z0-9._-] replaced by '_' (gpu_0/softmax:0 -> gpu_0_softmax_0).
+std::string sanitize_file_name(const std::string& name);
+
+const char* tensor_role_name(TensorRole role);
+
+// Product of dims (1 for a scalar).
+int64_t element_count(const std::vector<int64_t>& dims);
+
+// Converts a file's values into the bytes the engine expects for tensor `info`: checks the shape
+// (BAD_PARAM naming `what`, both shapes and the tensor on mismatch), converts to info.dtype and
+// places the elements at info.strides; `out` gets info.bytes bytes.
+Status array_to_tensor_bytes(const HostArray& array, const TensorInfo& info, const std::string& what,
+                             std::vector<uint8_t>* out);
+// Uniform [-1, 1) values for tensor `info` from a splitmix64 stream seeded by `seed` (the same
+// seed gives the same values on every platform), in the layout of array_to_tensor_bytes.
+void random_tensor_bytes(const TensorInfo& info, uint64_t seed, std::vector<uint8_t>* out);
+// The reverse: the tensor's info.bytes bytes (at info.strides) to packed elements of info.dtype
+// (`packed`) and to float (`values`). Either output may be null.
+void tensor_bytes_to_packed(const TensorInfo& info, const std::vector<uint8_t>& bytes,
+                            std::vector<uint8_t>* packed, std::vector<float>* values);
+
+// Copies between host memory and the memory of a context's tensor: cudaMemcpy on CUDA (built
+// with CUDA only), memcpy on CPU.
+Status copy_to_tensor(Backend backend, void* tensor_data, const void* host, size_t bytes);
+Status copy_from_tensor(Backend backend, void* host, const void* tensor_data, size_t bytes);
+// Waits for `stream` (CUDA); nothing on CPU.
+Status synchronize(Backend backend, cudaStream_t stream);
+
+}  // namespace tools
+}  // namespace jet

@@ -1,0 +1,20 @@
+// A tensor read from a file (.npy or ONNX TensorProto .pb), as the CLIs use it: packed row-major
+// values converted to float. float holds every f16 value exactly, so an f16 file converted back
+// to f16 is unchanged; wider types (f64, i64, i32) are rounded to the nearest float.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jet {
+namespace tools {
+
+struct HostArray {
+  std::vector<int64_t> dims;   // empty for a scalar
+  std::vector<float> values;   // product(dims) values, C order
+  std::string source_type;     // what the file stored, for messages: "<f8", "DOUBLE", ...
+};
+
+}  // namespace tools
+}  // namespace jet

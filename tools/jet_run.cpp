@@ -1,0 +1,267 @@
+// jet-run: loads a .jet model, fills its inputs from files (.npy, ONNX TensorProto .pb) or a
+// seeded random generator, runs it once and prints a checksum of every output; optionally saves
+// the outputs as .npy files.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "jet/runtime.h"
+#include "npy.h"
+#include "tensor_proto.h"
+
+namespace {
+
+using jet::Status;
+using jet::StatusCode;
+using namespace jet::tools;
+
+const char kUsage[] =
+    "usage: jet-run model.jet [--device cpu|cuda] [--input NAME=FILE ...] [--save-outputs DIR]\n"
+    "               [--seed N]\n"
+    "  --device        backend to run on (default: cuda when built with CUDA, else cpu)\n"
+    "  --input         NAME=FILE feeds graph input NAME from FILE (.npy or ONNX TensorProto .pb);\n"
+    "                  a bare FILE feeds the input the .pb names, or the model's only input\n"
+    "  --save-outputs  writes each output to DIR/<output name>.npy (characters outside\n"
+    "                  [A-Za-z0-9._-] replaced by '_')\n"
+    "  --seed          seed of the uniform [-1, 1) values of inputs not given (default 1)\n";
+
+struct InputSpec {
+  std::string name;  // empty: infer
+  std::string path;
+};
+
+struct Options {
+  std::string model;
+  jet::Backend backend = jet::built_with_cuda() ? jet::Backend::CUDA : jet::Backend::CPU;
+  std::vector<InputSpec> inputs;
+  std::string save_dir;
+  uint64_t seed = 1;
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "jet-run: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const Status& st) {
+  std::fprintf(stderr, "jet-run: error: %s\n", st.to_string().c_str());
+  return 1;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Reads an input file by its extension.
+Status read_input_file(const std::string& path, HostArray* array, std::string* stored_name) {
+  stored_name->clear();
+  if (ends_with(path, ".npy")) return read_npy(path, array);
+  if (ends_with(path, ".pb")) return read_tensor_proto(path, array, stored_name);
+  return Status(StatusCode::BAD_PARAM, path + ": unknown input file type (use .npy or ONNX TensorProto .pb)");
+}
+
+std::string input_names(const jet::Engine& engine) {
+  std::string s;
+  for (int i = 0; i < engine.num_inputs(); ++i) {
+    if (i > 0) s += ", ";
+    s += "'" + engine.tensor(engine.input(i)).name + "'";
+  }
+  return s;
+}
+
+// The tensor index of graph input `name`, or -1.
+int find_input(const jet::Engine& engine, const std::string& name) {
+  for (int i = 0; i < engine.num_inputs(); ++i) {
+    if (engine.tensor(engine.input(i)).name == name) return engine.input(i);
+  }
+  return -1;
+}
+
+Status make_directory(const std::string& dir) {
+  struct stat info;
+  if (stat(dir.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) return Status::success();
+    return Status(StatusCode::BAD_PARAM, dir + ": exists and is not a directory");
+  }
+  if (mkdir(dir.c_str(), 0777) != 0) {
+    return Status(StatusCode::BAD_PARAM, dir + ": cannot create directory: " + std::strerror(errno));
+  }
+  return Status::success();
+}
+
+std::string short_float(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+int run(const Options& opt) {
+  jet::LoadOptions load;
+  load.backend = opt.backend;
+  std::shared_ptr<jet::Engine> engine;
+  Status st = jet::Engine::load(opt.model, load, &engine);
+  if (!st.ok()) return fail(st);
+  std::unique_ptr<jet::ExecutionContext> ctx;
+  st = engine->create_context(&ctx);
+  if (!st.ok()) return fail(st);
+  std::printf("model %s: %d inputs, %d outputs, %d ops, device %s\n", opt.model.c_str(), engine->num_inputs(),
+              engine->num_outputs(), engine->num_ops(), backend_name(opt.backend));
+
+  // Inputs from files.
+  std::set<int> given;
+  for (const InputSpec& spec : opt.inputs) {
+    HostArray array;
+    std::string stored_name;
+    st = read_input_file(spec.path, &array, &stored_name);
+    if (!st.ok()) return fail(st);
+    std::string name = spec.name;
+    if (name.empty()) {
+      if (!stored_name.empty() && find_input(*engine, stored_name) >= 0) {
+        name = stored_name;
+      } else if (engine->num_inputs() == 1) {
+        name = engine->tensor(engine->input(0)).name;
+      } else {
+        return fail(Status(StatusCode::BAD_PARAM, spec.path + ": say which input it feeds (--input NAME=" +
+                                                      spec.path + "); the model's inputs are " + input_names(*engine)));
+      }
+    }
+    const int index = find_input(*engine, name);
+    if (index < 0) {
+      return fail(Status(StatusCode::BAD_PARAM, "--input " + name + "=" + spec.path + ": the model has no input '" +
+                                                    name + "'; its inputs are " + input_names(*engine)));
+    }
+    if (!given.insert(index).second) {
+      return fail(Status(StatusCode::BAD_PARAM, "input '" + name + "' is given more than once"));
+    }
+    const jet::TensorInfo& info = engine->tensor(index);
+    std::vector<uint8_t> bytes;
+    st = array_to_tensor_bytes(array, info, spec.path, &bytes);
+    if (!st.ok()) return fail(st);
+    st = copy_to_tensor(opt.backend, ctx->tensor_data(index), bytes.data(), bytes.size());
+    if (!st.ok()) return fail(st);
+    std::printf("input '%s' %s %s: from %s (%s)\n", info.name.c_str(), format_dims(info.dims).c_str(),
+                jet::dtype_name(info.dtype), spec.path.c_str(), array.source_type.c_str());
+  }
+  // The rest from the seeded generator: input i uses its own stream derived from the seed.
+  for (int i = 0; i < engine->num_inputs(); ++i) {
+    const int index = engine->input(i);
+    if (given.count(index) != 0) continue;
+    const jet::TensorInfo& info = engine->tensor(index);
+    std::vector<uint8_t> bytes;
+    random_tensor_bytes(info, opt.seed ^ (0x5851f42d4c957f2dull * static_cast<uint64_t>(i + 1)), &bytes);
+    st = copy_to_tensor(opt.backend, ctx->tensor_data(index), bytes.data(), bytes.size());
+    if (!st.ok()) return fail(st);
+    std::printf("input '%s' %s %s: random uniform [-1, 1), seed %llu\n", info.name.c_str(),
+                format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
+                static_cast<unsigned long long>(opt.seed));
+  }
+
+  st = ctx->run(nullptr);
+  if (st.ok()) st = synchronize(opt.backend, nullptr);
+  if (!st.ok()) return fail(st);
+
+  if (!opt.save_dir.empty()) {
+    st = make_directory(opt.save_dir);
+    if (!st.ok()) return fail(st);
+  }
+  std::set<std::string> used_files;
+  for (int i = 0; i < engine->num_outputs(); ++i) {
+    const int index = engine->output(i);
+    const jet::TensorInfo& info = engine->tensor(index);
+    std::vector<uint8_t> bytes(info.bytes), packed;
+    std::vector<float> values;
+    st = copy_from_tensor(opt.backend, bytes.data(), ctx->tensor_data(index), bytes.size());
+    if (!st.ok()) return fail(st);
+    tensor_bytes_to_packed(info, bytes, &packed, &values);
+
+    double sum = 0, abs_sum = 0;
+    size_t nonfinite = 0;
+    float lo = 0, hi = 0;
+    bool first = true;
+    for (float v : values) {
+      if (!std::isfinite(v)) {
+        ++nonfinite;
+        continue;
+      }
+      sum += v;
+      abs_sum += std::fabs(v);
+      if (first || v < lo) lo = v;
+      if (first || v > hi) hi = v;
+      first = false;
+    }
+    const double mean_abs = values.empty() ? 0.0 : abs_sum / static_cast<double>(values.size());
+    std::string head;
+    for (size_t k = 0; k < values.size() && k < 4; ++k) head += (k > 0 ? ", " : "") + short_float(values[k]);
+    char hash[32];
+    std::snprintf(hash, sizeof(hash), "%016llx",
+                  static_cast<unsigned long long>(jet::model_checksum(packed.data(), packed.size())));
+    std::printf("output '%s' %s %s: sum %s mean_abs %s min %s max %s nonfinite %zu first [%s] hash %s\n",
+                info.name.c_str(), format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
+                short_float(sum).c_str(), short_float(mean_abs).c_str(), short_float(lo).c_str(),
+                short_float(hi).c_str(), nonfinite, head.c_str(), hash);
+
+    if (!opt.save_dir.empty()) {
+      std::string base = sanitize_file_name(info.name);
+      std::string file = base;
+      for (int k = 2; used_files.count(file) != 0; ++k) file = base + "_" + std::to_string(k);
+      used_files.insert(file);
+      const std::string path = opt.save_dir + "/" + file + ".npy";
+      st = write_npy(path, info.dims, info.dtype, packed.data());
+      if (!st.ok()) return fail(st);
+      std::printf("  saved %s\n", path.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "-h" || arg == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "--device") {
+      if (!has_value || !parse_backend(argv[++i], &opt.backend)) return usage_error("--device takes cpu or cuda");
+    } else if (arg == "--input") {
+      if (!has_value) return usage_error("--input takes NAME=FILE");
+      const std::string spec = argv[++i];
+      const size_t eq = spec.find('=');
+      InputSpec input;
+      if (eq == std::string::npos) {
+        input.path = spec;
+      } else {
+        input.name = spec.substr(0, eq);
+        input.path = spec.substr(eq + 1);
+      }
+      if (input.path.empty() || (eq != std::string::npos && input.name.empty())) {
+        return usage_error("--input takes NAME=FILE, got '" + spec + "'");
+      }
+      opt.inputs.push_back(input);
+    } else if (arg == "--save-outputs") {
+      if (!has_value) return usage_error("--save-outputs takes a directory");
+      opt.save_dir = argv[++i];
+    } else if (arg == "--seed") {
+      if (!has_value || !parse_uint64(argv[++i], &opt.seed)) return usage_error("--seed takes a non-negative integer");
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error("unknown option '" + arg + "'");
+    } else if (opt.model.empty()) {
+      opt.model = arg;
+    } else {
+      return usage_error("more than one model given ('" + opt.model + "', '" + arg + "')");
+    }
+  }
+  if (opt.model.empty()) return usage_error("no model file given");
+  return run(opt);
+}
