@@ -292,6 +292,7 @@ Status ExecutionContext::capture(cudaStream_t stream) {
   if (!st.ok()) return Status(st.code(), "capture: the warm-up run failed: " + st.message());
   cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
   if (err != cudaSuccess) {
+    cudaGetLastError();  // the failure is reported here: leave no error behind for the caller
     return Status(StatusCode::EXECUTION_FAILED,
                   std::string("capture: cudaStreamBeginCapture failed: ") + cudaGetErrorString(err) +
                       (stream == nullptr ? " (the legacy default stream cannot be captured; pass a created stream)" : "") +

@@ -297,7 +297,7 @@ Status check_graph(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
     if (impl->tensors[t].producer < 0) return bad("graph output " + tensor_label(*impl, t) + " is never produced");
   }
 
-  // ---- Liveness, as the converter's planner computes it. -------------------------------------
+  // ---- Liveness, as the converter's planner computes it (converter/plan_memory.h). ------------
   const int last_step = static_cast<int>(nops) - 1;
   for (int t : impl->inputs) impl->tensors[t].first_step = impl->tensors[t].last_step = 0;
   for (size_t s = 0; s < nops; ++s) {
@@ -310,7 +310,11 @@ Status check_graph(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
     y.first_step = step;
     y.last_step = std::max(y.last_step, step);
   }
+  // Graph inputs and outputs live for the whole pass: outputs must survive to the end, and inputs
+  // are never overwritten, so a second run (a graph replay, a benchmark loop) reads the same input
+  // without the caller writing it again. A plan that reuses an input's bytes is rejected below.
   for (int t : impl->outputs) impl->tensors[t].last_step = last_step;
+  for (int t : impl->inputs) impl->tensors[t].last_step = last_step;
 
   // ---- Arena regions of every tensor some step touches. --------------------------------------
   const uint64_t arena = plan->arena_bytes();

@@ -12,6 +12,38 @@
 namespace jet {
 namespace tools {
 
+int usage_error(const char* tool, const char* usage, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n%s", tool, message.c_str(), usage);
+  return 2;
+}
+
+int fail(const char* tool, const Status& st) {
+  std::fprintf(stderr, "%s: error: %s\n", tool, st.to_string().c_str());
+  return 1;
+}
+
+bool take_model_argument(const std::string& arg, std::string* model, std::string* error) {
+  if (!arg.empty() && arg[0] == '-') {
+    *error = "unknown option '" + arg + "'";
+    return false;
+  }
+  if (!model->empty()) {
+    *error = "more than one model given ('" + *model + "', '" + arg + "')";
+    return false;
+  }
+  *model = arg;
+  return true;
+}
+
+Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
+                   std::unique_ptr<ExecutionContext>* ctx) {
+  LoadOptions load;
+  load.backend = backend;
+  Status st = Engine::load(path, load, engine);
+  if (!st.ok() || ctx == nullptr) return st;
+  return (*engine)->create_context(ctx);
+}
+
 bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out) {
   int64_t v = 0;
   const char* end = text.data() + text.size();

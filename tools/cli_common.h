@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,21 @@ namespace tools {
 // available on gcc 9). The whole string must be a number in [min, max].
 bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out);
 bool parse_uint64(const std::string& text, uint64_t* out);
+
+// Prints "<tool>: <message>" and the usage text to stderr; returns 2, the usage-error exit code.
+int usage_error(const char* tool, const char* usage, const std::string& message);
+// Prints "<tool>: error: <status>" to stderr; returns 1, the failure exit code.
+int fail(const char* tool, const Status& st);
+
+// A command-line argument that no option of the tool matched, in a tool taking one model file:
+// an unknown option (leading '-'), the model file (into `model`), or a second model file. Returns
+// false with the usage error in `error` when the argument is not taken.
+bool take_model_argument(const std::string& arg, std::string* model, std::string* error);
+
+// Loads the model file `path` for `backend` and, when `ctx` is not null, creates an execution
+// context for it.
+Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
+                   std::unique_ptr<ExecutionContext>* ctx);
 
 // "cpu" / "cuda".
 bool parse_backend(const std::string& text, Backend* out);

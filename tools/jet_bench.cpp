@@ -254,24 +254,13 @@ void print_phase(const Phase& p, const Options& opt) {
               static_cast<long long>(opt.iterations), p.total_s);
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "jet-bench: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
-int fail(const Status& st) {
-  std::fprintf(stderr, "jet-bench: error: %s\n", st.to_string().c_str());
-  return 1;
-}
+int usage_error(const std::string& message) { return jet::tools::usage_error("jet-bench", kUsage, message); }
+int fail(const Status& st) { return jet::tools::fail("jet-bench", st); }
 
 int bench(const Options& opt) {
-  jet::LoadOptions load;
-  load.backend = opt.backend;
   std::shared_ptr<jet::Engine> engine;
-  Status st = jet::Engine::load(opt.model, load, &engine);
-  if (!st.ok()) return fail(st);
   std::unique_ptr<jet::ExecutionContext> ctx;
-  st = engine->create_context(&ctx);
+  Status st = load_engine(opt.model, opt.backend, &engine, &ctx);
   if (!st.ok()) return fail(st);
 
   // Inputs: seeded uniform values, so the timed work is that of real data.
@@ -402,12 +391,9 @@ int main(int argc, char** argv) {
       opt.profile = true;
     } else if (arg == "--json") {
       opt.json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("unknown option '" + arg + "'");
-    } else if (opt.model.empty()) {
-      opt.model = arg;
     } else {
-      return usage_error("more than one model given ('" + opt.model + "', '" + arg + "')");
+      std::string error;
+      if (!take_model_argument(arg, &opt.model, &error)) return usage_error(error);
     }
   }
   if (opt.model.empty()) return usage_error("no model file given");

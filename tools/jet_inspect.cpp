@@ -180,15 +180,8 @@ std::string plan_svg(const jet::Engine& engine, const std::string& title) {
   return s;
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "jet-inspect: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
-int fail(const Status& st) {
-  std::fprintf(stderr, "jet-inspect: error: %s\n", st.to_string().c_str());
-  return 1;
-}
+int usage_error(const std::string& message) { return jet::tools::usage_error("jet-inspect", kUsage, message); }
+int fail(const Status& st) { return jet::tools::fail("jet-inspect", st); }
 
 std::string tensor_json(const jet::TensorInfo& info) {
   std::string dims = "[";
@@ -199,10 +192,8 @@ std::string tensor_json(const jet::TensorInfo& info) {
 }
 
 int inspect(const Options& opt) {
-  jet::LoadOptions load;
-  load.backend = jet::Backend::CPU;
   std::shared_ptr<jet::Engine> engine;
-  Status st = jet::Engine::load(opt.model, load, &engine);
+  Status st = load_engine(opt.model, jet::Backend::CPU, &engine, nullptr);
   if (!st.ok()) return fail(st);
   const jet::ModelSummary& sum = engine->summary();
 
@@ -345,12 +336,9 @@ int main(int argc, char** argv) {
       opt.ops = true;
     } else if (arg == "--json") {
       opt.json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("unknown option '" + arg + "'");
-    } else if (opt.model.empty()) {
-      opt.model = arg;
     } else {
-      return usage_error("more than one model given ('" + opt.model + "', '" + arg + "')");
+      std::string error;
+      if (!take_model_argument(arg, &opt.model, &error)) return usage_error(error);
     }
   }
   if (opt.model.empty()) return usage_error("no model file given");

@@ -46,15 +46,8 @@ struct Options {
   uint64_t seed = 1;
 };
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "jet-run: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
-int fail(const Status& st) {
-  std::fprintf(stderr, "jet-run: error: %s\n", st.to_string().c_str());
-  return 1;
-}
+int usage_error(const std::string& message) { return jet::tools::usage_error("jet-run", kUsage, message); }
+int fail(const Status& st) { return jet::tools::fail("jet-run", st); }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -104,13 +97,9 @@ std::string short_float(double v) {
 }
 
 int run(const Options& opt) {
-  jet::LoadOptions load;
-  load.backend = opt.backend;
   std::shared_ptr<jet::Engine> engine;
-  Status st = jet::Engine::load(opt.model, load, &engine);
-  if (!st.ok()) return fail(st);
   std::unique_ptr<jet::ExecutionContext> ctx;
-  st = engine->create_context(&ctx);
+  Status st = load_engine(opt.model, opt.backend, &engine, &ctx);
   if (!st.ok()) return fail(st);
   std::printf("model %s: %d inputs, %d outputs, %d ops, device %s\n", opt.model.c_str(), engine->num_inputs(),
               engine->num_outputs(), engine->num_ops(), backend_name(opt.backend));
@@ -254,12 +243,9 @@ int main(int argc, char** argv) {
       opt.save_dir = argv[++i];
     } else if (arg == "--seed") {
       if (!has_value || !parse_uint64(argv[++i], &opt.seed)) return usage_error("--seed takes a non-negative integer");
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("unknown option '" + arg + "'");
-    } else if (opt.model.empty()) {
-      opt.model = arg;
     } else {
-      return usage_error("more than one model given ('" + opt.model + "', '" + arg + "')");
+      std::string error;
+      if (!take_model_argument(arg, &opt.model, &error)) return usage_error(error);
     }
   }
   if (opt.model.empty()) return usage_error("no model file given");

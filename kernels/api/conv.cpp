@@ -5,6 +5,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "../common/small_sort.h"
 
 namespace jet {
 
@@ -382,7 +383,7 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
     p.status = s;
   }
   // Fastest first; the failures after, in algorithm order.
-  std::stable_sort(perf, perf + kAlgos, [](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
+  small_stable_sort(perf, kAlgos, [](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
     if (a.status.ok() != b.status.ok()) return a.status.ok();
     return a.status.ok() && a.time_ms < b.time_ms;
   });

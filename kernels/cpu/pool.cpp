@@ -7,6 +7,7 @@
 
 #include "../api/backend.h"
 #include "cpu_common.h"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cpu {
@@ -72,7 +73,7 @@ Status pool_forward(const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
   // element is independent, so the order does not change the result.
   int order[5];
   for (int i = 0; i < rank; ++i) order[i] = i;
-  std::stable_sort(order, order + rank,
+  small_stable_sort(order, rank,
                    [&](int a, int b) { return y_desc.stride(a) > y_desc.stride(b); });
   int64_t walk_dims[5], walk_strides[5];
   for (int j = 0; j < rank; ++j) {

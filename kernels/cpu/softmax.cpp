@@ -7,6 +7,7 @@
 
 #include "../api/backend.h"
 #include "cpu_common.h"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cpu {
@@ -78,7 +79,7 @@ Status softmax_forward(SoftmaxAlgo algo, SoftmaxMode mode, float alpha, const Te
     int order[kMaxRank];
     int n = 0;
     for (int i = 1; i < x_desc.rank(); ++i) order[n++] = i;
-    std::stable_sort(order, order + n,
+    small_stable_sort(order, n,
                      [&](int a, int b) { return x_desc.stride(a) > x_desc.stride(b); });
     for (int j = 0; j < n; ++j) group.add(x_desc, y_desc, order[j]);
   }

@@ -10,6 +10,7 @@
 
 #include "../api/backend.h"
 #include "cuda_common.cuh"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cuda {
@@ -39,7 +40,7 @@ Walk make_walk(const TensorDesc& xd, const TensorDesc& yd, bool with_c, bool by_
   for (int i = 0; i < xd.rank(); ++i)
     if (with_c || i != 1) order[m++] = i;
   const TensorDesc& key = by_y ? yd : xd;
-  std::stable_sort(order, order + m, [&](int a, int b) { return key.stride(a) > key.stride(b); });
+  small_stable_sort(order, m, [&](int a, int b) { return key.stride(a) > key.stride(b); });
   w.rank = m;
   w.c_pos = -1;
   w.total = 1;

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "reduction.cuh"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cuda {
@@ -170,7 +171,7 @@ Status run(const Handle& h, const PoolDesc& pool, float alpha, const TensorDesc&
   p.rank = yd.rank();
   int order[5];
   for (int i = 0; i < p.rank; ++i) order[i] = i;
-  std::stable_sort(order, order + p.rank, [&](int a, int b) { return yd.stride(a) > yd.stride(b); });
+  small_stable_sort(order, p.rank, [&](int a, int b) { return yd.stride(a) > yd.stride(b); });
   for (int j = 0; j < p.rank; ++j) {
     p.walk_dims[j] = yd.dim(order[j]);
     p.walk_ys[j] = yd.stride(order[j]);

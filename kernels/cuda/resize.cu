@@ -16,6 +16,7 @@
 
 #include "../api/backend.h"
 #include "cuda_common.cuh"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cuda {
@@ -216,7 +217,7 @@ Status run(const Handle& h, const ResizeDesc& r, float alpha, const TensorDesc& 
   p.rank = yd.rank();
   int order[5];
   for (int i = 0; i < p.rank; ++i) order[i] = i;
-  std::stable_sort(order, order + p.rank, [&](int a, int b) {
+  small_stable_sort(order, p.rank, [&](int a, int b) {
     const bool a1 = yd.dim(a) == 1, b1 = yd.dim(b) == 1;
     if (a1 != b1) return a1;
     return yd.stride(a) > yd.stride(b);

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "reduction.cuh"
+#include "../common/small_sort.h"
 
 namespace jet {
 namespace cuda {
@@ -55,7 +56,7 @@ Dims make_dims(const TensorDesc& xd, const TensorDesc& yd, const int* which, int
   int m = 0;
   for (int j = 0; j < n; ++j)
     if (xd.dim(which[j]) > 1) order[m++] = which[j];
-  std::stable_sort(order, order + m, [&](int a, int b) { return xd.stride(a) > xd.stride(b); });
+  small_stable_sort(order, m, [&](int a, int b) { return xd.stride(a) > xd.stride(b); });
   for (int j = 0; j < m; ++j) {
     const int i = order[j];
     if (d.rank > 0 && d.xs[d.rank - 1] == xd.stride(i) * xd.dim(i) &&

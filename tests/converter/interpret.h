@@ -177,8 +177,11 @@ inline Status interpret_node(const Handle& h, const ir::Graph& g, const ir::Node
 }
 
 // Runs `g` on the CPU backend (check_graph, plan, validate_plan, then one kernel call per node).
+// When `produced` is not null it gets, per tensor index, the logical values of each node's output
+// read right after that node ran (before later nodes may reuse its arena bytes); tensors that no
+// node produces stay empty.
 inline Status interpret(const ir::Graph& g, const std::vector<std::vector<float>>& inputs,
-                        std::vector<std::vector<float>>* outputs) {
+                        std::vector<std::vector<float>>* outputs, std::vector<std::vector<float>>* produced) {
   std::vector<int> order;
   Status st = ir::check_graph(g, &order);
   if (!st.ok()) return st;
@@ -212,16 +215,23 @@ inline Status interpret(const ir::Graph& g, const std::vector<std::vector<float>
       ++next_input;
     }
   }
+  if (produced) produced->assign(g.tensors.size(), std::vector<float>());
   for (int i : order) {
     const ir::Node& n = g.nodes[i];
     st = interpret_node(h, g, n, ptr);
     if (!st.ok()) return Status(st.code(), "node '" + n.name + "': " + st.message());
+    if (produced) (*produced)[n.outputs[0]] = read_tensor(g.tensors[n.outputs[0]], ptr[n.outputs[0]]);
   }
   outputs->clear();
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (g.tensors[t].kind == ir::TensorKind::OUTPUT) outputs->push_back(read_tensor(g.tensors[t], ptr[t]));
   }
   return Status::success();
+}
+
+inline Status interpret(const ir::Graph& g, const std::vector<std::vector<float>>& inputs,
+                        std::vector<std::vector<float>>* outputs) {
+  return interpret(g, inputs, outputs, nullptr);
 }
 
 }  // namespace test

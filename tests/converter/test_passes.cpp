@@ -1,9 +1,9 @@
 // The precision and layout passes (passes.h) and the zoo's promise of O(1) activations.
 //
-// Semantics are checked by running graphs on the CPU backend with a small interpreter below: each
-// node is one kernel call, every activation lives at its planned offset of one arena (filled with
-// NaN first), so a pass that breaks a graph, or a plan that lets tensors clobber each other, shows
-// up as different outputs.
+// Semantics are checked by running graphs on the CPU backend with the small interpreter of
+// interpret.h: each node is one kernel call, every activation lives at its planned offset of one
+// arena (filled with NaN first), so a pass that breaks a graph, or a plan that lets tensors clobber
+// each other, shows up as different outputs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "interpret.h"
 #include "ir.h"
 #include "jet/dnn.h"
 #include "passes.h"
@@ -40,213 +41,21 @@ std::vector<float> random_values(size_t n, uint64_t seed) {
   return v;
 }
 
-std::vector<int64_t> strides_of(const Tensor& t) { return t.strides.empty() ? packed_strides(t.dims) : t.strides; }
-
-// Logical (row-major over dims) values of a tensor stored at `base` with its strides and dtype.
-std::vector<float> read_tensor(const Tensor& t, const uint8_t* base) {
-  const std::vector<int64_t> st = strides_of(t);
-  const size_t rank = t.dims.size();
-  std::vector<float> out(static_cast<size_t>(t.elements()));
-  std::vector<int64_t> idx(rank, 0);
-  for (float& v : out) {
-    int64_t off = 0;
-    for (size_t d = 0; d < rank; ++d) off += idx[d] * st[d];
-    if (t.dtype == DType::F16) {
-      uint16_t bits;
-      std::memcpy(&bits, base + 2 * off, 2);
-      v = static_cast<float>(half::from_bits(bits));
-    } else {
-      std::memcpy(&v, base + 4 * off, 4);
-    }
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < t.dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
-
-void write_tensor(const Tensor& t, const std::vector<float>& values, uint8_t* base) {
-  const std::vector<int64_t> st = strides_of(t);
-  const size_t rank = t.dims.size();
-  std::vector<int64_t> idx(rank, 0);
-  for (float v : values) {
-    int64_t off = 0;
-    for (size_t d = 0; d < rank; ++d) off += idx[d] * st[d];
-    if (t.dtype == DType::F16) {
-      const uint16_t bits = half(v).bits;
-      std::memcpy(base + 2 * off, &bits, 2);
-    } else {
-      std::memcpy(base + 4 * off, &v, 4);
-    }
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < t.dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
 struct RunResult {
   std::vector<std::vector<float>> outputs;  // OUTPUT tensors in index order
   std::vector<double> max_abs;              // per tensor, right after it was produced (-1: never)
   std::vector<double> rms;
 };
 
-#define RUN_CHECK(expr)                                                                        \
-  do {                                                                                         \
-    const Status run_st_ = (expr);                                                             \
-    if (!run_st_.ok()) return Status(run_st_.code(), "node '" + n.name + "': " + run_st_.message()); \
-  } while (0)
-
-// Runs `g` on the CPU backend: one kernel call per node, activations in one planned arena.
+// Runs `g` on the CPU backend (test::interpret) and keeps max |x| and RMS of every node's output.
 Status run_graph(const Graph& g, const std::vector<std::vector<float>>& inputs, RunResult* res) {
-  std::vector<int> order;
-  Status st = check_graph(g, &order);
+  std::vector<std::vector<float>> produced;
+  const Status st = test::interpret(g, inputs, &res->outputs, &produced);
   if (!st.ok()) return st;
-  const MemoryPlan plan = plan_memory(g, order, Planner::GREEDY_BEST_FIT);
-  st = validate_plan(g, order, plan);
-  if (!st.ok()) return st;
-  const Handle h = Handle::cpu();
-  std::vector<uint64_t> arena_words(plan.arena_bytes / 8 + 1);
-  uint8_t* arena = reinterpret_cast<uint8_t*>(arena_words.data());
-  std::memset(arena, 0xff, arena_words.size() * 8);  // NaN in f32 and f16: unwritten reads show
-  std::vector<std::vector<uint64_t>> constant_words(g.tensors.size());
-  std::vector<uint8_t*> ptr(g.tensors.size(), nullptr);
-  size_t next_input = 0;
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    const Tensor& tt = g.tensors[t];
-    if (tt.kind == TensorKind::CONSTANT) {
-      constant_words[t].assign(tt.bytes() / 8 + 1, 0);
-      ptr[t] = reinterpret_cast<uint8_t*>(constant_words[t].data());
-      if (tt.data.size() != static_cast<size_t>(tt.elements())) {
-        return Status(StatusCode::BAD_PARAM, "constant '" + tt.name + "' has no data");
-      }
-      write_tensor(tt, tt.data, ptr[t]);
-    } else if (plan.tensors[t].in_arena) {
-      ptr[t] = arena + plan.tensors[t].offset;
-    }
-    if (tt.kind == TensorKind::INPUT) {
-      if (next_input >= inputs.size() || inputs[next_input].size() != static_cast<size_t>(tt.elements())) {
-        return Status(StatusCode::BAD_PARAM, "no values for input '" + tt.name + "'");
-      }
-      write_tensor(tt, inputs[next_input++], ptr[t]);
-    }
-  }
   res->max_abs.assign(g.tensors.size(), -1.0);
   res->rms.assign(g.tensors.size(), -1.0);
-  for (int i : order) {
-    const Node& n = g.nodes[i];
-    const Tensor& y = g.tensors[n.outputs[0]];
-    uint8_t* yp = ptr[n.outputs[0]];
-    const TensorDesc yd = y.desc();
-    auto in = [&](size_t k) { return ptr[n.inputs[k]]; };
-    auto ind = [&](size_t k) { return g.tensors[n.inputs[k]].desc(); };
-    switch (n.op) {
-      case OpType::CONV: {
-        const ConvAttrs& a = std::get<ConvAttrs>(n.attrs);
-        const Tensor& w = g.tensors[n.inputs[1]];
-        const int rank = static_cast<int>(w.dims.size());
-        auto p = [](const std::vector<int64_t>& v) { return v.empty() ? nullptr : v.data(); };
-        const ConvDesc cd = ConvDesc::make(rank - 2, p(a.pad_begin), p(a.pad_end), p(a.strides),
-                                           p(a.dilations), a.groups);
-        const FilterDesc wd = FilterDesc::make(w.dtype, FilterLayout::KCRS, rank, w.dims.data());
-        ConvAlgo algo = ConvAlgo::DIRECT;
-        RUN_CHECK(choose_conv_forward_algo(h, ind(0), wd, cd, yd, ConvPreference::PREFER_FASTEST, 0, &algo));
-        size_t ws_bytes = 0;
-        RUN_CHECK(conv_forward_workspace_size(h, ind(0), wd, cd, yd, algo, &ws_bytes));
-        std::vector<uint64_t> ws(ws_bytes / 8 + 1);
-        std::vector<int64_t> bias_dims(rank, 1);
-        bias_dims[1] = y.dims[1];
-        const TensorDesc bd = TensorDesc::packed(y.dtype, rank, bias_dims.data());
-        const void* bias = a.has_bias ? in(2) : nullptr;
-        const size_t zi = n.inputs.size() - 1;
-        const TensorDesc zd = a.has_residual ? ind(zi) : yd;
-        const void* z = a.has_residual ? in(zi) : nullptr;
-        RUN_CHECK(conv_bias_act_forward(h, 1.f, ind(0), in(0), wd, in(1), cd, algo, ws.data(), ws_bytes,
-                                        1.f, zd, z, bd, bias, a.act, yd, yp));
-        break;
-      }
-      case OpType::POOL: {
-        const PoolAttrs& a = std::get<PoolAttrs>(n.attrs);
-        auto p = [](const std::vector<int64_t>& v) { return v.empty() ? nullptr : v.data(); };
-        const PoolDesc pd = PoolDesc::make(a.mode, static_cast<int>(a.window.size()), a.window.data(),
-                                           p(a.pad_begin), p(a.pad_end), p(a.strides), nullptr, a.ceil_mode);
-        RUN_CHECK(pool_forward(h, pd, 1.f, ind(0), in(0), 0.f, yd, yp));
-        break;
-      }
-      case OpType::GLOBAL_POOL: {
-        const PoolDesc pd = PoolDesc::global(std::get<GlobalPoolAttrs>(n.attrs).mode, yd.rank() - 2);
-        RUN_CHECK(pool_forward(h, pd, 1.f, ind(0), in(0), 0.f, yd, yp));
-        break;
-      }
-      case OpType::ACTIVATION:
-        RUN_CHECK(activation_forward(h, std::get<ActivationAttrs>(n.attrs).act, 1.f, ind(0), in(0), 0.f, yd, yp));
-        break;
-      case OpType::OP_TENSOR:
-        RUN_CHECK(op_tensor(h, std::get<OpTensorAttrs>(n.attrs).op, 1.f, ind(0), in(0), 1.f, ind(1), in(1),
-                            0.f, yd, yp));
-        break;
-      case OpType::GEMM: {
-        const GemmAttrs& a = std::get<GemmAttrs>(n.attrs);
-        TensorDesc bias_desc = yd;
-        const void* bias = nullptr;
-        if (a.has_bias) {
-          std::vector<int64_t> bdims = g.tensors[n.inputs[2]].dims;
-          while (bdims.size() < y.dims.size()) bdims.insert(bdims.begin(), 1);
-          bias_desc = TensorDesc::packed(y.dtype, static_cast<int>(bdims.size()), bdims.data());
-          bias = in(2);
-        }
-        RUN_CHECK(gemm_forward(h, GemmDesc{a.trans_a, a.trans_b}, 1.f, ind(0), in(0), ind(1), in(1),
-                               bias_desc, bias, 0.f, yd, yp));
-        break;
-      }
-      case OpType::SOFTMAX: {
-        const SoftmaxAttrs& a = std::get<SoftmaxAttrs>(n.attrs);
-        TensorDesc xd = ind(0), od = yd;
-        if (!(a.axis == 1 && y.dims.size() >= 3)) {  // packed: a 3D (outer, axis, inner) view
-          int64_t outer = 1, inner = 1;
-          for (int d = 0; d < a.axis; ++d) outer *= y.dims[d];
-          for (size_t d = a.axis + 1; d < y.dims.size(); ++d) inner *= y.dims[d];
-          xd = TensorDesc::packed(g.tensors[n.inputs[0]].dtype, {outer, y.dims[a.axis], inner});
-          od = TensorDesc::packed(y.dtype, {outer, y.dims[a.axis], inner});
-        }
-        RUN_CHECK(softmax_forward(h, a.algo, SoftmaxMode::CHANNEL, 1.f, xd, in(0), 0.f, od, yp));
-        break;
-      }
-      case OpType::CONCAT: {
-        std::vector<TensorDesc> descs;
-        std::vector<const void*> xs;
-        for (size_t k = 0; k < n.inputs.size(); ++k) {
-          descs.push_back(ind(k));
-          xs.push_back(in(k));
-        }
-        RUN_CHECK(concat_forward(h, std::get<ConcatAttrs>(n.attrs).axis, static_cast<int>(xs.size()),
-                                 descs.data(), xs.data(), 1.f, 0.f, yd, yp));
-        break;
-      }
-      case OpType::RESHAPE:
-        if (!g.tensors[n.inputs[0]].is_packed() || !y.is_packed()) {
-          return Status(StatusCode::BAD_PARAM, "node '" + n.name + "': reshape of a strided tensor");
-        }
-        if (in(0) != yp) std::memmove(yp, in(0), y.bytes());
-        break;
-      case OpType::BATCHNORM: {
-        for (size_t k = 1; k < 5; ++k) {
-          if (g.tensors[n.inputs[k]].dtype != DType::F32) {
-            return Status(StatusCode::BAD_PARAM, "node '" + n.name + "': batchnorm parameter is not f32");
-          }
-        }
-        RUN_CHECK(batchnorm_forward_inference(
-            h, 1.f, 0.f, ind(0), in(0), yd, yp, reinterpret_cast<const float*>(in(1)),
-            reinterpret_cast<const float*>(in(2)), reinterpret_cast<const float*>(in(3)),
-            reinterpret_cast<const float*>(in(4)), std::get<BatchNormAttrs>(n.attrs).epsilon));
-        break;
-      }
-      case OpType::TRANSFORM:
-        RUN_CHECK(transform_tensor(h, 1.f, ind(0), in(0), 0.f, yd, yp));
-        break;
-    }
-    const std::vector<float> v = read_tensor(y, yp);
+  for (const Node& n : g.nodes) {
+    const std::vector<float>& v = produced[n.outputs[0]];
     double m = 0, s = 0;
     for (float x : v) {
       m = std::max(m, std::fabs(static_cast<double>(x)));
@@ -256,14 +65,8 @@ Status run_graph(const Graph& g, const std::vector<std::vector<float>>& inputs, 
     res->max_abs[n.outputs[0]] = m;
     res->rms[n.outputs[0]] = std::sqrt(s / static_cast<double>(v.size()));
   }
-  res->outputs.clear();
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    if (g.tensors[t].kind == TensorKind::OUTPUT) res->outputs.push_back(read_tensor(g.tensors[t], ptr[t]));
-  }
   return Status::success();
 }
-
-#undef RUN_CHECK
 
 int count_op(const Graph& g, OpType op) {
   return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.op == op; }));

@@ -256,6 +256,15 @@ TEST_CASE("overlapping regions of tensors live at the same time are rejected") {
                     fit_arena(m);
                   }),
                   "overlap");
+  // Graph inputs live to the end as well (runs never overwrite them): a late activation cannot
+  // take the input's bytes, although the input's last reader ran long before.
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
+                    fb::TensorT& x = tensor(m, "image");
+                    fb::TensorT& late = tensor(m, "concat");
+                    late.arena_offset = x.arena_offset;
+                    fit_arena(m);
+                  }),
+                  "overlap");
   // Graph outputs live to the end: nothing produced after them may reuse their bytes.
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
                     fb::TensorT& f = tensor(m, "features");

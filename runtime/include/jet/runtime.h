@@ -15,8 +15,9 @@
 // their alignment allows). create_context makes one more (arena + workspace), or none when the
 // caller passes memory of context_memory_size() bytes. run() and capture() replay never allocate.
 //
-// Inputs: the memory plan reuses an input's arena region once its last reader has run, so write
-// (or bind) every input before each run(); outputs stay valid until the next run().
+// Inputs and outputs keep their arena regions for the whole pass (the loader refuses a plan that
+// reuses them): a run never overwrites an input, so repeated runs and graph replays read the same
+// input without the caller writing it again; outputs stay valid until the next run().
 // Loading checks everything a file says (docs/format.md "What the loader checks"), so that no
 // file, however damaged or hostile, can make load() or run() touch memory out of bounds.
 #pragma once
