@@ -29,13 +29,13 @@ Status conv_problem(const char* fn, const TensorDesc& x_desc, const FilterDesc& 
                        fn, dims_string(x_desc.rank(), x_desc.dims()).c_str(),
                        x_desc.spatial_rank(), w_desc.spatial_rank(), conv.spatial_rank());
   const int64_t groups = conv.groups();
-  if (x_desc.dim(1) != w_desc.c() * groups)
+  // Divide before multiplying: a huge groups value (say, from a damaged model file) must not
+  // overflow the product.
+  if (x_desc.dim(1) % groups != 0 || x_desc.dim(1) / groups != w_desc.c())
     return make_status(StatusCode::BAD_PARAM,
-                       "%s: x has %lld channels but w expects %lld per group x %lld groups = "
-                       "%lld",
+                       "%s: x has %lld channels but w expects %lld per group x %lld groups",
                        fn, static_cast<long long>(x_desc.dim(1)),
-                       static_cast<long long>(w_desc.c()), static_cast<long long>(groups),
-                       static_cast<long long>(w_desc.c() * groups));
+                       static_cast<long long>(w_desc.c()), static_cast<long long>(groups));
   if (w_desc.k() % groups != 0)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: w has %lld filters, not a multiple of the %lld groups", fn,

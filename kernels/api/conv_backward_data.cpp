@@ -50,13 +50,12 @@ Status check_backward_data(const char* fn, const TensorDesc& dx_desc, const Filt
   if (dx_desc.rank() != dy_desc.rank())
     return make_status(StatusCode::BAD_PARAM, "%s: dx has rank %d but dy has rank %d", fn,
                        dx_desc.rank(), dy_desc.rank());
-  if (dx_desc.dim(1) != w_desc.c() * conv.groups())
+  // Divide before multiplying: a huge groups value must not overflow the product.
+  if (dx_desc.dim(1) % conv.groups() != 0 || dx_desc.dim(1) / conv.groups() != w_desc.c())
     return make_status(StatusCode::BAD_PARAM,
-                       "%s: dx has %lld channels but w expects %lld per group x %lld groups = "
-                       "%lld",
+                       "%s: dx has %lld channels but w expects %lld per group x %lld groups",
                        fn, static_cast<long long>(dx_desc.dim(1)),
-                       static_cast<long long>(w_desc.c()), static_cast<long long>(conv.groups()),
-                       static_cast<long long>(w_desc.c() * conv.groups()));
+                       static_cast<long long>(w_desc.c()), static_cast<long long>(conv.groups()));
   for (int i = 0; i < conv.spatial_rank(); ++i) {
     const int64_t window = w_desc.spatial(i);
     const int64_t padded = dx_desc.dim(2 + i) + conv.pad_begin(i) + conv.pad_end(i);
