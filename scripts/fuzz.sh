@@ -123,7 +123,7 @@ if [ "$findings" -gt 0 ] || [ "$reports" -gt 0 ] || [ "$rc" -ne 0 ]; then
     fi
   done
   echo "fuzz.sh: FAILED (fuzzer exit status $rc). Reproduce: $build_dir/tests/fuzz/jet_fuzz_loader ARTIFACT;" \
-       "minimize: ... -minimize_crash=1 -runs=10000 ARTIFACT" >&2
+       "minimize: $build_dir/tests/fuzz/jet_fuzz_loader -minimize_crash=1 -runs=10000 ARTIFACT" >&2
   exit 1
 fi
 echo "fuzz.sh: OK"

@@ -42,14 +42,26 @@ typedef enum jet_status {
   JET_ARCH_MISMATCH = 5,
   JET_EXECUTION_FAILED = 6,
   JET_INTERNAL_ERROR = 7,
-  JET_NOT_SUPPORTED = 8
+  JET_NOT_SUPPORTED = 8,
+  /* Not a status: makes every int value a valid jet_status_t in C++ (the library range-checks
+     what callers pass instead of relying on undefined behaviour). */
+  JET_STATUS_MAX_ENUM = 0x7fffffff
 } jet_status_t;
 
 /* Values mirror jet::Backend. */
-typedef enum jet_backend { JET_BACKEND_CPU = 0, JET_BACKEND_CUDA = 1 } jet_backend_t;
+typedef enum jet_backend {
+  JET_BACKEND_CPU = 0,
+  JET_BACKEND_CUDA = 1,
+  JET_BACKEND_MAX_ENUM = 0x7fffffff /* not a backend: see JET_STATUS_MAX_ENUM */
+} jet_backend_t;
 
 /* Values mirror jet::DType; JET_DTYPE_INVALID answers a bad tensor index. */
-typedef enum jet_dtype { JET_DTYPE_INVALID = -1, JET_DTYPE_F32 = 0, JET_DTYPE_F16 = 1 } jet_dtype_t;
+typedef enum jet_dtype {
+  JET_DTYPE_INVALID = -1,
+  JET_DTYPE_F32 = 0,
+  JET_DTYPE_F16 = 1,
+  JET_DTYPE_MAX_ENUM = 0x7fffffff /* not a dtype: see JET_STATUS_MAX_ENUM */
+} jet_dtype_t;
 
 typedef struct jet_engine jet_engine_t;
 typedef struct jet_context jet_context_t;
