@@ -1,5 +1,6 @@
 #include "ir.h"
 
+#include <cmath>
 #include <functional>
 #include <queue>
 #include <sstream>
@@ -71,13 +72,21 @@ const char* op_type_name(OpType op) {
     case OpType::RESHAPE: return "Reshape";
     case OpType::BATCHNORM: return "BatchNorm";
     case OpType::TRANSFORM: return "Transform";
+    case OpType::SLICE: return "Slice";
+    case OpType::PAD: return "Pad";
+    case OpType::RESIZE: return "Resize";
+    case OpType::CONV_TRANSPOSE: return "ConvTranspose";
+    case OpType::INSTANCENORM: return "InstanceNorm";
+    case OpType::LRN: return "LRN";
+    case OpType::REDUCE: return "Reduce";
   }
   return "?";
 }
 
 bool op_allows_in_place(OpType op) {
   return op == OpType::ACTIVATION || op == OpType::OP_TENSOR || op == OpType::BATCHNORM ||
-         op == OpType::SOFTMAX || op == OpType::RESHAPE;
+         op == OpType::SOFTMAX || op == OpType::RESHAPE || op == OpType::INSTANCENORM ||
+         op == OpType::LRN;
 }
 
 int64_t Tensor::elements() const {
@@ -497,6 +506,189 @@ Status Graph::transform(const std::string& name, int x, DType to, int* y) {
   return finish(Node{name, OpType::TRANSFORM, {x}, {}, TransformAttrs{to}}, to, tx.dims, y);
 }
 
+Status Graph::slice(const std::string& name, int x, SliceAttrs a, int* y) {
+  const OpType op = OpType::SLICE;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const size_t rank = tx.dims.size();
+  if (a.perm.empty()) {
+    for (size_t d = 0; d < rank; ++d) a.perm.push_back(static_cast<int64_t>(d));
+  }
+  if (a.starts.size() != rank || a.steps.size() != rank || a.sizes.size() != rank || a.perm.size() != rank) {
+    return bad(op, name, "starts, steps, sizes and perm need " + std::to_string(rank) + " entries each (x is " +
+                             dims_str(tx.dims) + ")");
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : a.perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
+      return bad(op, name, "perm " + dims_str(a.perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
+    }
+    seen[p] = true;
+  }
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t dim = tx.dims[k], b = a.starts[k], s = a.steps[k], n = a.sizes[k];
+    // The last element read, b + (n - 1) * s, must be < dim; written by division (no overflow).
+    if (b < 0 || b >= dim || s < 1 || n < 1 || (dim - 1 - b) / s < n - 1) {
+      return bad(op, name, "dim " + std::to_string(k) + ": start " + std::to_string(b) + ", step " +
+                               std::to_string(s) + ", " + std::to_string(n) + " elements leave x's " +
+                               std::to_string(dim) + " (start >= 0, step >= 1, within the dim)");
+    }
+  }
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) out[d] = a.sizes[a.perm[d]];
+  return finish(Node{name, op, {x}, {}, std::move(a)}, tx.dtype, std::move(out), y);
+}
+
+Status Graph::pad(const std::string& name, int x, const PadAttrs& a, int* y) {
+  const OpType op = OpType::PAD;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const size_t rank = tx.dims.size();
+  if (a.pad_begin.size() != rank || a.pad_end.size() != rank) {
+    return bad(op, name, "pad_begin and pad_end need " + std::to_string(rank) + " entries each");
+  }
+  if (a.mode != PadMode::CONSTANT && a.mode != PadMode::REFLECT && a.mode != PadMode::EDGE) {
+    return bad(op, name, "unknown pad mode " + std::to_string(static_cast<int>(a.mode)));
+  }
+  const int64_t limit = int64_t(1) << 40;  // no real pad; keeps the sums below from overflowing
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t b = a.pad_begin[d], e = a.pad_end[d];
+    if (b > limit || b < -limit || e > limit || e < -limit) return bad(op, name, "pad out of range");
+    if (a.mode == PadMode::REFLECT && (b >= tx.dims[d] || e >= tx.dims[d])) {
+      return bad(op, name, "reflect pads " + std::to_string(b) + ", " + std::to_string(e) + " of dim " +
+                               std::to_string(d) + " must be < its size " + std::to_string(tx.dims[d]));
+    }
+    out[d] = tx.dims[d] + b + e;
+    if (out[d] < 1) return bad(op, name, "dim " + std::to_string(d) + " would be cropped to " + std::to_string(out[d]));
+  }
+  return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::move(out), y);
+}
+
+Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const std::vector<int64_t>& out_dims,
+                     int* y) {
+  const OpType op = OpType::RESIZE;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const size_t rank = tx.dims.size();
+  if (rank < 3 || rank > 5) return bad(op, name, "x " + dims_str(tx.dims) + " must have rank 3..5");
+  if (out_dims.size() != rank || out_dims[0] != tx.dims[0] || out_dims[1] != tx.dims[1]) {
+    return bad(op, name, "output " + dims_str(out_dims) + " must keep x's rank, N and C (x is " + dims_str(tx.dims) + ")");
+  }
+  if (a.mode != ResizeMode::NEAREST && a.mode != ResizeMode::LINEAR) return bad(op, name, "unknown resize mode");
+  if (static_cast<int>(a.coord) < 0 || a.coord > ResizeCoord::TF_HALF_PIXEL_FOR_NN) {
+    return bad(op, name, "unknown coordinate transformation");
+  }
+  if (static_cast<int>(a.nearest) < 0 || a.nearest > ResizeNearest::CEIL) return bad(op, name, "unknown nearest mode");
+  if (!a.scales.empty() && a.scales.size() != rank - 2) {
+    return bad(op, name, "scales has " + std::to_string(a.scales.size()) + " entries, expected " + std::to_string(rank - 2));
+  }
+  for (float s : a.scales) {
+    if (!(s >= 0.f) || !std::isfinite(s)) return bad(op, name, "scales must be finite and >= 0 (0: out / in)");
+  }
+  return finish(Node{name, op, {x}, {}, a}, tx.dtype, out_dims, y);
+}
+
+Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, ConvTransposeAttrs a,
+                             const std::vector<int64_t>& out_spatial, int* y) {
+  const OpType op = OpType::CONV_TRANSPOSE;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  JET_IR_CHECK(check_tensor(name, w, "w"));
+  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  const Tensor& tx = tensors[x];
+  const Tensor& tw = tensors[w];
+  const int rank = static_cast<int>(tx.dims.size());
+  if (rank < 3 || rank > 5) return bad(op, name, "x " + dims_str(tx.dims) + " must have rank 3..5");
+  if (static_cast<int>(tw.dims.size()) != rank) {
+    return bad(op, name, "w " + dims_str(tw.dims) + " must have x's rank " + std::to_string(rank));
+  }
+  if (tw.dtype != tx.dtype) return bad(op, name, "x and w dtypes differ");
+  const int sr = rank - 2;
+  JET_IR_CHECK(check_len(op, name, a.pad_begin, sr, "pad_begin"));
+  JET_IR_CHECK(check_len(op, name, a.pad_end, sr, "pad_end"));
+  JET_IR_CHECK(check_len(op, name, a.strides, sr, "strides"));
+  JET_IR_CHECK(check_len(op, name, a.dilations, sr, "dilations"));
+  if (static_cast<int>(out_spatial.size()) != sr) {
+    return bad(op, name, "the output needs " + std::to_string(sr) + " spatial dims, got " + dims_str(out_spatial));
+  }
+  // Groups against the channels by division first (a huge groups value must not overflow).
+  if (a.groups < 1 || a.groups > tw.dims[0] || tw.dims[0] % a.groups != 0 || tx.dims[1] != tw.dims[0]) {
+    return bad(op, name, "x " + dims_str(tx.dims) + " and w " + dims_str(tw.dims) + " do not fit groups " +
+                             std::to_string(a.groups) + " (w is C_in x C_out/groups x window, C_in = x's C)");
+  }
+  std::vector<int64_t> out = {tx.dims[0], tw.dims[1] * a.groups};
+  out.insert(out.end(), out_spatial.begin(), out_spatial.end());
+  JET_IR_CHECK(check_dims(name, out));
+  const ConvDesc cd = ConvDesc::make(sr, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end), ptr_or_null(a.strides),
+                                     ptr_or_null(a.dilations), a.groups);
+  Status st = cd.validate();
+  if (!st.ok()) return bad(op, name, st.message());
+  const FilterDesc fd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
+  int64_t back[kMaxRank] = {};
+  st = conv_output_dims(TensorDesc::packed(tx.dtype, rank, out.data()), fd, cd, back);
+  if (!st.ok()) return bad(op, name, "output " + dims_str(out) + ": " + st.message());
+  if (std::vector<int64_t>(back, back + rank) != tx.dims) {
+    return bad(op, name, "output " + dims_str(out) + " convolves back to " +
+                             dims_str(std::vector<int64_t>(back, back + rank)) + ", not x's " + dims_str(tx.dims) +
+                             " (output padding must be < the stride)");
+  }
+  if (bias >= 0 && tensors[bias].elements() != out[1]) {
+    return bad(op, name, "bias has " + std::to_string(tensors[bias].elements()) + " elements, expected C_out = " +
+                             std::to_string(out[1]));
+  }
+  if (bias >= 0 && tensors[bias].dtype != tx.dtype) return bad(op, name, "bias and x dtypes differ");
+  a.has_bias = bias >= 0;
+  Node nd{name, op, {x, w}, {}, a};
+  if (bias >= 0) nd.inputs.push_back(bias);
+  return finish(std::move(nd), tx.dtype, std::move(out), y);
+}
+
+Status Graph::instancenorm(const std::string& name, int x, int scale, int bias, double epsilon, int* y) {
+  const OpType op = OpType::INSTANCENORM;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  JET_IR_CHECK(check_tensor(name, scale, "scale"));
+  JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  const Tensor& tx = tensors[x];
+  if (tx.dims.size() < 3 || tx.dims.size() > 5) return bad(op, name, "x " + dims_str(tx.dims) + " must have rank 3..5");
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) return bad(op, name, "epsilon must be finite and > 0");
+  const int params[2] = {scale, bias};
+  const char* pnames[2] = {"scale", "bias"};
+  for (int i = 0; i < 2; ++i) {
+    if (tensors[params[i]].elements() != tx.dims[1]) {
+      return bad(op, name, std::string(pnames[i]) + " has " + std::to_string(tensors[params[i]].elements()) +
+                               " elements, expected C = " + std::to_string(tx.dims[1]));
+    }
+  }
+  return finish(Node{name, op, {x, scale, bias}, {}, InstanceNormAttrs{epsilon}}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
+  const OpType op = OpType::LRN;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (tx.dims.size() < 3 || tx.dims.size() > 5) return bad(op, name, "x " + dims_str(tx.dims) + " must have rank 3..5");
+  Status st = l.validate();
+  if (!st.ok()) return bad(op, name, st.message());
+  return finish(Node{name, op, {x}, {}, LrnAttrs{l}}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::vector<int64_t>& axes, int* y) {
+  const OpType op = OpType::REDUCE;
+  JET_IR_CHECK(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (rop != ReduceOp::SUM && rop != ReduceOp::MEAN && rop != ReduceOp::MAX && rop != ReduceOp::MIN) {
+    return bad(op, name, "unknown reduce op " + std::to_string(static_cast<int>(rop)));
+  }
+  std::vector<int64_t> out = tx.dims;
+  for (int64_t a : axes) {
+    if (a < 0 || a >= static_cast<int64_t>(out.size())) {
+      return bad(op, name, "axis " + std::to_string(a) + " out of range for " + dims_str(tx.dims));
+    }
+    out[a] = 1;
+  }
+  return finish(Node{name, op, {x}, {}, ReduceAttrs{rop}}, tx.dtype, std::move(out), y);
+}
+
 #undef JET_IR_CHECK
 
 Status Graph::topological_order(std::vector<int>* order) const {
@@ -612,6 +804,21 @@ Status check_node(const Graph& g, int node) {
       }
       break;
     }
+    case OpType::SLICE: attrs_match = std::holds_alternative<SliceAttrs>(n.attrs); break;
+    case OpType::PAD: attrs_match = std::holds_alternative<PadAttrs>(n.attrs); break;
+    case OpType::RESIZE: attrs_match = std::holds_alternative<ResizeAttrs>(n.attrs); break;
+    case OpType::CONV_TRANSPOSE: {
+      const ConvTransposeAttrs* a = std::get_if<ConvTransposeAttrs>(&n.attrs);
+      attrs_match = a != nullptr;
+      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0);
+      break;
+    }
+    case OpType::INSTANCENORM:
+      attrs_match = std::holds_alternative<InstanceNormAttrs>(n.attrs);
+      want_inputs = 3;
+      break;
+    case OpType::LRN: attrs_match = std::holds_alternative<LrnAttrs>(n.attrs); break;
+    case OpType::REDUCE: attrs_match = std::holds_alternative<ReduceAttrs>(n.attrs); break;
     default:
       return fail("unknown op type " + std::to_string(static_cast<int>(n.op)));
   }

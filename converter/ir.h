@@ -15,6 +15,7 @@
 
 #include "jet/dnn/activation.h"
 #include "jet/dnn/common.h"
+#include "jet/dnn/norm.h"
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
 #include "jet/dnn/tensor_ops.h"
@@ -74,6 +75,13 @@ enum class OpType {
   RESHAPE,      // Flatten / Reshape: same bytes, new dims. inputs: x
   BATCHNORM,    // batchnorm_forward_inference. inputs: x, scale, bias, mean, var
   TRANSFORM,    // transform_tensor (dtype conversion). inputs: x
+  SLICE,        // transform_tensor from a strided view of x (slice, transpose, split). inputs: x
+  PAD,          // pad_forward (constant, reflect, edge; negative pads crop). inputs: x
+  RESIZE,       // resize_forward (nearest, linear) of the spatial dims. inputs: x
+  CONV_TRANSPOSE,  // conv_backward_data [+ add_tensor bias]. inputs: x, w[, bias]
+  INSTANCENORM,    // instancenorm_forward. inputs: x, scale, bias
+  LRN,             // lrn_cross_channel_forward. inputs: x
+  REDUCE,          // reduce_forward over the dims where y is 1 and x is not. inputs: x
 };
 
 const char* op_type_name(OpType op);
@@ -132,9 +140,55 @@ struct TransformAttrs {
   DType to = DType::F32;
 };
 
+// y = x read along a strided view: y dim d walks x dim perm[d] from starts[perm[d]] in steps of
+// steps[perm[d]], sizes[perm[d]] elements. Each vector has x's rank entries; starts >= 0,
+// steps >= 1 (a negative step is not expressible as a TensorDesc stride), and the view stays in x.
+// Slice is perm = identity; Transpose is starts 0, steps 1, sizes = x's dims; Split is one SLICE
+// per output.
+struct SliceAttrs {
+  std::vector<int64_t> starts, steps, sizes, perm;
+};
+
+struct PadAttrs {
+  PadMode mode = PadMode::CONSTANT;
+  std::vector<int64_t> pad_begin, pad_end;  // x's rank entries; negative entries crop
+  float value = 0.f;                        // CONSTANT's fill
+};
+
+struct ResizeAttrs {
+  ResizeMode mode = ResizeMode::NEAREST;
+  ResizeCoord coord = ResizeCoord::HALF_PIXEL;
+  ResizeNearest nearest = ResizeNearest::ROUND_PREFER_FLOOR;
+  // Spatial-rank entries (or empty): the scale the coordinate mapping uses; 0 means out / in.
+  std::vector<float> scales;
+};
+
+// ONNX ConvTranspose. The conv fields describe the forward convolution that maps y back to x
+// (what conv_backward_data takes); w is C_in x C_out/groups x window. The output's spatial dims
+// are given to the builder (output_padding / output_shape pick among the sizes that convolve to
+// x's), and the forward convolution of y must give exactly x's dims.
+struct ConvTransposeAttrs {
+  std::vector<int64_t> pad_begin, pad_end, strides, dilations;  // spatial-rank entries or empty
+  int64_t groups = 1;
+  bool has_bias = false;  // inputs[2] is the bias (C_out values)
+};
+
+struct InstanceNormAttrs {
+  double epsilon = 1e-5;
+};
+
+struct LrnAttrs {
+  LrnDesc lrn;
+};
+
+struct ReduceAttrs {
+  ReduceOp op = ReduceOp::SUM;
+};
+
 using NodeAttrs = std::variant<ConvAttrs, PoolAttrs, GlobalPoolAttrs, ActivationAttrs, OpTensorAttrs,
                                GemmAttrs, SoftmaxAttrs, ConcatAttrs, ReshapeAttrs, BatchNormAttrs,
-                               TransformAttrs>;
+                               TransformAttrs, SliceAttrs, PadAttrs, ResizeAttrs, ConvTransposeAttrs,
+                               InstanceNormAttrs, LrnAttrs, ReduceAttrs>;
 
 struct Node {
   std::string name;
@@ -145,7 +199,8 @@ struct Node {
 };
 
 // True for ops whose output may share its buffer with an input that dies at the op: elementwise
-// ops whose kernels allow x == y (activation, op_tensor, batchnorm, softmax) and reshape (a view).
+// ops whose kernels allow x == y (activation, op_tensor, batchnorm, softmax, instancenorm, lrn) and
+// reshape (a view).
 bool op_allows_in_place(OpType op);
 
 class Graph {
@@ -191,6 +246,19 @@ class Graph {
   Status batchnorm(const std::string& name, int x, int scale, int bias, int mean, int var,
                    double epsilon, int* y);
   Status transform(const std::string& name, int x, DType to, int* y);
+  // See SliceAttrs. An empty perm is the identity.
+  Status slice(const std::string& name, int x, SliceAttrs attrs, int* y);
+  Status pad(const std::string& name, int x, const PadAttrs& attrs, int* y);
+  // out_dims: the full output dims (N and C as x's; only the spatial dims may change).
+  Status resize(const std::string& name, int x, const ResizeAttrs& attrs,
+                const std::vector<int64_t>& out_dims, int* y);
+  // out_spatial: the output's spatial dims (see ConvTransposeAttrs). bias: -1 for none.
+  Status conv_transpose(const std::string& name, int x, int w, int bias, ConvTransposeAttrs attrs,
+                        const std::vector<int64_t>& out_spatial, int* y);
+  Status instancenorm(const std::string& name, int x, int scale, int bias, double epsilon, int* y);
+  Status lrn(const std::string& name, int x, const LrnDesc& lrn, int* y);
+  // Reduces the listed axes (each in [0, rank), any order) to size 1; the rank is kept.
+  Status reduce(const std::string& name, int x, ReduceOp op, const std::vector<int64_t>& axes, int* y);
 
   // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
   // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.
@@ -204,7 +272,8 @@ class Graph {
 
 // Structural checks of one node for code that consumes graphs built by hand (passes, the writer):
 // a known op type, attributes of the op's type, the op's input count (conv: 2 + has_bias +
-// has_residual; gemm: 2 + has_bias; batchnorm: 5; concat: >= 1; others: 1 or 2), exactly one
+// has_residual; gemm: 2 + has_bias; batchnorm: 5; concat: >= 1; conv_transpose: 2 + has_bias;
+// instancenorm: 3; others: 1 or 2), exactly one
 // output, every index in range, and a TRANSFORM's `to` equal to its output's dtype.
 // BAD_PARAM naming the node otherwise. Shapes are the builders' business and not rechecked.
 Status check_node(const Graph& g, int node);

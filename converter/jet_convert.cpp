@@ -2,9 +2,10 @@
 //
 //   jet-convert model.onnx -o model.jet [--precision fp32|fp16] [--input-shape NAME=1x3x224x224 ...]
 //               [--layout auto|nchw|nhwc] [--workspace-limit BYTES] [--labels FILE] [--no-fuse]
-//               [--verbose]
+//               [--disable-pass NAME] [--verbose]
 //
-// Import (onnx_import.h), passes (passes.h: precision, layout), memory plan and writer
+// Import (onnx_import.h), optimization (optimize.h: folding, fusion, dead nodes), passes
+// (passes.h: precision, layout), memory plan and writer
 // (write_model.h); then a short report. Exit status: 0 written, 1 the model could not be
 // converted (unsupported ops are all listed; no output file is created), 2 bad command line.
 // The output is written to a temporary file in the same directory and renamed into place, so a
@@ -22,6 +23,7 @@
 #include "ir.h"
 #include "jet/runtime.h"
 #include "onnx_import.h"
+#include "optimize.h"
 #include "passes.h"
 #include "plan_memory.h"
 #include "write_model.h"
@@ -37,7 +39,9 @@ const char kUsage[] =
     "  --layout auto|nchw|nhwc    activation layout; auto = nhwc for fp16, nchw for fp32\n"
     "  --workspace-limit BYTES    bound the convolution workspace (0 = algorithms without one)\n"
     "  --labels FILE              class names, one per line, stored as metadata\n"
-    "  --no-fuse                  disable fusion passes (none exist yet: accepted, no effect)\n"
+    "  --no-fuse                  no batchnorm folding and no epilogue fusion (debugging)\n"
+    "  --disable-pass NAME        turn one optimization pass off: fold_constants, fold_reshapes,\n"
+    "                             fold_batchnorm, fuse_epilogues, eliminate_dead_nodes\n"
     "  --verbose                  report what every ONNX node became\n";
 
 int usage_error(const std::string& msg) {
@@ -127,7 +131,8 @@ std::string dir_name(const std::string& path) {
 
 int main(int argc, char** argv) {
   std::string model_path, out_path, precision = "fp32", layout = "auto", labels_path;
-  bool verbose = false, no_fuse = false, has_workspace_limit = false;
+  bool verbose = false, has_workspace_limit = false;
+  jet::OptimizeOptions optimize_options;
   int64_t workspace_limit = 0;
   jet::ImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
@@ -164,7 +169,11 @@ int main(int argc, char** argv) {
       if (!has_value) return usage_error("--labels needs a file name");
       labels_path = argv[++i];
     } else if (arg == "--no-fuse") {
-      no_fuse = true;
+      optimize_options.disable("fuse");
+    } else if (arg == "--disable-pass") {
+      if (!has_value) return usage_error("--disable-pass needs a pass name");
+      const std::string pass = argv[++i];
+      if (pass == "fuse" || !optimize_options.disable(pass)) return usage_error("--disable-pass: unknown pass '" + pass + "'");
     } else if (arg == "--verbose" || arg == "-v") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -207,8 +216,11 @@ int main(int argc, char** argv) {
     return fail(model_path + ": " + st.to_string() + "\nno output file was written");
   }
 
-  // Passes.
-  std::vector<std::string> pass_notes;
+  // Optimization, then precision and layout.
+  jet::OptimizeReport optimize_report;
+  st = jet::optimize_graph(&g, optimize_options, &optimize_report);
+  if (!st.ok()) return fail("optimization: " + st.to_string() + "\nno output file was written");
+  std::vector<std::string> pass_notes = optimize_report.notes;
   if (precision == "fp16") {
     st = jet::convert_precision(&g, jet::DType::F16);
     if (!st.ok()) return fail("precision conversion: " + st.to_string());
@@ -220,7 +232,6 @@ int main(int argc, char** argv) {
     st = jet::set_channels_last(&g);
     if (!st.ok()) return fail("layout: " + st.to_string());
   }
-  if (no_fuse) pass_notes.push_back("--no-fuse: there are no fusion passes yet, nothing to disable");
 
   // Write.
   jet::WriteOptions wo;
@@ -265,6 +276,7 @@ int main(int argc, char** argv) {
   for (const auto& kv : op_counts) ops += (ops.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
   std::printf("jet-convert: %s -> %s\n", model_path.c_str(), out_path.c_str());
   std::printf("  ONNX nodes in:  %lld\n", static_cast<long long>(report.onnx_nodes));
+  std::printf("  IR ops:         %d imported, %d after optimization\n", optimize_report.nodes_in, optimize_report.nodes_out);
   std::printf("  IR ops out:     %zu (%s)\n", g.nodes.size(), ops.c_str());
   for (const jet::ir::Tensor& t : g.tensors) {
     if (t.kind == jet::ir::TensorKind::INPUT || t.kind == jet::ir::TensorKind::OUTPUT) {

@@ -83,7 +83,11 @@ Layout reads(const ir::Node& n, size_t pos) {
       return Layout::PACKED;
     }
     case ir::OpType::BATCHNORM:
+    case ir::OpType::INSTANCENORM:
+    case ir::OpType::CONV_TRANSPOSE:  // the filter and the bias are packed
       return pos == 0 ? Layout::CHANNELS_LAST : Layout::PACKED;
+    case ir::OpType::SLICE:
+      return Layout::ANY;  // the strided view is built on x's strides, whatever they are
     default:
       return Layout::CHANNELS_LAST;
   }
@@ -99,9 +103,17 @@ Layout writes(const ir::Node& n) {
       return Layout::PACKED;
     case ir::OpType::SOFTMAX:
       return reads(n, 0);  // y has x's layout (it may run in place)
+    case ir::OpType::SLICE:
+      return Layout::ANY;  // writes any strides: packed when only packed readers read it
     default:
       return Layout::CHANNELS_LAST;
   }
+}
+
+// Inputs that stay F32 whatever the precision: the per-channel parameters of BatchNorm and
+// InstanceNorm (their kernels read float pointers for f16 x too).
+bool is_f32_param(const ir::Node& n, size_t pos) {
+  return (n.op == ir::OpType::BATCHNORM || n.op == ir::OpType::INSTANCENORM) && pos > 0;
 }
 
 // Rank 4/5 non-constant tensors where channels-last differs from packed: the ones the pass decides.
@@ -127,15 +139,15 @@ Status convert_precision(ir::Graph* g, DType to) {
   const int nt = static_cast<int>(g->tensors.size());
   const int nn = static_cast<int>(g->nodes.size());
 
-  // BatchNorm parameters stay F32 (batchnorm_forward_inference takes float pointers for any x).
+  // BatchNorm and InstanceNorm parameters stay F32 (their kernels take float pointers for any x).
   std::vector<char> bn_param(nt, 0), other_use(nt, 0);
   for (int i = 0; i < nn; ++i) {
     const ir::Node& n = g->nodes[i];
     for (size_t pos = 0; pos < n.inputs.size(); ++pos) {
       const int t = n.inputs[pos];
-      if (n.op == ir::OpType::BATCHNORM && pos > 0) {
+      if (is_f32_param(n, pos)) {
         if (g->tensors[t].kind != ir::TensorKind::CONSTANT) {
-          return Status(StatusCode::NOT_SUPPORTED, "convert_precision: BatchNorm '" + n.name +
+          return Status(StatusCode::NOT_SUPPORTED, "convert_precision: " + std::string(ir::op_type_name(n.op)) + " '" + n.name +
                                                        "' parameter '" + g->tensors[t].name +
                                                        "' is not a constant");
         }
@@ -153,8 +165,7 @@ Status convert_precision(ir::Graph* g, DType to) {
     const int c = g->add_tensor(std::move(copy));
     for (ir::Node& n : g->nodes) {
       for (size_t pos = 0; pos < n.inputs.size(); ++pos) {
-        const bool is_bn_param = n.op == ir::OpType::BATCHNORM && pos > 0;
-        if (n.inputs[pos] == t && !is_bn_param) n.inputs[pos] = c;
+        if (n.inputs[pos] == t && !is_f32_param(n, pos)) n.inputs[pos] = c;
       }
     }
   }

@@ -21,19 +21,20 @@
 namespace jet {
 
 // Activations and constants become `to` (F32 or F16). Constant values stay float32 in
-// ir::Tensor::data (the writer converts). Exceptions: BatchNorm's scale/bias/mean/var stay F32,
-// as batchnorm_forward_inference reads them as floats for every x dtype (a constant shared with
-// another use is duplicated). Graph inputs and outputs keep their dtype: a TRANSFORM converts each
+// ir::Tensor::data (the writer converts). Exceptions: BatchNorm's scale/bias/mean/var and
+// InstanceNorm's scale/bias stay F32, as their kernels read them as floats for every x dtype (a
+// constant shared with another use is duplicated). Graph inputs and outputs keep their dtype: a TRANSFORM converts each
 // input whose dtype differs from `to` (one per input, shared by its readers) and produces each
 // such output from a `to` copy. TRANSFORM nodes already in the graph get `to` set to their output
 // tensor's dtype (a transform between two converted activations becomes a copy).
-// NOT_SUPPORTED when a BatchNorm parameter is not a constant.
+// NOT_SUPPORTED when a BatchNorm or InstanceNorm parameter is not a constant.
 Status convert_precision(ir::Graph* g, DType to);
 
 // Channels-last strides (ir::Tensor::strides; dims stay N, C, spatial) for every rank-4/5
 // activation written by an op that accepts any strides (conv, pool, global pool, activation,
-// op_tensor, batchnorm, concat, softmax over axis 1); conv weights/biases and BatchNorm
-// parameters stay packed. Tensors for which channels-last is the packed layout (C == 1 or all
+// op_tensor, batchnorm, concat, softmax over axis 1, pad, resize, conv_transpose, instancenorm,
+// lrn, reduce); weights, biases and norm parameters stay packed. SLICE reads any strides (its view
+// is built on x's) and writes channels-last unless only packed readers read it. Tensors for which channels-last is the packed layout (C == 1 or all
 // spatial dims 1) keep empty strides. Packed stays required for graph inputs and outputs, for
 // RESHAPE (a view of the same bytes), GEMM and softmax over another axis: TRANSFORM nodes change
 // the layout at each such boundary (input -> "<name>.nhwc", "<name>.packed" before a packed

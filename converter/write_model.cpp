@@ -254,6 +254,43 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
               fb::CreateBatchNormParams(b, std::get<ir::BatchNormAttrs>(n.attrs).epsilon).Union()};
     case ir::OpType::TRANSFORM:
       return {fb::OpParams::TransformParams, fb::CreateTransformParams(b).Union()};
+    case ir::OpType::SLICE: {
+      const ir::SliceAttrs& a = std::get<ir::SliceAttrs>(n.attrs);
+      const VecI64 starts = vec_or_null(b, a.starts), steps = vec_or_null(b, a.steps);
+      const VecI64 perm = vec_or_null(b, a.perm);
+      return {fb::OpParams::SliceParams, fb::CreateSliceParams(b, starts, steps, perm).Union()};
+    }
+    case ir::OpType::PAD: {
+      const ir::PadAttrs& a = std::get<ir::PadAttrs>(n.attrs);
+      const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
+      return {fb::OpParams::PadParams,
+              fb::CreatePadParams(b, static_cast<int32_t>(a.mode), pb, pe, a.value).Union()};
+    }
+    case ir::OpType::RESIZE: {
+      const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
+      const auto scales = a.scales.empty() ? flatbuffers::Offset<flatbuffers::Vector<float>>() : b.CreateVector(a.scales);
+      return {fb::OpParams::ResizeParams,
+              fb::CreateResizeParams(b, static_cast<int32_t>(a.mode), static_cast<int32_t>(a.coord),
+                                     static_cast<int32_t>(a.nearest), scales)
+                  .Union()};
+    }
+    case ir::OpType::CONV_TRANSPOSE: {
+      const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
+      const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
+      const VecI64 st = vec_or_null(b, a.strides), dl = vec_or_null(b, a.dilations);
+      return {fb::OpParams::ConvTransposeParams,
+              fb::CreateConvTransposeParams(b, pb, pe, st, dl, a.groups, a.has_bias).Union()};
+    }
+    case ir::OpType::INSTANCENORM:
+      return {fb::OpParams::InstanceNormParams,
+              fb::CreateInstanceNormParams(b, std::get<ir::InstanceNormAttrs>(n.attrs).epsilon).Union()};
+    case ir::OpType::LRN: {
+      const LrnDesc& l = std::get<ir::LrnAttrs>(n.attrs).lrn;
+      return {fb::OpParams::LrnParams, fb::CreateLrnParams(b, l.n, l.alpha, l.beta, l.k).Union()};
+    }
+    case ir::OpType::REDUCE:
+      return {fb::OpParams::ReduceParams,
+              fb::CreateReduceParams(b, static_cast<int32_t>(std::get<ir::ReduceAttrs>(n.attrs).op)).Union()};
   }
   return {fb::OpParams::NONE, 0};  // unreachable: check_node rejected unknown ops
 }

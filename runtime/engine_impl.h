@@ -34,6 +34,13 @@ enum class OpKind {
   RESHAPE,
   BATCHNORM,
   TRANSFORM,
+  SLICE,
+  PAD,
+  RESIZE,
+  CONV_TRANSPOSE,
+  INSTANCENORM,
+  LRN,
+  REDUCE,
 };
 
 // A tensor as validated: its descriptor, byte span and where it lives.
@@ -75,6 +82,25 @@ struct SoftmaxPrepared {
   TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
 };
 
+struct SlicePrepared {
+  TensorDesc view;     // the strided view of x that is copied into y
+  size_t offset_bytes = 0;  // where the view starts in x
+};
+
+struct PadPrepared {
+  PadMode mode = PadMode::CONSTANT;
+  int64_t pad_begin[kMaxRank] = {};
+  int64_t pad_end[kMaxRank] = {};
+  float value = 0.f;
+};
+
+struct ConvTransposePrepared {
+  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
+  ConvDesc conv;
+  int bias_input = -1;
+  TensorDesc bias_view;  // 1, C_out, 1...
+};
+
 // One op ready to execute: the descriptors built once, the algorithm resolved for the backend.
 struct PreparedOp {
   OpKind kind = OpKind::ACTIVATION;
@@ -92,7 +118,13 @@ struct PreparedOp {
   SoftmaxPrepared softmax;
   int concat_axis = 0;
   TensorDesc reshape_x_view, reshape_y_view;  // 1-D views of the same element count
-  double epsilon = 1e-5;
+  double epsilon = 1e-5;  // batchnorm, instancenorm
+  SlicePrepared slice;
+  PadPrepared pad;
+  ResizeDesc resize;
+  ConvTransposePrepared conv_transpose;
+  LrnDesc lrn;
+  ReduceOp reduce_op = ReduceOp::SUM;
 };
 
 }  // namespace rt

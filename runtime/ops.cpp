@@ -233,7 +233,7 @@ Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in,
 // ---------------------------------------------------------------------------------------------
 // Pool: pool_forward (windowed or global). inputs: x.
 
-Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::PoolParams& pp = *a.op.params_as_PoolParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
@@ -262,6 +262,11 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RT_TRY(p->pool.validate());
   int64_t out[kMaxRank] = {};
   JET_RT_TRY(pool_output_dims(x, p->pool, out));
+  // One operation per window element read: what bounds the cost (a large window over a large
+  // input is slow however small the output).
+  double window_elements = 1;
+  for (int d = 0; d < sr; ++d) window_elements *= static_cast<double>(pp.global() ? x.dims()[2 + d] : p->pool.window(d));
+  info->flops = static_cast<double>(product(out, 0, x.rank())) * window_elements;
   return expect_output_dims(a, *p, out, x.rank());
 }
 
@@ -564,6 +569,293 @@ Status execute_transform(const Handle& h, const PreparedOp& p, const void* const
 }
 
 // ---------------------------------------------------------------------------------------------
+// Shared by the ops below: the output keeps x's dtype, and a vector of exactly `n` entries.
+
+Status expect_same_dtype(const PrepareArgs& a, const PreparedOp& p, const char* why) {
+  return expect_dtype(output(a, p).desc, a.infos[p.output].name, input(a, p, 0).desc.dtype(), why);
+}
+
+Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what, int64_t* out) {
+  const int have = v ? static_cast<int>(v->size()) : 0;
+  if (have != n) {
+    return bad(std::string(what) + " has " + std::to_string(have) + " entries, expected " + std::to_string(n));
+  }
+  for (int i = 0; i < n; ++i) out[i] = read_i64(v, static_cast<flatbuffers::uoffset_t>(i));
+  return Status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slice: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
+
+Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::SliceParams& sp = *a.op.params_as_SliceParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RT_TRY(expect_same_dtype(a, *p, "slice keeps the dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  const int rank = x.rank();
+  if (y.rank() != rank) return bad("output " + dims_text(y) + " must have x's rank " + std::to_string(rank));
+  int64_t starts[kMaxRank], steps[kMaxRank], perm[kMaxRank];
+  JET_RT_TRY(read_exact(sp.starts(), rank, "starts", starts));
+  JET_RT_TRY(read_exact(sp.steps(), rank, "steps", steps));
+  JET_RT_TRY(read_exact(sp.perm(), rank, "perm", perm));
+  bool seen[kMaxRank] = {};
+  for (int d = 0; d < rank; ++d) {
+    if (perm[d] < 0 || perm[d] >= rank || seen[perm[d]]) return bad("perm is not a permutation of x's dims");
+    seen[perm[d]] = true;
+  }
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) {
+    const int k = static_cast<int>(perm[d]);
+    const int64_t dim = x.dim(k), b = starts[k], s = steps[k], n = y.dim(d);
+    // The last element read, b + (n - 1) * s, must be inside x's dim; by division (no overflow).
+    if (b < 0 || b >= dim || s < 1 || (dim - 1 - b) / s < n - 1) {
+      return bad("output dim " + std::to_string(d) + " reads x dim " + std::to_string(k) + " from " +
+                 std::to_string(b) + " in steps of " + std::to_string(s) + " for " + std::to_string(n) +
+                 " elements, outside x " + dims_text(x));
+    }
+    dims[d] = n;
+    // n == 1 never moves along the dim, so any step works; x's stride avoids a huge product.
+    strides[d] = n == 1 ? x.stride(k) : x.stride(k) * s;  // < x's span: fits
+    offset += b * x.stride(k);
+  }
+  p->slice.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
+  JET_RT_TRY(p->slice.view.validate("slice view of x"));
+  p->slice.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
+  return Status();
+}
+
+Status execute_slice(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                     size_t) {
+  const void* base = static_cast<const uint8_t*>(in[0]) + p.slice.offset_bytes;
+  return transform_tensor(h, 1.f, p.slice.view, base, 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pad: pad_forward (constant, reflect, edge; negative pads crop). inputs: x.
+
+Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::PadParams& pp = *a.op.params_as_PadParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RT_TRY(expect_same_dtype(a, *p, "pad keeps the dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  PadPrepared& pd = p->pad;
+  const int mode = pp.mode();
+  if (mode < 0 || mode > static_cast<int>(PadMode::EDGE)) return bad("unknown pad mode " + std::to_string(mode));
+  pd.mode = static_cast<PadMode>(mode);
+  pd.value = pp.value();
+  JET_RT_TRY(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
+  JET_RT_TRY(read_exact(pp.pad_end(), x.rank(), "pad_end", pd.pad_end));
+  const int64_t limit = int64_t(1) << 40;  // far above any real pad; the sums below cannot overflow
+  int64_t out[kMaxRank];
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t b = pd.pad_begin[d], e = pd.pad_end[d];
+    if (b > limit || b < -limit || e > limit || e < -limit) return bad("pad of dim " + std::to_string(d) + " out of range");
+    if (pd.mode == PadMode::REFLECT && (b >= x.dim(d) || e >= x.dim(d))) {
+      return bad("reflect pads of dim " + std::to_string(d) + " must be < its size " + std::to_string(x.dim(d)));
+    }
+    out[d] = x.dim(d) + b + e;
+  }
+  return expect_output_dims(a, *p, out, x.rank());
+}
+
+Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                   size_t) {
+  const PadPrepared& pd = p.pad;
+  return pad_forward(h, pd.mode, pd.pad_begin, pd.pad_end, pd.value, 1.f, p.in_descs[0], in[0], 0.f,
+                     p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resize: resize_forward of the spatial dims (nearest, linear). inputs: x.
+
+Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::ResizeParams& rp = *a.op.params_as_ResizeParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RT_TRY(expect_same_dtype(a, *p, "resize keeps the dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  if (y.rank() != x.rank() || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1)) {
+    return bad("output " + dims_text(y) + " must keep x's rank, N and C (x is " + dims_text(x) + ")");
+  }
+  if (rp.mode() < 0 || rp.mode() > static_cast<int>(ResizeMode::LINEAR)) return bad("unknown resize mode");
+  if (rp.coord() < 0 || rp.coord() > static_cast<int>(ResizeCoord::TF_HALF_PIXEL_FOR_NN)) {
+    return bad("unknown coordinate transformation mode");
+  }
+  if (rp.nearest() < 0 || rp.nearest() > static_cast<int>(ResizeNearest::CEIL)) return bad("unknown nearest mode");
+  ResizeDesc& r = p->resize;
+  r.mode = static_cast<ResizeMode>(rp.mode());
+  r.coord = static_cast<ResizeCoord>(rp.coord());
+  r.nearest = static_cast<ResizeNearest>(rp.nearest());
+  const int sr = x.rank() - 2;
+  const auto* scales = rp.scales();
+  if (scales && scales->size() != 0) {
+    if (scales->size() != static_cast<flatbuffers::uoffset_t>(sr)) {
+      return bad("scales has " + std::to_string(scales->size()) + " entries, expected " + std::to_string(sr));
+    }
+    for (int i = 0; i < sr; ++i) {
+      const float s = scales->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (!(s >= 0.f) || !std::isfinite(s)) return bad("scales must be finite and >= 0");
+      r.scales[i] = s;
+    }
+  }
+  return Status();
+}
+
+Status execute_resize(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                      size_t) {
+  return resize_forward(h, p.resize, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConvTranspose: conv_backward_data, then the bias by add_tensor. inputs: x, w[, bias].
+
+Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();
+  JET_RT_TRY(expect_inputs(*p, cp.has_bias() ? 3 : 2, "x, w[, bias] as has_bias says"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& w = input(a, *p, 1).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  if (w.rank() != x.rank() || y.rank() != x.rank()) {
+    return bad("x " + dims_text(x) + ", filter " + dims_text(w) + " and output " + dims_text(y) + " differ in rank");
+  }
+  if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (C_in, C_out/groups, spatial)");
+  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RT_TRY(expect_same_dtype(a, *p, "the output has x's dtype"));
+  const int sr = x.rank() - 2;
+  int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
+  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
+  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
+  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
+  ConvTransposePrepared& c = p->conv_transpose;
+  c.conv = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
+  JET_RT_TRY(c.conv.validate());
+  const int64_t groups = c.conv.groups();
+  // By division before any formula multiplies: x's C is the filter's K, the output's C is
+  // groups x the filter's C.
+  if (groups > w.dim(0) || w.dim(0) % groups != 0 || x.dim(1) != w.dim(0) || y.dim(1) % groups != 0 ||
+      y.dim(1) / groups != w.dim(1)) {
+    return bad("groups " + std::to_string(groups) + " do not fit x " + dims_text(x) + ", filter " + dims_text(w) +
+               " and output " + dims_text(y));
+  }
+  c.filter = FilterDesc::make(w.dtype(), FilterLayout::KCRS, w.rank(), w.dims());
+  JET_RT_TRY(c.filter.validate("w"));
+  int64_t back[kMaxRank] = {};
+  JET_RT_TRY(conv_output_dims(y, c.filter, c.conv, back));
+  bool same = true;
+  for (int i = 0; i < x.rank(); ++i) same = same && back[i] == x.dim(i);
+  if (!same) {
+    return bad("output " + dims_text(y) + " convolves back to " + dims_text(back, x.rank()) + ", not x's " +
+               dims_text(x));
+  }
+  if (cp.has_bias()) {
+    c.bias_input = 2;
+    const TensorDesc& b = input(a, *p, 2).desc;
+    const std::string& bn = input_name(a, *p, 2);
+    if (b.elements() != y.dim(1) || !b.is_packed()) {
+      return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(y.dim(1)) +
+                 " packed elements (one per output channel)");
+    }
+    JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
+    int64_t bdims[5] = {1, y.dim(1), 1, 1, 1};
+    c.bias_view = TensorDesc::packed(b.dtype(), y.rank(), bdims);
+  }
+  // Multiply-adds: every input element meets every tap of its group's filters.
+  info->flops = 2.0 * static_cast<double>(x.elements()) * static_cast<double>(product(w.dims(), 1, w.rank()));
+  return Status();
+}
+
+Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                              void*, size_t) {
+  const ConvTransposePrepared& c = p.conv_transpose;
+  Status st = conv_backward_data(h, 1.f, c.filter, in[1], p.in_descs[0], in[0], c.conv, 0.f, p.out_desc, out);
+  if (!st.ok() || c.bias_input < 0) return st;
+  return add_tensor(h, 1.f, c.bias_view, in[c.bias_input], 1.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// InstanceNorm: instancenorm_forward. inputs: x, scale, bias (C f32 values each). In place allowed.
+
+Status prepare_instancenorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::InstanceNormParams& ip = *a.op.params_as_InstanceNormParams();
+  JET_RT_TRY(expect_inputs(*p, 3, "x, scale, bias"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_same_dtype(a, *p, "instancenorm keeps the dtype"));
+  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  for (size_t k = 1; k < 3; ++k) {
+    const TensorDesc& t = input(a, *p, k).desc;
+    const std::string& name = input_name(a, *p, k);
+    JET_RT_TRY(expect_dtype(t, name, DType::F32, "instancenorm parameters are f32"));
+    if (t.elements() != x.dim(1) || !t.is_packed()) {
+      return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " + std::to_string(x.dim(1)) +
+                 " packed elements (one per channel)");
+    }
+  }
+  const double eps = ip.epsilon();
+  if (!(eps > 0) || !std::isfinite(eps)) return bad("epsilon " + std::to_string(eps) + " must be finite and > 0");
+  p->epsilon = eps;
+  return Status();
+}
+
+Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
+                            void*, size_t) {
+  return instancenorm_forward(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
+                              static_cast<const float*>(in[1]), static_cast<const float*>(in[2]), p.epsilon);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
+
+Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::LrnParams& lp = *a.op.params_as_LrnParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_same_dtype(a, *p, "LRN keeps the dtype"));
+  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  p->lrn.n = lp.size();
+  p->lrn.alpha = lp.alpha();
+  p->lrn.beta = lp.beta();
+  p->lrn.k = lp.k();
+  if (!std::isfinite(p->lrn.alpha) || !std::isfinite(p->lrn.beta) || !std::isfinite(p->lrn.k)) {
+    return bad("LRN alpha, beta and k must be finite");
+  }
+  return p->lrn.validate();
+}
+
+Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                   size_t) {
+  return lrn_cross_channel_forward(h, p.lrn, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reduce: reduce_forward over the dims where the output is 1 and x is not. inputs: x.
+
+Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::ReduceParams& rp = *a.op.params_as_ReduceParams();
+  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RT_TRY(expect_same_dtype(a, *p, "reduce keeps the dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& y = output(a, *p).desc;
+  if (rp.op() < 0 || rp.op() > static_cast<int>(ReduceOp::MIN)) return bad("unknown reduce op " + std::to_string(rp.op()));
+  p->reduce_op = static_cast<ReduceOp>(rp.op());
+  bool ok = y.rank() == x.rank();
+  for (int d = 0; ok && d < x.rank(); ++d) ok = y.dim(d) == x.dim(d) || y.dim(d) == 1;
+  if (!ok) return bad("output " + dims_text(y) + " must be x's " + dims_text(x) + " with reduced dims set to 1");
+  return Status();
+}
+
+Status execute_reduce(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                      size_t) {
+  return reduce_forward(h, p.reduce_op, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The table. Order follows OpKind; allows_in_place matches the converter (ir::op_allows_in_place).
 
 const OpType kOpTypes[] = {
@@ -581,6 +873,15 @@ const OpType kOpTypes[] = {
      execute_batchnorm},
     {OpKind::TRANSFORM, fb::OpParams::TransformParams, "Transform", false, prepare_transform,
      execute_transform},
+    {OpKind::SLICE, fb::OpParams::SliceParams, "Slice", false, prepare_slice, execute_slice},
+    {OpKind::PAD, fb::OpParams::PadParams, "Pad", false, prepare_pad, execute_pad},
+    {OpKind::RESIZE, fb::OpParams::ResizeParams, "Resize", false, prepare_resize, execute_resize},
+    {OpKind::CONV_TRANSPOSE, fb::OpParams::ConvTransposeParams, "ConvTranspose", false,
+     prepare_conv_transpose, execute_conv_transpose},
+    {OpKind::INSTANCENORM, fb::OpParams::InstanceNormParams, "InstanceNorm", true,
+     prepare_instancenorm, execute_instancenorm},
+    {OpKind::LRN, fb::OpParams::LrnParams, "LRN", true, prepare_lrn, execute_lrn},
+    {OpKind::REDUCE, fb::OpParams::ReduceParams, "Reduce", false, prepare_reduce, execute_reduce},
 };
 constexpr size_t kNumOpTypes = sizeof(kOpTypes) / sizeof(kOpTypes[0]);
 

@@ -8,12 +8,20 @@ packages=(build-essential cmake libflatbuffers-dev flatbuffers-compiler libstb-d
           # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer
           clang libclang-rt-14-dev llvm
           # tests of the tools (.npy files)
-          python3-numpy)
+          python3-numpy
+          # ONNX's backend tests for the conformance suite (tests/conformance, docs/conformance.md)
+          libonnx-testdata
+          # real networks (tests/networks, docs/networks.md): PyTorch exports, Fashion-MNIST
+          # training, skimage's photos as inputs
+          python3-torch python3-torchvision python3-skimage dataset-fashion-mnist)
 
 missing=()
 for p in "${packages[@]}"; do
   if dpkg -s "$p" >/dev/null 2>&1; then :; else missing+=("$p"); fi
 done
+# tests/networks runs ONNX Runtime through node and npm: any node will do (a NodeSource one too),
+# Debian's only when there is none.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages already installed, nothing to do"

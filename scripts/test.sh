@@ -3,12 +3,13 @@
 #   scripts/test.sh              every stage, in this order:
 #                                  native    build in ./build, run ctest
 #                                  sanitize  CPU-only ASan + UBSan build in build-sanitize, ctest
-#                                  fuzz      scripts/fuzz.sh 60 (the model loader, libFuzzer)
+#                                  fuzz      scripts/fuzz.sh 40 on the model loader, then on the
+#                                            ONNX importer (FUZZ_TARGET=onnx), libFuzzer
 #                                  cross     scripts/cross-check.sh (Jetson builds, qemu tests)
 #   scripts/test.sh --sanitize   setup and the sanitize stage only
 # Environment: BUILD_DIR (default build), SANITIZE_BUILD_DIR (default build-sanitize),
 # JET_CUDA_ARCHS (default 87, Jetson Orin: the CUDA sources are compiled even without a GPU so
-# Orin compile errors are caught), JET_FUZZ_SECONDS (default 60).
+# Orin compile errors are caught), JET_FUZZ_SECONDS (default 40, per fuzz target).
 # JET_SKIP_SANITIZE=1, JET_SKIP_FUZZ=1, JET_SKIP_CROSS=1 skip a stage for a quick local run (CI
 # always runs them all).
 set -euo pipefail
@@ -86,7 +87,8 @@ fi
 
 if [ -z "${JET_SKIP_FUZZ:-}" ]; then
   t=$(date +%s)
-  scripts/fuzz.sh "${JET_FUZZ_SECONDS:-60}"
+  FUZZ_TARGET=loader scripts/fuzz.sh "${JET_FUZZ_SECONDS:-40}"
+  FUZZ_TARGET=onnx scripts/fuzz.sh "${JET_FUZZ_SECONDS:-40}"
   stage_done fuzz "$t"
 fi
 

@@ -84,17 +84,18 @@ std::vector<int64_t> Importer::input_dims(int i) const {
 Status Importer::ir_input(int i, DType dtype, int* t) {
   Status st = require_input(i, "tensor");
   if (!st.ok()) return st;
-  const Value& v = input(i);
-  if (v.pending_pad) {
-    return unsupported("reads '" + input_name(i) + "', the output of Pad '" + v.pad_node +
-                       "', which is supported only as the input of a Conv (folded into its pads)");
+  if (input(i).pending_pad) {
+    st = materialize_pad(input_name(i), t);
+    if (!st.ok()) return st;
   }
+  const Value& v = input(i);
   if (v.constant >= 0) {
     const Constant& c = constants[v.constant];
     if (!c.is_int() && c.elements() > 0) return ir_constant(v.constant, dtype, {}, t);
     if (c.is_int()) {
-      return bad("input '" + input_name(i) + "' is an integer tensor (" + onnx_type_name(c.type) +
-                 "), expected a float tensor");
+      // Valid ONNX for many ops (Clip, MaxPool, ... on integers): computed tensors are float only.
+      return unsupported("input '" + input_name(i) + "' is an integer tensor (" + onnx_type_name(c.type) +
+                         "); only float tensors are computed (integers are folded at import time only)");
     }
     return unsupported("input '" + input_name(i) + "' is an empty tensor (dims " + dims_text(c.dims) + ")");
   }
@@ -103,6 +104,26 @@ Status Importer::ir_input(int i, DType dtype, int* t) {
                dtype_name(dtype) + " (all float inputs of an op share one type)");
   }
   *t = v.tensor;
+  return Status::success();
+}
+
+Status Importer::materialize_pad(const std::string& name, int* t) {
+  Value& v = values.at(name);
+  const size_t rank = g->tensors[v.tensor].dims.size();
+  ir::PadAttrs a;
+  a.pad_begin.assign(rank, 0);
+  a.pad_end.assign(rank, 0);
+  for (size_t d = 0; d < v.pad_begin.size() && d + 2 < rank; ++d) {
+    a.pad_begin[d + 2] = v.pad_begin[d];
+    a.pad_end[d + 2] = v.pad_end[d];
+  }
+  Status st = g->pad(v.pad_node, v.tensor, a, t);
+  if (!st.ok()) return st;
+  g->tensors[*t].name = name;
+  onnx_named_.insert(*t);
+  Value out;
+  out.tensor = *t;
+  v = out;
   return Status::success();
 }
 

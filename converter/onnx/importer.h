@@ -6,9 +6,11 @@
 // constants.cpp  TensorProto decoding and the arithmetic of the constant table (broadcasting,
 //                element-wise ops, casts) used by constant folding.
 // ops_shape.cpp  ops evaluated on constants at import time (Shape, Gather, Slice, Range, ...) and
-//                pure relabellings (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout).
-// ops_nn.cpp     ops that become IR nodes (Conv, pools, activations, element-wise, Gemm, MatMul,
-//                Softmax, BatchNormalization, Concat, Cast, reductions over spatial dims).
+//                pure relabellings (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout), and
+//                Slice, Transpose, Split and Gather of computed tensors (SLICE nodes).
+// ops_nn.cpp     ops that become IR nodes (Conv, ConvTranspose, pools, activations, element-wise,
+//                Gemm, MatMul, Softmax, BatchNormalization, InstanceNormalization, LRN, Concat,
+//                Cast, Pad, Resize, Upsample, reductions).
 // op_table.cpp   one entry per ONNX op type: the function that imports it.
 //
 // An op function reads its node through the Importer (inputs, attributes), and either defines all
@@ -141,9 +143,12 @@ class Importer {
   // Dims of input i (IR tensor or constant).
   std::vector<int64_t> input_dims(int i) const;
   // The IR tensor of input i. Constants are materialized as IR constants of dtype `dtype` (rank
-  // 0 becomes {1}); an IR tensor must already have `dtype` (BAD_PARAM otherwise). A pending Pad is
-  // NOT_SUPPORTED (only a Conv folds it).
+  // 0 becomes {1}); an IR tensor must already have `dtype` (BAD_PARAM otherwise). A pending Pad
+  // read by anything but a Conv becomes a PAD node here (materialize_pad).
   Status ir_input(int i, DType dtype, int* t);
+  // Turns the pending zero Pad held by value `name` into a PAD node (named after the Pad node, its
+  // output named `name`); the value then holds that node's output, in *t.
+  Status materialize_pad(const std::string& name, int* t);
   // The IR tensor of input i in its own dtype: a constant of type FLOAT16 becomes F16, other
   // float constants F32.
   Status ir_input(int i, int* t);
@@ -278,8 +283,11 @@ Status import_reduce_max(Importer& im);
 Status import_reduce_min(Importer& im);
 Status import_reduce_sum(Importer& im);
 Status import_pad(Importer& im);
-// Ops of the issue whose IR op types do not exist yet: NOT_SUPPORTED with the reason.
-Status import_needs_ir_op(Importer& im);
+Status import_conv_transpose(Importer& im);
+Status import_instance_norm(Importer& im);
+Status import_lrn(Importer& im);
+Status import_resize(Importer& im);
+Status import_upsample(Importer& im);
 
 }  // namespace onnx_import
 }  // namespace jet

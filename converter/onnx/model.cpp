@@ -90,7 +90,8 @@ Status add_graph_inputs(const onnx::GraphProto& graph, const std::set<std::strin
                            ", but the input has rank " + std::to_string(dims.size()));
       }
       for (size_t d = 0; d < g.size(); ++d) {
-        if (g[d] < 1) return model_error("--input-shape " + name + "=" + dims_text(g) + " has a dim < 1");
+        // A 0 dim is an empty tensor: NOT_SUPPORTED below, as for a static 0 dim.
+        if (g[d] < 0) return model_error("--input-shape " + name + "=" + dims_text(g) + " has a negative dim");
         if (tt.has_shape() && dims[d] >= 0 && dims[d] != g[d]) {
           return model_error("--input-shape " + name + "=" + dims_text(g) + " differs from the model's static dim " +
                              std::to_string(d) + " = " + std::to_string(dims[d]));
@@ -242,11 +243,12 @@ Status mark_outputs(const onnx::GraphProto& graph, Importer* im) {
     if (it == im->values.end()) {
       return model_error("graph output '" + name + "' is not produced by any node, initializer or graph input");
     }
-    const Value& v = it->second;
-    if (v.pending_pad) {
-      return Status(StatusCode::NOT_SUPPORTED, "graph output '" + name + "' is the output of Pad '" + v.pad_node +
-                                                   "', which is supported only as the input of a Conv");
+    if (it->second.pending_pad) {
+      int padded = -1;
+      Status st = im->materialize_pad(name, &padded);
+      if (!st.ok()) return st;
     }
+    const Value& v = it->second;
     int t = v.tensor;
     if (v.constant >= 0) {
       const Constant& c = im->constants[v.constant];
@@ -273,6 +275,10 @@ Status mark_outputs(const onnx::GraphProto& graph, Importer* im) {
     if (vi.type().has_tensor_type()) {
       const onnx::TypeProto_Tensor& tt = vi.type().tensor_type();
       const int32_t want = g.tensors[t].dtype == DType::F16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
+      if (tt.elem_type() != 0 && tt.elem_type() != onnx::TensorProto::FLOAT && tt.elem_type() != onnx::TensorProto::FLOAT16) {
+        return Status(StatusCode::NOT_SUPPORTED, "graph output '" + name + "' is declared " + onnx_type_name(tt.elem_type()) +
+                                                     "; outputs are FLOAT or FLOAT16");
+      }
       if (tt.elem_type() != 0 && tt.elem_type() != want) {
         return model_error("graph output '" + name + "' is declared " + onnx_type_name(tt.elem_type()) + " but computes " +
                            onnx_type_name(want));
@@ -308,8 +314,12 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
     domain_opsets[domain] = os.version();
     if (domain.empty()) opset = os.version();
   }
-  if (opset < 0) return model_error("the model imports no opset of the default domain (ai.onnx)");
-  if (opset < 6 || opset > 21) {
+  // A model whose nodes are all of other domains (training ops, ai.onnx.ml) may import no default
+  // opset: its nodes are reported as unsupported by the walk below.
+  bool default_domain_nodes = false;
+  for (const onnx::NodeProto& n : graph.node()) default_domain_nodes = default_domain_nodes || is_default_domain(n.domain());
+  if (opset < 0 && default_domain_nodes) return model_error("the model imports no opset of the default domain (ai.onnx)");
+  if (opset >= 0 && (opset < 6 || opset > 21)) {
     return Status(StatusCode::NOT_SUPPORTED, "opset " + std::to_string(opset) +
                                                  " of the default domain is not supported (supported: 6 to 21)");
   }
@@ -395,13 +405,9 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
       continue;
     }
     if (poisoned) {
-      // Behind an unsupported op there is nothing to build on. Ops that are never supported are
-      // still listed; the others are known op types whose support may depend on their inputs.
-      if (entry->fn == import_needs_ir_op) {
-        record(import_needs_ir_op(im).message());  // reads nothing but the node
-      } else {
-        poison_outputs();
-      }
+      // Behind an unsupported op there is nothing to build on: known op types, whose support may
+      // depend on their inputs, are skipped.
+      poison_outputs();
       continue;
     }
     if (opset < entry->since) {

@@ -81,12 +81,12 @@ const OpEntry kOps[] = {
     {"ReduceMax", 1, import_reduce_max},
     {"ReduceMin", 1, import_reduce_min},
     {"ReduceSum", 1, import_reduce_sum},
-    // Ops of issue 6 whose IR op types come in a later step: reported as unsupported, by name.
-    {"ConvTranspose", 1, import_needs_ir_op},
-    {"LRN", 1, import_needs_ir_op},
-    {"InstanceNormalization", 1, import_needs_ir_op},
-    {"Resize", 10, import_needs_ir_op},
-    {"Upsample", 1, import_needs_ir_op},
+    // Transposed convolution, normalization across channels / per instance, resizing.
+    {"ConvTranspose", 1, import_conv_transpose},
+    {"LRN", 1, import_lrn},
+    {"InstanceNormalization", 1, import_instance_norm},
+    {"Resize", 10, import_resize},
+    {"Upsample", 1, import_upsample},
 };
 
 }  // namespace

@@ -38,7 +38,7 @@ Status operand(Importer& im, int i, DType dtype, const std::vector<int64_t>& dim
   if (!st.ok()) return st;
   if (im.is_constant(i)) {
     const Constant& c = im.constant(i);
-    if (c.is_int()) return im.bad("input '" + im.input_name(i) + "' is an integer tensor; a float tensor is expected");
+    if (c.is_int()) return im.unsupported("integer input '" + im.input_name(i) + "' (only float tensors are computed)");
     return im.ir_constant(im.input(i).constant, dtype, dims, t);
   }
   int x = -1;
@@ -508,7 +508,7 @@ Status import_gemm(Importer& im) {
     int* t = i == 0 ? &a : &b;
     if (!alpha_done && im.is_constant(i)) {
       const Constant& c = im.constant(i);
-      if (c.is_int()) return im.bad("input '" + im.input_name(i) + "' is an integer tensor");
+      if (c.is_int()) return im.unsupported("integer input '" + im.input_name(i) + "' (only float tensors are computed)");
       std::vector<float> scaled = c.floats;
       for (float& v : scaled) v *= alpha;
       st = im.ir_constant_values(im.input_name(i) + "*alpha", dt, c.dims, std::move(scaled), t);
@@ -536,7 +536,7 @@ Status import_gemm(Importer& im) {
   if (has_c && alpha_done) {
     if (im.is_constant(2)) {
       const Constant& c = im.constant(2);
-      if (c.is_int()) return im.bad("C is an integer tensor");
+      if (c.is_int()) return im.unsupported("integer C (only float tensors are computed)");
       std::vector<float> scaled = c.floats;
       for (float& v : scaled) v *= beta;
       st = beta == 1.f ? im.ir_constant(im.input(2).constant, dt, left_pad(cd, 2), &bias)
@@ -855,11 +855,18 @@ Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
   }
   bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
   for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
-  if (!spatial || kind == Reduce::MIN) {
-    return im.unsupported("reductions of computed tensors are supported over exactly the spatial dims (2..rank-1) "
-                          "as global pooling, for Mean, Max and Sum; got axes " + dims_text(axes) + " of rank " + std::to_string(rank));
-  }
   int x = -1, y = -1;
+  if (!spatial || kind == Reduce::MIN) {
+    // Any other axes: a REDUCE node (the rank is kept), relabelled when keepdims is 0.
+    if (out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
+    static const ReduceOp ops[] = {ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM};
+    st = im.ir_input(0, &x);
+    if (st.ok()) st = im.ir_check(im.g->reduce(keepdims ? im.ir_name() : im.ir_name("reduce"), x,
+                                               ops[static_cast<int>(kind)], axes, &y));
+    if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
   const DType dt = im.g->tensors[x].dtype;
@@ -906,6 +913,11 @@ Status import_pad(Importer& im) {
   if (!st.ok()) return st;
   const std::vector<int64_t> dims = im.input_dims(0);
   const int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank == 0) return im.bad("data is a scalar");
+  const int64_t limit = int64_t(1) << 40;  // no real pad is larger; keeps the sums exact
+  for (int64_t p : pads) {
+    if (p > limit || p < -limit) return im.bad("pad " + std::to_string(p) + " is out of range");
+  }
   if (axes.empty()) {
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   }
@@ -929,10 +941,31 @@ Status import_pad(Importer& im) {
     return im.set_output_value(0, im.input(0));
   }
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return im.bad("unknown mode '" + mode + "'");
+  if (mode == "wrap") return im.unsupported("Pad mode 'wrap' is not supported (constant, reflect and edge are)");
   if (im.is_constant(0) || mode != "constant" || value != 0.f || !spatial_only || !non_negative) {
-    return im.unsupported("Pad has no IR op yet (only a zero constant Pad of the spatial dims, folded into the Conv that reads it)");
+    ir::PadAttrs a;
+    a.mode = mode == "reflect" ? PadMode::REFLECT : mode == "edge" ? PadMode::EDGE : PadMode::CONSTANT;
+    a.pad_begin = begin;
+    a.pad_end = end;
+    a.value = value;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (dims[d] + begin[d] + end[d] < 1) {
+        return im.unsupported("the Pad crops dim " + std::to_string(d) + " to nothing (empty tensors are not supported)");
+      }
+      if (a.mode == PadMode::REFLECT && (begin[d] >= dims[d] || end[d] >= dims[d])) {
+        return im.unsupported("reflect pads of dim " + std::to_string(d) + " (" + std::to_string(begin[d]) + ", " +
+                              std::to_string(end[d]) + ") reach past its size " + std::to_string(dims[d]) +
+                              " (reflecting more than once is not supported)");
+      }
+    }
+    int x = -1, y = -1;
+    st = im.ir_input(0, &x);
+    if (st.ok()) st = im.ir_check(im.g->pad(im.ir_name(), x, a, &y));
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
   }
-  // Folded into the Conv reading it (import_conv); any other reader reports it unsupported.
+  // Folded into the Conv reading it (import_conv); any other reader gets a PAD node
+  // (Importer::materialize_pad).
   int x = -1;
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
@@ -945,8 +978,404 @@ Status import_pad(Importer& im) {
   return im.set_output_value(0, v);
 }
 
-Status import_needs_ir_op(Importer& im) {
-  return im.unsupported(im.node->op_type() + " needs an IR op type the converter does not have yet");
+// ---- ConvTranspose --------------------------------------------------------------------------------
+
+Status import_conv_transpose(Importer& im) {
+  Status st = im.require_input(0, "X");
+  if (st.ok()) st = im.require_input(1, "W");
+  if (!st.ok()) return st;
+  int x = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  const DType dt = im.g->tensors[x].dtype;
+  const Constant* wc = nullptr;
+  st = im.constant_input(1, "weight", &wc);
+  if (!st.ok()) return st;
+  if (wc->is_int()) return im.bad("W must be a float tensor");
+  if (wc->dims.size() != sr + 2) return im.bad("W has dims " + dims_text(wc->dims) + ", expected rank " + std::to_string(sr + 2));
+  if (wc->dims[0] != xd[1]) {
+    return im.bad("W " + dims_text(wc->dims) + " has " + std::to_string(wc->dims[0]) + " input channels but X " +
+                  dims_text(xd) + " has " + std::to_string(xd[1]) + " (W is C_in x C_out/group x kernel)");
+  }
+  std::vector<int64_t> kernel, strides, dilations, out_pad, out_shape;
+  int64_t group = 1;
+  std::string auto_pad;
+  st = im.attr_ints("kernel_shape", &kernel);
+  if (st.ok() && !kernel.empty() && kernel != std::vector<int64_t>(wc->dims.begin() + 2, wc->dims.end())) {
+    st = im.bad("kernel_shape " + dims_text(kernel) + " differs from W's dims " + dims_text(wc->dims));
+  }
+  if (st.ok()) st = spatial_attr(im, "strides", sr, 1, &strides);
+  if (st.ok()) st = spatial_attr(im, "dilations", sr, 1, &dilations);
+  if (st.ok()) st = spatial_attr(im, "output_padding", sr, 0, &out_pad);
+  if (st.ok()) st = im.attr_ints("output_shape", &out_shape);
+  if (st.ok()) st = im.attr_int("group", 1, &group);
+  if (st.ok()) st = im.attr_string("auto_pad", "NOTSET", &auto_pad);
+  if (!st.ok()) return st;
+  if (group < 1 || wc->dims[0] % group != 0) {
+    return im.bad("group " + std::to_string(group) + " does not divide W's " + std::to_string(wc->dims[0]) + " input channels");
+  }
+  // Some exporters write output_shape with N and C in front.
+  if (out_shape.size() == sr + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (!out_shape.empty() && out_shape.size() != sr) {
+    return im.bad("output_shape has " + std::to_string(out_shape.size()) + " entries, expected " + std::to_string(sr));
+  }
+  const int64_t big = int64_t(1) << 31;  // ConvDesc's limit; keeps the arithmetic below exact
+  ir::ConvTransposeAttrs a;
+  a.pad_begin.assign(sr, 0);
+  a.pad_end.assign(sr, 0);
+  std::vector<int64_t> pads, out(sr);
+  st = im.attr_ints("pads", &pads);
+  if (!st.ok()) return st;
+  if (auto_pad == "NOTSET" && !pads.empty() && pads.size() != 2 * sr) {
+    return im.bad("pads has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * sr));
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+    return im.bad("unknown auto_pad '" + auto_pad + "'");
+  }
+  for (size_t d = 0; d < sr; ++d) {
+    const int64_t s = strides[d], dl = dilations[d], op = out_pad[d], k = wc->dims[d + 2];
+    if (s < 1 || dl < 1 || s > big || dl > big) return im.bad("strides and dilations must be in 1..2^31");
+    if (op < 0) return im.bad("output_padding must be >= 0");
+    if (op >= s) {
+      return im.unsupported("output_padding " + std::to_string(op) + " >= stride " + std::to_string(s) +
+                            " (conv_backward_data needs output_padding < stride)");
+    }
+    // The full transposed extent: every tap of every input position, plus output_padding.
+    const int64_t full = s * (xd[d + 2] - 1) + op + (k - 1) * dl + 1;
+    int64_t total = 0;  // pad_begin + pad_end
+    bool upper = true;  // where an odd total's extra pad goes (SAME_UPPER: the end)
+    if (!out_shape.empty()) {
+      out[d] = out_shape[d];
+      total = full - out[d];
+      upper = auto_pad == "SAME_UPPER";
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[d] = xd[d + 2] * s;
+      total = full - out[d];
+      upper = auto_pad == "SAME_UPPER";
+    } else {
+      if (auto_pad == "NOTSET" && !pads.empty()) {
+        a.pad_begin[d] = pads[d];
+        a.pad_end[d] = pads[d + sr];
+      }
+      if (a.pad_begin[d] < 0 || a.pad_end[d] < 0 || a.pad_begin[d] > big || a.pad_end[d] > big) {
+        return im.bad("pads must be in 0..2^31");
+      }
+      out[d] = full - a.pad_begin[d] - a.pad_end[d];
+      continue;
+    }
+    if (total < 0) {
+      return im.unsupported("output size " + std::to_string(out[d]) + " of spatial dim " + std::to_string(d) +
+                            " exceeds the full transposed extent " + std::to_string(full) + " (negative padding)");
+    }
+    a.pad_begin[d] = upper ? total / 2 : total - total / 2;
+    a.pad_end[d] = total - a.pad_begin[d];
+  }
+  for (size_t d = 0; d < sr; ++d) {
+    if (out[d] < 1) return im.bad("the output would be empty along spatial dim " + std::to_string(d));
+  }
+  a.strides = strides;
+  a.dilations = dilations;
+  a.groups = group;
+  int w = -1, bias = -1, y = -1;
+  st = im.ir_constant(im.input(1).constant, dt, {}, &w);
+  if (!st.ok()) return st;
+  const int64_t c_out = wc->dims[1] * group;
+  if (im.has_input(2)) {
+    const Constant* bc = nullptr;
+    st = im.constant_input(2, "bias", &bc);
+    if (!st.ok()) return st;
+    if (bc->elements() != c_out) {
+      return im.bad("B has dims " + dims_text(bc->dims) + ", expected " + std::to_string(c_out) + " values (one per output channel)");
+    }
+    st = im.ir_constant(im.input(2).constant, dt, {c_out}, &bias);
+    if (!st.ok()) return st;
+  }
+  st = im.ir_check(im.g->conv_transpose(im.ir_name(), x, w, bias, a, out, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- InstanceNormalization, LRN -------------------------------------------------------------------
+
+Status import_instance_norm(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  float epsilon = 1e-5f;
+  st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (!st.ok()) return st;
+  if (!(epsilon > 0.f) || !std::isfinite(epsilon)) return im.bad("epsilon must be finite and > 0");
+  const int64_t c = im.g->tensors[x].dims[1];
+  int params[2] = {-1, -1};
+  const char* names[2] = {"scale", "B"};
+  for (int i = 0; i < 2; ++i) {
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->is_int()) return im.bad(std::string(names[i]) + " must be a float tensor");
+    if (pc->elements() != c) return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", expected " + std::to_string(c) + " values");
+    // instancenorm_forward reads its parameters as float32 whatever x's dtype.
+    st = im.ir_constant(im.input(i + 1).constant, DType::F32, {c}, &params[i]);
+    if (!st.ok()) return st;
+  }
+  int y = -1;
+  st = im.ir_check(im.g->instancenorm(im.ir_name(), x, params[0], params[1], epsilon, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+Status import_lrn(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  size_t sr = 0;
+  st = spatial_rank(im, x, &sr);
+  if (!st.ok()) return st;
+  float alpha = 0.f, beta = 0.f, bias = 0.f;
+  int64_t size = 0;
+  st = im.attr_float("alpha", 1e-4f, &alpha);
+  if (st.ok()) st = im.attr_float("beta", 0.75f, &beta);
+  if (st.ok()) st = im.attr_float("bias", 1.f, &bias);
+  if (st.ok()) st = im.attr_int("size", 0, &size);
+  if (st.ok() && !im.has_attr("size")) st = im.bad("missing attribute 'size'");
+  if (!st.ok()) return st;
+  if (size < 1) return im.bad("size must be >= 1");
+  LrnDesc l;
+  l.n = size;
+  l.alpha = alpha;
+  l.beta = beta;
+  l.k = bias;
+  if (!std::isfinite(alpha) || !std::isfinite(beta) || !std::isfinite(bias)) return im.bad("alpha, beta and bias must be finite");
+  st = l.validate();
+  if (!st.ok()) return im.unsupported("LRN outside the kernel's limits: " + st.message());
+  int y = -1;
+  st = im.ir_check(im.g->lrn(im.ir_name(), x, l, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ---- Resize, Upsample -----------------------------------------------------------------------------
+
+namespace {
+
+// A constant float list input (scales); absent or empty -> empty.
+Status float_list_input(Importer& im, int i, const char* what, std::vector<float>* out) {
+  out->clear();
+  if (!im.has_input(i)) return Status::success();
+  const Constant* c = nullptr;
+  Status st = im.constant_input(i, what, &c);
+  if (!st.ok()) return st;
+  if (c->is_int()) return im.bad(std::string(what) + " must be a float tensor");
+  *out = c->floats;
+  return Status::success();
+}
+
+// The common tail of Resize and Upsample: full-rank scales (or sizes) -> a RESIZE node. N and C
+// must keep their size.
+Status resize_node(Importer& im, ir::ResizeAttrs a, const std::vector<float>& scales, const std::vector<int64_t>& sizes) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  const size_t rank = xd.size();
+  if (rank < 3 || rank > 5) {
+    return im.unsupported("resizing a rank-" + std::to_string(rank) + " tensor (N, C and 1 to 3 spatial dims are supported)");
+  }
+  std::vector<int64_t> out(rank);
+  a.scales.assign(rank - 2, 0.f);
+  for (size_t d = 0; d < rank; ++d) {
+    if (!scales.empty()) {
+      const float s = scales[d];
+      if (!(s > 0.f) || !std::isfinite(s)) return im.bad("scale " + std::to_string(s) + " of dim " + std::to_string(d) + " must be finite and > 0");
+      const double o = std::floor(static_cast<double>(xd[d]) * s);
+      if (!(o >= 1) || o > static_cast<double>(int64_t(1) << 40)) {
+        return im.unsupported("scale " + std::to_string(s) + " gives dim " + std::to_string(d) + " the size " + std::to_string(o));
+      }
+      out[d] = static_cast<int64_t>(o);
+      if (d >= 2) a.scales[d - 2] = s;  // the coordinate mapping uses the scale itself
+    } else {
+      if (sizes[d] < 1) return im.unsupported("sizes give dim " + std::to_string(d) + " the size " + std::to_string(sizes[d]));
+      out[d] = sizes[d];
+    }
+  }
+  if (out[0] != xd[0] || out[1] != xd[1] || (!scales.empty() && (scales[0] != 1.f || scales[1] != 1.f))) {
+    return im.unsupported("resizing the N or C dim (only the spatial dims 2.." + std::to_string(rank - 1) + " may change)");
+  }
+  int y = -1;
+  st = im.ir_check(im.g->resize(im.ir_name(), x, a, out, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ONNX's mode attribute: "nearest", "linear" (older files: "bilinear"), "cubic" rejected.
+Status resize_mode(Importer& im, ir::ResizeAttrs* a) {
+  std::string mode;
+  Status st = im.attr_string("mode", "nearest", &mode);
+  if (!st.ok()) return st;
+  if (mode == "nearest") {
+    a->mode = ResizeMode::NEAREST;
+  } else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") {
+    a->mode = ResizeMode::LINEAR;
+  } else if (mode == "cubic") {
+    return im.unsupported("mode 'cubic' is not supported (nearest and linear are)");
+  } else {
+    return im.bad("unknown mode '" + mode + "'");
+  }
+  return Status::success();
+}
+
+// Before Resize-11 (Upsample, Resize-10): asymmetric coordinates, and nearest rounds down when
+// enlarging and up when shrinking (ONNX Runtime's "simple" mode, which the conformance data
+// follows). One rounding serves all dims, so mixing the two directions is rejected.
+Status legacy_nearest(Importer& im, const std::vector<float>& scales, ir::ResizeAttrs* a) {
+  a->coord = ResizeCoord::ASYMMETRIC;
+  bool up = false, down = false;
+  for (size_t d = 2; d < scales.size(); ++d) {
+    up = up || scales[d] > 1.f;
+    down = down || scales[d] < 1.f;
+  }
+  if (a->mode == ResizeMode::NEAREST && up && down) {
+    return im.unsupported("nearest resizing that enlarges some dims and shrinks others (before opset 11)");
+  }
+  a->nearest = down ? ResizeNearest::CEIL : ResizeNearest::FLOOR;
+  return Status::success();
+}
+
+}  // namespace
+
+Status import_upsample(Importer& im) {
+  Status st = im.require_input(0, "X");
+  if (!st.ok()) return st;
+  if (im.opset < 7) return im.unsupported("Upsample before opset 7 (height_scale / width_scale attributes) is not supported");
+  ir::ResizeAttrs a;
+  st = resize_mode(im, &a);
+  if (!st.ok()) return st;
+  std::vector<float> scales;
+  if (im.opset < 9) {
+    st = im.attr_floats("scales", &scales);
+    if (st.ok() && scales.empty()) st = im.bad("missing attribute 'scales'");
+  } else {
+    st = im.require_input(1, "scales");
+    if (st.ok()) st = float_list_input(im, 1, "scales", &scales);
+  }
+  if (!st.ok()) return st;
+  if (scales.size() != im.input_dims(0).size()) {
+    return im.bad("scales has " + std::to_string(scales.size()) + " entries for X of rank " + std::to_string(im.input_dims(0).size()));
+  }
+  st = legacy_nearest(im, scales, &a);
+  if (!st.ok()) return st;
+  return resize_node(im, a, scales, {});
+}
+
+Status import_resize(Importer& im) {
+  Status st = im.require_input(0, "X");
+  if (!st.ok()) return st;
+  ir::ResizeAttrs a;
+  st = resize_mode(im, &a);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.input_dims(0);
+  const size_t rank = xd.size();
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (im.opset < 11) {
+    st = im.require_input(1, "scales");
+    if (st.ok()) st = float_list_input(im, 1, "scales", &scales);
+    if (st.ok() && scales.size() != rank) st = im.bad("scales has " + std::to_string(scales.size()) + " entries for X of rank " + std::to_string(rank));
+    if (st.ok()) st = legacy_nearest(im, scales, &a);
+    if (!st.ok()) return st;
+    return resize_node(im, a, scales, {});
+  }
+  // Opset 11+: X, roi, scales, sizes (exactly one of scales and sizes non-empty).
+  std::string coord, nearest, policy = "stretch";
+  int64_t exclude_outside = 0, antialias = 0;
+  std::vector<int64_t> axes;
+  st = im.attr_string("coordinate_transformation_mode", "half_pixel", &coord);
+  if (st.ok()) st = im.attr_string("nearest_mode", "round_prefer_floor", &nearest);
+  if (st.ok()) st = im.attr_int("exclude_outside", 0, &exclude_outside);
+  if (st.ok() && im.opset >= 18) st = im.attr_int("antialias", 0, &antialias);
+  if (st.ok() && im.opset >= 18) st = im.attr_ints("axes", &axes);
+  if (st.ok() && im.opset >= 18) st = im.attr_string("keep_aspect_ratio_policy", "stretch", &policy);
+  if (st.ok()) st = float_list_input(im, 2, "scales", &scales);
+  if (st.ok() && im.has_input(3)) {
+    const Constant* c = nullptr;
+    st = im.constant_input(3, "sizes", &c);
+    if (st.ok() && c->elements() > 0) st = im.ints_input(3, "sizes", &sizes);
+  }
+  if (!st.ok()) return st;
+  static const char* const kCoords[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                                        "tf_half_pixel_for_nn"};
+  bool known = false;
+  for (int i = 0; i < 5; ++i) {
+    if (coord == kCoords[i]) {
+      a.coord = static_cast<ResizeCoord>(i);
+      known = true;
+    }
+  }
+  if (!known) {
+    if (coord == "tf_crop_and_resize" || coord == "half_pixel_symmetric") {
+      return im.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
+    }
+    return im.bad("unknown coordinate_transformation_mode '" + coord + "'");
+  }
+  static const char* const kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  known = false;
+  for (int i = 0; i < 4; ++i) {
+    if (nearest == kNearest[i]) {
+      a.nearest = static_cast<ResizeNearest>(i);
+      known = true;
+    }
+  }
+  if (!known) return im.bad("unknown nearest_mode '" + nearest + "'");
+  if (exclude_outside != 0 && a.mode == ResizeMode::LINEAR) {
+    return im.unsupported("exclude_outside = 1 with linear mode is not supported");
+  }
+  if (policy != "stretch" && !sizes.empty()) {
+    return im.unsupported("keep_aspect_ratio_policy '" + policy + "' is not supported (only 'stretch')");
+  }
+  if (scales.empty() == sizes.empty()) return im.bad("needs exactly one of scales and sizes");
+  // axes (opset 18): scales / sizes cover only those dims; the others keep their size.
+  std::vector<int64_t> which;
+  if (axes.empty()) {
+    for (size_t d = 0; d < rank; ++d) which.push_back(static_cast<int64_t>(d));
+  } else {
+    std::vector<bool> seen(rank, false);
+    for (int64_t ax : axes) {
+      int64_t n = 0;
+      st = im.normalize_axis(ax, static_cast<int64_t>(rank), "axis", &n);
+      if (!st.ok()) return st;
+      if (seen[n]) return im.bad("axes list dim " + std::to_string(n) + " twice");
+      seen[n] = true;
+      which.push_back(n);
+    }
+  }
+  const size_t given = scales.empty() ? sizes.size() : scales.size();
+  if (given != which.size()) {
+    return im.bad(std::string(scales.empty() ? "sizes" : "scales") + " has " + std::to_string(given) + " entries, expected " +
+                  std::to_string(which.size()));
+  }
+  std::vector<float> full_scales;
+  std::vector<int64_t> full_sizes;
+  if (!scales.empty()) {
+    full_scales.assign(rank, 1.f);
+    for (size_t i = 0; i < which.size(); ++i) full_scales[which[i]] = scales[i];
+  } else {
+    full_sizes = xd;
+    for (size_t i = 0; i < which.size(); ++i) full_sizes[which[i]] = sizes[i];
+  }
+  if (antialias != 0 && a.mode == ResizeMode::LINEAR) {
+    for (size_t d = 0; d < rank; ++d) {
+      const bool shrinks = scales.empty() ? full_sizes[d] < xd[d] : full_scales[d] < 1.f;
+      if (shrinks) return im.unsupported("antialias = 1 when shrinking is not supported");
+    }
+  }
+  return resize_node(im, a, full_scales, full_sizes);
 }
 
 }  // namespace onnx_import

@@ -77,6 +77,17 @@ Status relabel(Importer& im, const std::vector<int64_t>& dims) {
   return im.set_output(0, y);
 }
 
+// A SLICE node (a strided copy) of input 0 into output `output`; the node is named after the ONNX
+// node (with `suffix`).
+Status emit_slice(Importer& im, int output, const std::string& suffix, ir::SliceAttrs a, int* y = nullptr) {
+  int x = -1, out = -1;
+  Status st = im.ir_input(0, &x);
+  if (st.ok()) st = im.ir_check(im.g->slice(im.ir_name(suffix), x, std::move(a), &out));
+  if (!st.ok()) return st;
+  if (y) *y = out;
+  return output >= 0 ? im.set_output(output, out) : Status::success();
+}
+
 }  // namespace
 
 Status import_constant(Importer& im) {
@@ -204,7 +215,33 @@ Status import_gather(Importer& im) {
   if (!im.is_constant(0)) {
     // Picking the only entry of a size-1 dim is a relabelling (x[:, 0] of an N x 1 x ... tensor).
     if (dims[axis] == 1 && indices.size() == 1) return relabel(im, out_dims);
-    return im.unsupported("Gather from a computed tensor has no IR op yet (only constant data, or the one entry of a size-1 dim)");
+    // Constant indices on a computed tensor: one SLICE of extent 1 per index along the axis,
+    // concatenated when there are several, then relabelled to the output dims.
+    if (out_dims.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
+    if (indices.empty()) return im.unsupported("Gather with no indices gives an empty tensor");
+    constexpr size_t kMaxGatherSlices = 64;
+    if (indices.size() > kMaxGatherSlices) {
+      return im.unsupported("Gather of " + std::to_string(indices.size()) + " indices from a computed tensor (at most " +
+                            std::to_string(kMaxGatherSlices) + " are imported, as one slice each)");
+    }
+    std::vector<int> parts;
+    for (size_t k = 0; k < indices.size(); ++k) {
+      ir::SliceAttrs a;
+      a.starts.assign(rank, 0);
+      a.steps.assign(rank, 1);
+      a.sizes = dims;
+      a.starts[axis] = indices[k];
+      a.sizes[axis] = 1;
+      int part = -1;
+      st = emit_slice(im, -1, indices.size() == 1 ? "slice" : "slice" + std::to_string(k), a, &part);
+      if (!st.ok()) return st;
+      parts.push_back(part);
+    }
+    int y = parts[0];
+    if (parts.size() > 1) st = im.ir_check(im.g->concat(im.ir_name("concat"), parts, static_cast<int>(axis), &y));
+    if (st.ok()) st = im.reshape_to(y, out_dims, "", &y);
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
   }
   st = check_fold_size(im, out_dims);
   if (!st.ok()) return st;
@@ -349,7 +386,19 @@ Status import_slice(Importer& im) {
       ++im.removed_ops[im.node->op_type()];
       return im.set_output_value(0, im.input(0));
     }
-    return im.unsupported("Slice of a computed tensor has no IR op yet (only constant data is sliced at import time)");
+    ir::SliceAttrs a;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (out_dims[d] == 0) return im.unsupported("the Slice is empty along dim " + std::to_string(d) + " (empty tensors are not supported)");
+      // One element needs no direction; otherwise a negative step cannot be a TensorDesc stride.
+      if (step[d] < 0 && out_dims[d] > 1) {
+        return im.unsupported("Slice of a computed tensor with a negative step (" + std::to_string(step[d]) + " on dim " +
+                              std::to_string(d) + ") is not supported: strided views only walk forward");
+      }
+      a.starts.push_back(begin[d]);
+      a.steps.push_back(out_dims[d] == 1 ? 1 : step[d]);
+      a.sizes.push_back(out_dims[d]);
+    }
+    return emit_slice(im, 0, "", std::move(a));
   }
   const Constant& data = im.constant(0);
   Constant r;
@@ -532,7 +581,12 @@ Status import_transpose(Importer& im) {
     last = p;
   }
   if (relabelling) return relabel(im, out);
-  return im.unsupported("Transpose of a computed tensor has no IR op yet (only constants and relabellings that move size-1 dims)");
+  ir::SliceAttrs a;
+  a.starts.assign(rank, 0);
+  a.steps.assign(rank, 1);
+  a.sizes = dims;
+  a.perm = perm;
+  return emit_slice(im, 0, "", std::move(a));
 }
 
 Status import_expand(Importer& im) {
@@ -734,7 +788,27 @@ Status import_split(Importer& im) {
       ++im.removed_ops[im.node->op_type()];
       return im.set_output_value(0, im.input(0));
     }
-    return im.unsupported("Split of a computed tensor has no IR op yet (only constants are split at import time)");
+    // One SLICE per used output (IR nodes have one output each).
+    for (int k = 0; k < outputs; ++k) {
+      if (im.output_used(k) && split[k] == 0) {
+        return im.unsupported("output " + std::to_string(k) + " of the Split is empty (empty tensors are not supported)");
+      }
+    }
+    int64_t offset = 0;
+    for (int k = 0; k < outputs; ++k) {
+      if (im.output_used(k)) {
+        ir::SliceAttrs a;
+        a.starts.assign(rank, 0);
+        a.steps.assign(rank, 1);
+        a.sizes = dims;
+        a.starts[axis] = offset;
+        a.sizes[axis] = split[k];
+        st = emit_slice(im, k, std::to_string(k), std::move(a));
+        if (!st.ok()) return st;
+      }
+      offset += split[k];
+    }
+    return Status::success();
   }
   const Constant& c = im.constant(0);
   int64_t outer = 1, inner = 1;

@@ -23,9 +23,11 @@ double source_coordinate(ResizeCoord coord, const ResizeAxis& a, int64_t o) {
   const double od = static_cast<double>(o);
   switch (coord) {
     case ResizeCoord::HALF_PIXEL: return (od + 0.5) / a.scale - 0.5;
-    case ResizeCoord::ALIGN_CORNERS:
-      return a.out == 1 ? 0.0
-                        : od * static_cast<double>(a.in - 1) / static_cast<double>(a.out - 1);
+    case ResizeCoord::ALIGN_CORNERS: {
+      // ONNX divides by the unrounded resized length in * scale (= out without given scales).
+      const double resized = static_cast<double>(a.in) * a.scale;
+      return resized <= 1.0 ? 0.0 : od * static_cast<double>(a.in - 1) / (resized - 1.0);
+    }
     case ResizeCoord::ASYMMETRIC: return od / a.scale;
     case ResizeCoord::PYTORCH_HALF_PIXEL: return a.out > 1 ? (od + 0.5) / a.scale - 0.5 : 0.0;
     case ResizeCoord::TF_HALF_PIXEL_FOR_NN: return (od + 0.5) / a.scale;

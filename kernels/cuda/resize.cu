@@ -50,10 +50,11 @@ __device__ double source_coordinate(const ResizeParams& p, int k, int64_t o) {
   const double od = static_cast<double>(o);
   switch (p.coord) {
     case ResizeCoord::HALF_PIXEL: return (od + 0.5) / p.scale[k] - 0.5;
-    case ResizeCoord::ALIGN_CORNERS:
-      return p.out[k] == 1 ? 0.0
-                           : od * static_cast<double>(p.in[k] - 1) /
-                                 static_cast<double>(p.out[k] - 1);
+    case ResizeCoord::ALIGN_CORNERS: {
+      // ONNX divides by the unrounded resized length in * scale (= out without given scales).
+      const double resized = static_cast<double>(p.in[k]) * p.scale[k];
+      return resized <= 1.0 ? 0.0 : od * static_cast<double>(p.in[k] - 1) / (resized - 1.0);
+    }
     case ResizeCoord::ASYMMETRIC: return od / p.scale[k];
     case ResizeCoord::PYTORCH_HALF_PIXEL: return p.out[k] > 1 ? (od + 0.5) / p.scale[k] - 0.5 : 0.0;
     case ResizeCoord::TF_HALF_PIXEL_FOR_NN: return (od + 0.5) / p.scale[k];

@@ -172,6 +172,56 @@ inline Status interpret_node(const Handle& h, const ir::Graph& g, const ir::Node
                                          std::get<ir::BatchNormAttrs>(n.attrs).epsilon);
     case ir::OpType::TRANSFORM:
       return transform_tensor(h, 1.f, ind(0), in(0), 0.f, yd, yp);
+    case ir::OpType::SLICE: {
+      // The strided view of x the attributes describe, on x's own strides.
+      const ir::SliceAttrs& a = std::get<ir::SliceAttrs>(n.attrs);
+      const TensorDesc xd = ind(0);
+      const int rank = xd.rank();
+      std::vector<int64_t> strides(rank);
+      int64_t offset = 0;
+      for (int d = 0; d < rank; ++d) {
+        const int k = static_cast<int>(a.perm[d]);
+        strides[d] = y.dims[d] == 1 ? xd.stride(k) : xd.stride(k) * a.steps[k];  // a size-1 dim never moves
+        offset += a.starts[k] * xd.stride(k);
+      }
+      const TensorDesc view = TensorDesc::strided(xd.dtype(), rank, y.dims.data(), strides.data());
+      return transform_tensor(h, 1.f, view, in(0) + offset * static_cast<int64_t>(dtype_size(xd.dtype())), 0.f, yd, yp);
+    }
+    case ir::OpType::PAD: {
+      const ir::PadAttrs& a = std::get<ir::PadAttrs>(n.attrs);
+      return pad_forward(h, a.mode, a.pad_begin.data(), a.pad_end.data(), a.value, 1.f, ind(0), in(0), 0.f, yd, yp);
+    }
+    case ir::OpType::RESIZE: {
+      const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
+      ResizeDesc rd;
+      rd.mode = a.mode;
+      rd.coord = a.coord;
+      rd.nearest = a.nearest;
+      for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
+      return resize_forward(h, rd, 1.f, ind(0), in(0), 0.f, yd, yp);
+    }
+    case ir::OpType::CONV_TRANSPOSE: {
+      const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
+      const ir::Tensor& w = g.tensors[n.inputs[1]];
+      const int rank = static_cast<int>(w.dims.size());
+      const ConvDesc cd = ConvDesc::make(rank - 2, p(a.pad_begin), p(a.pad_end), p(a.strides), p(a.dilations), a.groups);
+      const FilterDesc wd = FilterDesc::make(w.dtype, FilterLayout::KCRS, rank, w.dims.data());
+      Status st = conv_backward_data(h, 1.f, wd, in(1), ind(0), in(0), cd, 0.f, yd, yp);
+      if (!st.ok() || !a.has_bias) return st;
+      std::vector<int64_t> bias_dims(rank, 1);
+      bias_dims[1] = y.dims[1];
+      return add_tensor(h, 1.f, TensorDesc::packed(y.dtype, rank, bias_dims.data()), in(2), 1.f, yd, yp);
+    }
+    case ir::OpType::INSTANCENORM:
+      for (size_t k = 1; k < 3; ++k) {
+        if (g.tensors[n.inputs[k]].dtype != DType::F32) return Status(StatusCode::BAD_PARAM, "instancenorm parameter is not f32");
+      }
+      return instancenorm_forward(h, 1.f, 0.f, ind(0), in(0), yd, yp, reinterpret_cast<const float*>(in(1)),
+                                  reinterpret_cast<const float*>(in(2)), std::get<ir::InstanceNormAttrs>(n.attrs).epsilon);
+    case ir::OpType::LRN:
+      return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, ind(0), in(0), 0.f, yd, yp);
+    case ir::OpType::REDUCE:
+      return reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, ind(0), in(0), 0.f, yd, yp);
   }
   return Status(StatusCode::NOT_SUPPORTED, std::string("interpreter: no kernel call for op ") + ir::op_type_name(n.op));
 }

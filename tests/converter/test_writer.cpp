@@ -147,6 +147,71 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       CHECK(op->params_as_TransformParams() != nullptr);
       CHECK(g.tensors[n.outputs[0]].dtype == std::get<TransformAttrs>(n.attrs).to);
       break;
+    case OpType::SLICE: {
+      const SliceAttrs& a = std::get<SliceAttrs>(n.attrs);
+      const fb::SliceParams* p = op->params_as_SliceParams();
+      REQUIRE(p != nullptr);
+      CHECK(to_vec(p->starts()) == a.starts);
+      CHECK(to_vec(p->steps()) == a.steps);
+      CHECK(to_vec(p->perm()) == a.perm);
+      break;
+    }
+    case OpType::PAD: {
+      const PadAttrs& a = std::get<PadAttrs>(n.attrs);
+      const fb::PadParams* p = op->params_as_PadParams();
+      REQUIRE(p != nullptr);
+      CHECK(p->mode() == static_cast<int32_t>(a.mode));
+      CHECK(to_vec(p->pad_begin()) == a.pad_begin);
+      CHECK(to_vec(p->pad_end()) == a.pad_end);
+      CHECK(p->value() == a.value);
+      break;
+    }
+    case OpType::RESIZE: {
+      const ResizeAttrs& a = std::get<ResizeAttrs>(n.attrs);
+      const fb::ResizeParams* p = op->params_as_ResizeParams();
+      REQUIRE(p != nullptr);
+      CHECK(p->mode() == static_cast<int32_t>(a.mode));
+      CHECK(p->coord() == static_cast<int32_t>(a.coord));
+      CHECK(p->nearest() == static_cast<int32_t>(a.nearest));
+      std::vector<float> scales;
+      if (p->scales()) scales.assign(p->scales()->begin(), p->scales()->end());
+      CHECK(scales == a.scales);
+      break;
+    }
+    case OpType::CONV_TRANSPOSE: {
+      const ConvTransposeAttrs& a = std::get<ConvTransposeAttrs>(n.attrs);
+      const fb::ConvTransposeParams* p = op->params_as_ConvTransposeParams();
+      REQUIRE(p != nullptr);
+      CHECK(to_vec(p->pad_begin()) == a.pad_begin);
+      CHECK(to_vec(p->pad_end()) == a.pad_end);
+      CHECK(to_vec(p->strides()) == a.strides);
+      CHECK(to_vec(p->dilations()) == a.dilations);
+      CHECK(p->groups() == a.groups);
+      CHECK(p->has_bias() == a.has_bias);
+      break;
+    }
+    case OpType::INSTANCENORM: {
+      const fb::InstanceNormParams* p = op->params_as_InstanceNormParams();
+      REQUIRE(p != nullptr);
+      CHECK(p->epsilon() == std::get<InstanceNormAttrs>(n.attrs).epsilon);
+      break;
+    }
+    case OpType::LRN: {
+      const LrnDesc& l = std::get<LrnAttrs>(n.attrs).lrn;
+      const fb::LrnParams* p = op->params_as_LrnParams();
+      REQUIRE(p != nullptr);
+      CHECK(p->size() == l.n);
+      CHECK(p->alpha() == l.alpha);
+      CHECK(p->beta() == l.beta);
+      CHECK(p->k() == l.k);
+      break;
+    }
+    case OpType::REDUCE: {
+      const fb::ReduceParams* p = op->params_as_ReduceParams();
+      REQUIRE(p != nullptr);
+      CHECK(p->op() == static_cast<int32_t>(std::get<ReduceAttrs>(n.attrs).op));
+      break;
+    }
   }
 }
 

@@ -253,6 +253,15 @@ TEST_CASE("resize_forward reproduces the ONNX spec's examples") {
                      {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3,
                       3 + t, 3, 3 + t, 3 + 2 * t, 4});
   }
+  SUBCASE("linear, align_corners, downsample with given scales (ONNX divides by in * scale - 1)") {
+    // ONNX's test_resize_downsample_scales_linear_align_corners: scale 0.6 on 2x4 gives 1x2;
+    // along W the coordinate of o = 1 is 1 * 3 / (2.4 - 1) = 2.142857, not 3 / (2 - 1).
+    r.mode = ResizeMode::LINEAR;
+    r.coord = ResizeCoord::ALIGN_CORNERS;
+    r.scales[0] = r.scales[1] = 0.6f;
+    const std::vector<float> two_rows = {1, 2, 3, 4, 5, 6, 7, 8};
+    check_everywhere(r, two_rows, 2, 4, 1, 2, {1, 1 + 3.0 / (4 * double(0.6f) - 1)});
+  }
   SUBCASE("nearest rounding on one row of 4 -> 8") {
     const std::vector<float> row = {1, 2, 3, 4};
     r.mode = ResizeMode::NEAREST;

@@ -92,9 +92,12 @@ std::vector<double> resize(const ResizeDesc& r, const std::vector<double>& x,
         double c = 0.0;
         switch (r.coord) {
           case ResizeCoord::HALF_PIXEL: c = (o + 0.5) / scale - 0.5; break;
-          case ResizeCoord::ALIGN_CORNERS:
-            c = out_len == 1 ? 0.0 : o * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+          case ResizeCoord::ALIGN_CORNERS: {
+            // The resized length before rounding: in * scale (ONNX's length_resized).
+            const double resized = static_cast<double>(in_len) * scale;
+            c = resized <= 1.0 ? 0.0 : o * static_cast<double>(in_len - 1) / (resized - 1.0);
             break;
+          }
           case ResizeCoord::ASYMMETRIC: c = o / scale; break;
           case ResizeCoord::PYTORCH_HALF_PIXEL: c = out_len > 1 ? (o + 0.5) / scale - 0.5 : 0.0; break;
           case ResizeCoord::TF_HALF_PIXEL_FOR_NN: c = (o + 0.5) / scale; break;

@@ -321,6 +321,78 @@ TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes
       case ir::OpType::TRANSFORM:
         REQUIRE_OK(transform_tensor(h, 1.f, in_desc(0), in(0), 0.f, y, yp));
         break;
+      case ir::OpType::SLICE: {
+        // One transform per output row (the last dim), each from a 1-D strided view of x: an
+        // independent path to the runtime's single rank-n view.
+        const ir::SliceAttrs& a = std::get<ir::SliceAttrs>(n.attrs);
+        const TensorDesc x = in_desc(0);
+        const int rank = x.rank();
+        const size_t es = dtype_size(x.dtype());
+        const int last = static_cast<int>(a.perm[rank - 1]);
+        const int64_t row = y.dim(rank - 1);
+        const int64_t xs = row == 1 ? x.stride(last) : x.stride(last) * a.steps[last];
+        const TensorDesc src = TensorDesc::strided(x.dtype(), 1, &row, &xs);
+        const int64_t ys = y.stride(rank - 1);
+        const TensorDesc dst = TensorDesc::strided(y.dtype(), 1, &row, &ys);
+        std::vector<int64_t> idx(rank, 0);
+        for (int64_t r = 0; r < y.elements() / row; ++r) {
+          int64_t xoff = a.starts[last] * x.stride(last), yoff = 0;
+          for (int d = 0; d < rank - 1; ++d) {
+            const int k = static_cast<int>(a.perm[d]);
+            xoff += (a.starts[k] + idx[d] * a.steps[k]) * x.stride(k);
+            yoff += idx[d] * y.stride(d);
+          }
+          REQUIRE_OK(transform_tensor(h, 1.f, src, static_cast<const uint8_t*>(in(0)) + xoff * es, 0.f, dst,
+                                      static_cast<uint8_t*>(yp) + yoff * es));
+          for (int d = rank - 1; d-- > 0;) {
+            if (++idx[d] < y.dim(d)) break;
+            idx[d] = 0;
+          }
+        }
+        break;
+      }
+      case ir::OpType::PAD: {
+        const ir::PadAttrs& a = std::get<ir::PadAttrs>(n.attrs);
+        REQUIRE_OK(pad_forward(h, a.mode, a.pad_begin.data(), a.pad_end.data(), a.value, 1.f, in_desc(0), in(0), 0.f,
+                               y, yp));
+        break;
+      }
+      case ir::OpType::RESIZE: {
+        const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
+        ResizeDesc rd;
+        rd.mode = a.mode;
+        rd.coord = a.coord;
+        rd.nearest = a.nearest;
+        for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
+        REQUIRE_OK(resize_forward(h, rd, 1.f, in_desc(0), in(0), 0.f, y, yp));
+        break;
+      }
+      case ir::OpType::CONV_TRANSPOSE: {
+        const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
+        const ir::Tensor& tw = g.tensors[n.inputs[1]];
+        const int rank = y.rank();
+        const ConvDesc cd = ConvDesc::make(rank - 2, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end),
+                                           ptr_or_null(a.strides), ptr_or_null(a.dilations), a.groups);
+        const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
+        REQUIRE_OK(conv_backward_data(h, 1.f, wd, in(1), in_desc(0), in(0), cd, 0.f, y, yp));
+        if (a.has_bias) {
+          const int64_t bdims[5] = {1, y.dim(1), 1, 1, 1};
+          REQUIRE_OK(add_tensor(h, 1.f, TensorDesc::packed(y.dtype(), rank, bdims), in(2), 1.f, y, yp));
+        }
+        break;
+      }
+      case ir::OpType::INSTANCENORM:
+        REQUIRE_OK(instancenorm_forward(h, 1.f, 0.f, in_desc(0), in(0), y, yp, static_cast<const float*>(in(1)),
+                                        static_cast<const float*>(in(2)),
+                                        std::get<ir::InstanceNormAttrs>(n.attrs).epsilon));
+        break;
+      case ir::OpType::LRN:
+        REQUIRE_OK(lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y,
+                                             yp));
+        break;
+      case ir::OpType::REDUCE:
+        REQUIRE_OK(reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 0.f, y, yp));
+        break;
     }
   }
   TensorBytes out;

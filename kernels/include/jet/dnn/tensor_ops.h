@@ -55,7 +55,8 @@ enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1 };  // LINEAR: bi/tril
 // ONNX's coordinate_transformation_mode: how an output coordinate maps to an input one.
 enum class ResizeCoord : int32_t {
   HALF_PIXEL = 0,          // (o + 0.5) / scale - 0.5
-  ALIGN_CORNERS = 1,       // out > 1 ? o * (in - 1) / (out - 1) : 0
+  ALIGN_CORNERS = 1,       // o * (in - 1) / (in * scale - 1), 0 when in * scale <= 1
+                           // (in * scale is out unless scales are given, as in ONNX)
   ASYMMETRIC = 2,          // o / scale
   PYTORCH_HALF_PIXEL = 3,  // out > 1 ? (o + 0.5) / scale - 0.5 : 0
   TF_HALF_PIXEL_FOR_NN = 4,  // (o + 0.5) / scale
