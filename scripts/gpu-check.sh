@@ -35,6 +35,11 @@ if [ -d .deb/flatbuffers/usr ]; then cmake_args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then cmake_args+=(-DJET_TEST_NUMPY=OFF); fi
 # Debian's doctest-dev unpacked into .deb/doctest (carried to the GPU machine) when present.
 if [ -d .deb/doctest/usr ]; then cmake_args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr"); fi
+# Test data prepared on the workstation (scripts/gpu-data.sh; no ONNX, npm or numpy here) and
+# carried in .testdata: ONNX conformance models and the real networks with ONNX Runtime's outputs.
+# They add the conformance.cuda.* and networks.cuda_* tests to the tests step.
+if [ -f .testdata/conformance/manifest.txt ]; then cmake_args+=(-DJET_CONFORMANCE_DIR="$(pwd)/.testdata/conformance"); fi
+if [ -d .testdata/networks ]; then cmake_args+=(-DJET_NETWORKS_DIR="$(pwd)/.testdata/networks"); fi
 status=0
 if ! cmake "${cmake_args[@]}" >"$logs/configure.log" 2>&1; then
   say "configure: FAILED (see configure.log)"; tail -30 "$logs/configure.log"; exit 1
@@ -52,6 +57,9 @@ if want tests; then
   say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
   grep -E 'test cases:|Test +#' "$logs/tests.log" | grep -E 'Test +#' | sed 's/^ *//' | tee -a "$summary"
   grep -E 'CUDA device 0|not tested' "$logs/tests.log" | head -2 | tee -a "$summary"
+  # The conformance and network reports (counts per device and precision).
+  grep -E '^([0-9]+: )?(conformance (cpu|cuda) fp(32|16): |networks? )' \
+    "$logs/tests.log" | head -60 | tee -a "$summary"
 fi
 
 # The start-up architecture check: a build holding only sm_87 machine code (no PTX) must report
@@ -95,6 +103,17 @@ if want sanitizer; then
       echo "memcheck|$build/tests/jet_test_conv|$tc"; echo "racecheck|$build/tests/jet_test_conv|$tc"
     done <<<"$conv_cases"
   } | xargs -P 12 -d '\n' -n 1 bash -c 'run_san "$0"' >"$logs/sanitizer.txt" 2>&1
+  # Every op type through the runtime on CUDA: the conformance models under memcheck.
+  if [ -f .testdata/conformance/manifest.txt ]; then
+    for precision in fp32 fp16; do
+      if timeout "${JET_SAN_TIMEOUT:-0}" compute-sanitizer --tool memcheck --error-exitcode 1 \
+           "$build/tests/jet_conformance_run" --manifest .testdata/conformance/manifest.txt --device cuda \
+           --precision $precision --known-limits tests/conformance/known_limits.txt \
+           >"$logs/san-memcheck-conformance-$precision.log" 2>&1; then
+        echo "ok memcheck conformance-$precision"
+      else echo "FAILED memcheck conformance-$precision"; fi >>"$logs/sanitizer.txt"
+    done
+  fi
   san_runs=$(grep -c '' "$logs/sanitizer.txt")
   san_failed=$(grep -c '^FAILED' "$logs/sanitizer.txt" || true)
   if [ "$san_failed" -eq 0 ]; then

@@ -3,10 +3,13 @@
 // ONNX, protobuf, Python or node), so that it runs on the GPU machine too.
 //
 //   check_networks --data DIR --device cpu|cuda --precision fp32|fp16 [--network NAME ...]
+//                  [--present]
 //
-// DIR/networks.txt lists the networks; DIR/<network>/manifest.txt describes each (prepare.py
-// writes both; docs/networks.md has the format). Without --network every listed network is
-// checked, and a missing directory fails. Rules (docs/networks.md):
+// DIR/networks.txt lists the networks; DIR/<precision>/<network>/ holds one network converted to
+// that precision (model.jet), its inputs and ONNX Runtime's outputs (.npy) and manifest.txt
+// (prepare.py writes them; docs/networks.md has the format). Without --network every listed
+// network is checked, and a missing directory fails (with --present it is skipped, saying so, and
+// no network at all fails). Rules (docs/networks.md):
 //   fp32: every output, max|ours - ref| <= tol * max(1, max|ref|); tol 1e-4 on CPU, 1e-3 on CUDA.
 //   classifiers (every precision): per row, our top-1 class is ORT's, or ORT's logits of the two
 //     classes differ by at most `tie` * max(1, max|ref row|) (a near tie; tie = tol for fp32,
@@ -16,8 +19,11 @@
 //     where ORT is sure there is nothing (score < 0.7) must not be; anchors both detect must have
 //     IoU > 0.9; and ORT must detect at least one face (else the test says nothing).
 // Prints one line per check and exits 0 only when every check of every network passed.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -36,7 +42,12 @@ using jet::StatusCode;
 using jet::tools::HostArray;
 
 const char kUsage[] =
-    "usage: check_networks --data DIR --device cpu|cuda --precision fp32|fp16 [--network NAME ...]\n";
+    "usage: check_networks --data DIR --device cpu|cuda --precision fp32|fp16 [--network NAME ...]\n"
+    "                      [--present]\n"
+    "  --data       the prepared networks (prepare.py's data directory)\n"
+    "  --network    check only this network (repeatable); default: all of DIR/networks.txt\n"
+    "  --present    skip networks whose DIR/<precision>/<network> is absent (carried in parts);\n"
+    "               fails when none is present\n";
 
 const double kBlazeThreshold = 0.75;   // MediaPipe's minimum detection score
 const double kBlazeSure = 0.8;         // ORT scores above: must be detected
@@ -50,6 +61,7 @@ struct Options {
   jet::Backend backend = jet::Backend::CPU;
   bool fp16 = false;
   std::vector<std::string> networks;
+  bool present_only = false;  // --present: skip listed networks whose directory is absent
 };
 
 struct NamedFile {
@@ -64,19 +76,19 @@ struct AnchorLayer {
 
 struct Manifest {
   std::string kind;    // classifier | blazeface | fashion_mnist
+  std::string precision;  // fp32 | fp16: what model.jet was converted to
   std::string source;  // what the network is, for the report
   int64_t batch = 0;   // > 0: inputs and references hold several batches of this size
   std::vector<NamedFile> inputs, outputs;
-  std::vector<std::pair<std::string, std::string>> convert_errors;  // precision, message
+  std::string convert_error;  // jet-convert's error when it refused the network
   double pytorch_accuracy = -1;
   std::string labels;
   std::vector<AnchorLayer> anchor_layers;
   double image_size = 0;
 };
 
-// One network's verdict: failures collected, printed at the end of its block.
+// One network's checks: each printed as it is made, failures counted.
 struct Verdict {
-  std::string network;
   int failures = 0;
   void check(bool ok, const std::string& what) {
     std::printf("  %s %s\n", ok ? "ok  " : "FAIL", what.c_str());
@@ -106,6 +118,8 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
     bool ok = true;
     if (key == "kind") {
       ok = static_cast<bool>(words >> m->kind);
+    } else if (key == "precision") {
+      ok = static_cast<bool>(words >> m->precision);
     } else if (key == "source") {
       std::getline(words >> std::ws, m->source);
     } else if (key == "batch") {
@@ -115,10 +129,8 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
       ok = static_cast<bool>(words >> f.name >> f.file);
       (key == "input" ? m->inputs : m->outputs).push_back(f);
     } else if (key == "convert_error") {
-      std::string precision, message;
-      ok = static_cast<bool>(words >> precision);
-      std::getline(words >> std::ws, message);
-      m->convert_errors.push_back({precision, message});
+      std::getline(words >> std::ws, m->convert_error);
+      ok = !m->convert_error.empty();
     } else if (key == "pytorch_accuracy") {
       ok = static_cast<bool>(words >> m->pytorch_accuracy);
     } else if (key == "labels") {
@@ -284,9 +296,8 @@ void check_boxes(Verdict* v, const Manifest& m, const std::vector<std::vector<fl
 // Checks one network; returns its number of failed checks.
 int check_network(const Options& opt, const std::string& name) {
   Verdict v;
-  v.network = name;
-  const std::string dir = opt.data_dir + "/" + name;
   const char* precision = opt.fp16 ? "fp16" : "fp32";
+  const std::string dir = opt.data_dir + "/" + precision + "/" + name;
   std::printf("%s (%s, %s):\n", name.c_str(), jet::tools::backend_name(opt.backend), precision);
   Manifest m;
   std::string error;
@@ -295,16 +306,18 @@ int check_network(const Options& opt, const std::string& name) {
     return v.failures;
   }
   if (!m.source.empty()) std::printf("  source: %s\n", m.source.c_str());
-  for (const auto& e : m.convert_errors) {
-    if (e.first == precision) {
-      v.check(false, std::string("jet-convert failed: ") + e.second);
-      return v.failures;
-    }
+  if (m.precision != precision) {
+    v.check(false, dir + "/manifest.txt: precision '" + m.precision + "', expected " + precision);
+    return v.failures;
+  }
+  if (!m.convert_error.empty()) {
+    v.check(false, "jet-convert failed: " + m.convert_error);
+    return v.failures;
   }
 
   std::shared_ptr<jet::Engine> engine;
   std::unique_ptr<jet::ExecutionContext> ctx;
-  const std::string model = dir + (opt.fp16 ? "/model.f16.jet" : "/model.f32.jet");
+  const std::string model = dir + "/model.jet";
   Status st = jet::tools::load_engine(model, opt.backend, &engine, &ctx);
   if (!st.ok()) {
     v.check(false, "load " + model + ": " + st.to_string());
@@ -443,6 +456,8 @@ int main(int argc, char** argv) {
       if (p != "fp32" && p != "fp16") return jet::tools::usage_error("check_networks", kUsage, "bad --precision " + p);
       opt.fp16 = p == "fp16";
       have_precision = true;
+    } else if (arg == "--present") {
+      opt.present_only = true;
     } else if (arg == "--network" && has_value) {
       opt.networks.push_back(argv[++i]);
     } else {
@@ -452,6 +467,7 @@ int main(int argc, char** argv) {
   if (opt.data_dir.empty() || !have_device || !have_precision)
     return jet::tools::usage_error("check_networks", kUsage, "--data, --device and --precision are required");
 
+  const char* precision = opt.fp16 ? "fp16" : "fp32";
   if (opt.networks.empty()) {
     std::ifstream list(opt.data_dir + "/networks.txt");
     if (!list) {
@@ -462,17 +478,25 @@ int main(int argc, char** argv) {
     std::string name;
     while (list >> name) opt.networks.push_back(name);
   }
-  int failed = 0;
-  std::string failed_names;
+  int checked = 0, failed = 0;
+  std::string failed_names, absent_names;
   for (const std::string& name : opt.networks) {
+    struct stat st;
+    const std::string dir = opt.data_dir + "/" + precision + "/" + name;
+    if (opt.present_only && stat(dir.c_str(), &st) != 0) {
+      absent_names += " " + name;
+      continue;
+    }
+    ++checked;
     if (check_network(opt, name) > 0) {
       ++failed;
       failed_names += " " + name;
     }
   }
-  std::printf("check_networks: %d of %zu networks passed (%s, %s)%s%s\n",
-              static_cast<int>(opt.networks.size()) - failed, opt.networks.size(),
-              jet::tools::backend_name(opt.backend), opt.fp16 ? "fp16" : "fp32",
-              failed ? "; failed:" : "", failed_names.c_str());
-  return failed == 0 && !opt.networks.empty() ? 0 : 1;
+  if (!absent_names.empty()) std::printf("not present here (--present):%s\n", absent_names.c_str());
+  // "networks <device> <precision>: ..." is the line scripts/gpu-check.sh collects.
+  std::printf("networks %s %s: %d of %d passed%s%s\n", jet::tools::backend_name(opt.backend),
+              precision, checked - failed, checked, failed ? "; failed:" : "", failed_names.c_str());
+  if (checked == 0) std::printf("check_networks: no network to check in %s/%s\n", opt.data_dir.c_str(), precision);
+  return failed == 0 && checked > 0 ? 0 : 1;
 }

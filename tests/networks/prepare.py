@@ -7,10 +7,12 @@ Runtime's reference outputs and converts every network with jet-convert.
 Everything is written under DIR (the build directory's tests/networks):
   cache/<stage>/       downloads, exports, training and references, each stage keyed by the
                        hash of the scripts that produce it (a stage reruns only when they change)
-  data/<network>/      what check_networks reads, and what is carried to the GPU machine:
-                       model.f32.jet, model.f16.jet, inputs and ORT outputs (.npy), manifest.txt,
-                       convert.*.log
+  data/<precision>/<network>/
+                       what check_networks reads, and what is carried to the GPU machine:
+                       model.jet (jet-convert --precision fp32 or fp16), inputs and ORT outputs
+                       (.npy, hard links into the cache), manifest.txt, convert.log
   data/networks.txt    the networks, one a line
+  data/carry_plan.txt  groups of those directories that fit one call to the GPU machine
   timings.txt          seconds per stage of this run
 
 Exit status 0 when every network was fetched, exported and has references; a network that
@@ -39,6 +41,89 @@ CLASSIFIERS = ["resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]
 OPSETS = [13, 17]
 
 timings = []  # (stage, seconds, note)
+
+
+PRECISIONS = ["fp32", "fp16"]
+CARRY_LIMIT = 60 * 2**20  # the GPU machine takes 64 MiB per call: groups stay below this
+CARRY_PATHS = 7           # and 8 paths per call: one is left for data/networks.txt
+
+
+def write_network(d, net, precision, convert):
+    """data/<precision>/<network>/: inputs, references, model.jet, manifest.txt. Returns
+    jet-convert's error message, or None."""
+    os.makedirs(d)
+    lines = ["kind " + net["kind"], "precision " + precision, "source " + net["source"]]
+    if net.get("batch"):
+        lines.append("batch %d" % net["batch"])
+    for name, path, file in net["inputs"]:
+        link_or_copy(path, os.path.join(d, file))
+        lines.append("input %s %s" % (name, file))
+    for name in net["outputs"]:
+        file = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) + ".npy"
+        link_or_copy(os.path.join(net["ref_dir"], file), os.path.join(d, "ref_" + file))
+        lines.append("output %s ref_%s" % (name, file))
+    for src, file in net["copies"]:
+        link_or_copy(src, os.path.join(d, file))
+    lines += net["extra"]
+    cmd = [convert, net["onnx"], "-o", os.path.join(d, "model.jet"), "--precision", precision,
+           "--verbose"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.decode("utf-8", "replace")
+    with open(os.path.join(d, "convert.log"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + out)
+    message = None
+    if proc.returncode != 0:
+        # The verbose per-node notes stay in the log; the message starts at jet-convert's error.
+        out_lines = out.splitlines()
+        first = next((i for i, l in enumerate(out_lines) if l.startswith("jet-convert:")), 0)
+        message = one_line("\n".join(out_lines[first:]))
+        lines.append("convert_error " + message)
+    with open(os.path.join(d, "manifest.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return message
+
+
+def sizes_and_carry_plan(data, names):
+    """A size table, and groups of data/<precision>/<network> directories that each fit one call
+    to the GPU machine (paths relative to the repository root, where carried paths are named)."""
+    prefix = os.path.relpath(data, os.path.dirname(os.path.dirname(HERE)))
+    if prefix.startswith(".."):
+        prefix = data
+    rows = ["  %-22s %8s %8s" % ("network", "fp32", "fp16")]
+    entries = []
+    totals = {p: 0 for p in PRECISIONS}
+    for name in names:
+        row = "  %-22s" % name
+        for precision in PRECISIONS:
+            d = os.path.join(data, precision, name)
+            size = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d))
+            totals[precision] += size
+            row += " %8.1f" % (size / 2.0**20)
+            entries.append((size, "%s/%s/%s" % (prefix, precision, name)))
+        rows.append(row)
+    rows.append("  %-22s %8.1f %8.1f   (all: %.1f MiB)" % (
+        "total", totals["fp32"] / 2.0**20, totals["fp16"] / 2.0**20,
+        sum(totals.values()) / 2.0**20))
+    # First fit, largest first.
+    groups = []
+    for size, path in sorted(entries, reverse=True):
+        for g in groups:
+            if g[0] + size <= CARRY_LIMIT and len(g[1]) < CARRY_PATHS:
+                g[0] += size
+                g[1].append(path)
+                break
+        else:
+            groups.append([size, [path]])
+    # Each group: its size and carry paths, then the checks of what it carries.
+    plan = ""
+    for size, paths in groups:
+        plan += "%.1f MiB: %s/networks.txt %s\n" % (size / 2.0**20, prefix, " ".join(paths))
+        for precision in PRECISIONS:
+            mine = [p.split("/")[-1] for p in paths if p.split("/")[-2] == precision]
+            if mine:
+                plan += "  check_networks --data %s --device cuda --precision %s%s\n" % (
+                    prefix, precision, "".join(" --network " + n for n in mine))
+    return "\n".join(rows), plan
 
 
 def fail(message):
@@ -96,8 +181,8 @@ def check_prerequisites():
     probe = subprocess.run([PYTHON, "-c", "import numpy, torch, torchvision, skimage"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if probe.returncode != 0:
-        missing.append("%s cannot import numpy/torch/torchvision/skimage (%s)" % (
-            PYTHON, probe.stdout.decode("utf-8", "replace").strip().splitlines()[-1]))
+        said = probe.stdout.decode("utf-8", "replace").strip().splitlines() or ["no output"]
+        missing.append("%s cannot import numpy/torch/torchvision/skimage (%s)" % (PYTHON, said[-1]))
     if not os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
         missing.append("/usr/share/datasets/fashion-mnist is missing")
     for tool in ("node", "npm"):
@@ -220,59 +305,28 @@ def main():
     os.makedirs(data)
     start = time.time()
     failures = []
-    for net in networks:
-        d = os.path.join(data, net["name"])
-        os.makedirs(d)
-        lines = ["kind " + net["kind"], "source " + net["source"]]
-        if net.get("batch"):
-            lines.append("batch %d" % net["batch"])
-        for name, path, file in net["inputs"]:
-            link_or_copy(path, os.path.join(d, file))
-            lines.append("input %s %s" % (name, file))
-        for name in net["outputs"]:
-            file = "ref_" + "".join(c if c.isalnum() or c in "._-" else "_" for c in name) + ".npy"
-            link_or_copy(os.path.join(net["ref_dir"], file[4:]), os.path.join(d, file))
-            lines.append("output %s %s" % (name, file))
-        for src, file in net["copies"]:
-            link_or_copy(src, os.path.join(d, file))
-        lines += net["extra"]
-        for precision, suffix in (("fp32", "f32"), ("fp16", "f16")):
-            cmd = [args.convert, net["onnx"], "-o", os.path.join(d, "model.%s.jet" % suffix),
-                   "--precision", precision, "--verbose"]
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            out = proc.stdout.decode("utf-8", "replace")
-            with open(os.path.join(d, "convert.%s.log" % suffix), "w") as f:
-                f.write(" ".join(cmd) + "\n" + out)
-            if proc.returncode != 0:
-                # The verbose per-node notes stay in the log; the message is the error from its first line.
-                lines_out = out.splitlines()
-                first = next((i for i, l in enumerate(lines_out) if l.startswith("jet-convert:")), 0)
-                message = one_line("\n".join(lines_out[first:]))
-                lines.append("convert_error %s %s" % (precision, message))
-                failures.append("%s %s: %s" % (net["name"], precision, message))
-        with open(os.path.join(d, "manifest.txt"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+    for precision in PRECISIONS:
+        for net in networks:
+            failure = write_network(os.path.join(data, precision, net["name"]), net, precision,
+                                    args.convert)
+            if failure:
+                failures.append("%s %s: %s" % (net["name"], precision, failure))
     with open(os.path.join(data, "networks.txt"), "w") as f:
         f.write("\n".join(net["name"] for net in networks) + "\n")
     timings.append(("convert (jet-convert fp32 + fp16)", time.time() - start, ""))
 
-    total = 0
-    report = []
-    for net in networks:
-        d = os.path.join(data, net["name"])
-        size = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d))
-        total += size
-        report.append("  %-22s %7.1f MiB" % (net["name"], size / 2.0**20))
-    report.append("  %-22s %7.1f MiB" % ("total", total / 2.0**20))
     with open(os.path.join(work, "timings.txt"), "w") as f:
         for stage, seconds, note in timings:
             line = "%-36s %7.1f s  %s" % (stage, seconds, note)
             f.write(line + "\n")
             print("prepare: " + line)
-    print("prepare: prepared directories under %s:\n%s" % (data, "\n".join(report)))
+    report, plan = sizes_and_carry_plan(data, [net["name"] for net in networks])
+    with open(os.path.join(data, "carry_plan.txt"), "w") as f:
+        f.write(plan)
+    print("prepare: prepared directories under %s (MiB):\n%s" % (data, report))
+    print("prepare: carry plan (%s):\n%s" % (os.path.join(data, "carry_plan.txt"), plan))
     for f in failures:
         print("prepare: jet-convert failed (check_networks reports it): " + f)
-
 
 if __name__ == "__main__":
     main()
