@@ -35,6 +35,16 @@ Status check_len(OpType op, const std::string& node, const std::vector<int64_t>&
   return Status::success();
 }
 
+// The spatial vectors of ConvAttrs or ConvTransposeAttrs: each empty or `sr` entries.
+template <typename ConvLikeAttrs>
+Status check_conv_lens(OpType op, const std::string& node, const ConvLikeAttrs& a, int sr) {
+  Status st = check_len(op, node, a.pad_begin, sr, "pad_begin");
+  if (st.ok()) st = check_len(op, node, a.pad_end, sr, "pad_end");
+  if (st.ok()) st = check_len(op, node, a.strides, sr, "strides");
+  if (st.ok()) st = check_len(op, node, a.dilations, sr, "dilations");
+  return st;
+}
+
 Status check_dims(const std::string& name, const std::vector<int64_t>& dims) {
   if (dims.empty() || static_cast<int>(dims.size()) > kMaxRank) {
     return Status(StatusCode::BAD_PARAM, "tensor '" + name + "': rank " +
@@ -47,7 +57,25 @@ Status check_dims(const std::string& name, const std::vector<int64_t>& dims) {
   return Status::success();
 }
 
+template <typename ConvLikeAttrs>
+ConvDesc conv_like_desc(const ConvLikeAttrs& a, int spatial_rank) {
+  return ConvDesc::make(spatial_rank, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end), ptr_or_null(a.strides),
+                        ptr_or_null(a.dilations), a.groups);
+}
+
 }  // namespace
+
+ConvDesc conv_desc(const ConvAttrs& a, int spatial_rank) { return conv_like_desc(a, spatial_rank); }
+ConvDesc conv_desc(const ConvTransposeAttrs& a, int spatial_rank) { return conv_like_desc(a, spatial_rank); }
+
+ResizeDesc resize_desc(const ResizeAttrs& a) {
+  ResizeDesc rd;
+  rd.mode = a.mode;
+  rd.coord = a.coord;
+  rd.nearest = a.nearest;
+  for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
+  return rd;
+}
 
 const char* tensor_kind_name(TensorKind k) {
   switch (k) {
@@ -183,6 +211,14 @@ Status Graph::check_tensor(const std::string& node, int t, const char* what) con
   return Status::success();
 }
 
+Status Graph::check_inputs_and_bias(const std::string& node, int x, const char* x_what, int w, const char* w_what,
+                                    int bias) const {
+  Status st = check_tensor(node, x, x_what);
+  if (st.ok()) st = check_tensor(node, w, w_what);
+  if (st.ok() && bias >= 0) st = check_tensor(node, bias, "bias");
+  return st;
+}
+
 Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
   Status st = check_dims(n.name, dims);
   if (!st.ok()) return bad(n.op, n.name, "inferred output " + st.message());
@@ -202,9 +238,7 @@ Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
 Status Graph::conv(const std::string& name, int x, int w, int bias, int residual, ConvAttrs a,
                    int* y) {
   const OpType op = OpType::CONV;
-  JET_IR_CHECK(check_tensor(name, x, "x"));
-  JET_IR_CHECK(check_tensor(name, w, "w"));
-  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  JET_IR_CHECK(check_inputs_and_bias(name, x, "x", w, "w", bias));
   if (residual >= 0) JET_IR_CHECK(check_tensor(name, residual, "residual"));
   const Tensor& tx = tensors[x];
   const Tensor& tw = tensors[w];
@@ -215,12 +249,8 @@ Status Graph::conv(const std::string& name, int x, int w, int bias, int residual
   }
   if (tw.dtype != tx.dtype) return bad(op, name, "w and x dtypes differ");
   const int sr = rank - 2;
-  JET_IR_CHECK(check_len(op, name, a.pad_begin, sr, "pad_begin"));
-  JET_IR_CHECK(check_len(op, name, a.pad_end, sr, "pad_end"));
-  JET_IR_CHECK(check_len(op, name, a.strides, sr, "strides"));
-  JET_IR_CHECK(check_len(op, name, a.dilations, sr, "dilations"));
-  const ConvDesc cd = ConvDesc::make(sr, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end),
-                                     ptr_or_null(a.strides), ptr_or_null(a.dilations), a.groups);
+  JET_IR_CHECK(check_conv_lens(op, name, a, sr));
+  const ConvDesc cd = conv_desc(a, sr);
   Status st = cd.validate();
   if (!st.ok()) return bad(op, name, st.message());
   st = a.act.validate();
@@ -351,9 +381,7 @@ Status Graph::add(const std::string& name, int a, int b, int* y) {
 
 Status Graph::gemm(const std::string& name, int a, int b, int bias, const GemmAttrs& attrs, int* y) {
   const OpType op = OpType::GEMM;
-  JET_IR_CHECK(check_tensor(name, a, "a"));
-  JET_IR_CHECK(check_tensor(name, b, "b"));
-  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  JET_IR_CHECK(check_inputs_and_bias(name, a, "a", b, "b", bias));
   const Tensor& ta = tensors[a];
   const Tensor& tb = tensors[b];
   const size_t rank = ta.dims.size();
@@ -592,9 +620,7 @@ Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const
 Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, ConvTransposeAttrs a,
                              const std::vector<int64_t>& out_spatial, int* y) {
   const OpType op = OpType::CONV_TRANSPOSE;
-  JET_IR_CHECK(check_tensor(name, x, "x"));
-  JET_IR_CHECK(check_tensor(name, w, "w"));
-  if (bias >= 0) JET_IR_CHECK(check_tensor(name, bias, "bias"));
+  JET_IR_CHECK(check_inputs_and_bias(name, x, "x", w, "w", bias));
   const Tensor& tx = tensors[x];
   const Tensor& tw = tensors[w];
   const int rank = static_cast<int>(tx.dims.size());
@@ -604,10 +630,7 @@ Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, Co
   }
   if (tw.dtype != tx.dtype) return bad(op, name, "x and w dtypes differ");
   const int sr = rank - 2;
-  JET_IR_CHECK(check_len(op, name, a.pad_begin, sr, "pad_begin"));
-  JET_IR_CHECK(check_len(op, name, a.pad_end, sr, "pad_end"));
-  JET_IR_CHECK(check_len(op, name, a.strides, sr, "strides"));
-  JET_IR_CHECK(check_len(op, name, a.dilations, sr, "dilations"));
+  JET_IR_CHECK(check_conv_lens(op, name, a, sr));
   if (static_cast<int>(out_spatial.size()) != sr) {
     return bad(op, name, "the output needs " + std::to_string(sr) + " spatial dims, got " + dims_str(out_spatial));
   }
@@ -619,8 +642,7 @@ Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, Co
   std::vector<int64_t> out = {tx.dims[0], tw.dims[1] * a.groups};
   out.insert(out.end(), out_spatial.begin(), out_spatial.end());
   JET_IR_CHECK(check_dims(name, out));
-  const ConvDesc cd = ConvDesc::make(sr, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end), ptr_or_null(a.strides),
-                                     ptr_or_null(a.dilations), a.groups);
+  const ConvDesc cd = conv_desc(a, sr);
   Status st = cd.validate();
   if (!st.ok()) return bad(op, name, st.message());
   const FilterDesc fd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
@@ -838,6 +860,18 @@ Status check_graph(const Graph& g, std::vector<int>* order) {
     if (!st.ok()) return st;
   }
   return Status::success();
+}
+
+NameSet::NameSet(const Graph& g) {
+  for (const Tensor& t : g.tensors) used_.insert(t.name);
+  for (const Node& n : g.nodes) used_.insert(n.name);
+}
+
+std::string NameSet::fresh(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
+  used_.insert(name);
+  return name;
 }
 
 }  // namespace ir

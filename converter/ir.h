@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "jet/dnn/activation.h"
 #include "jet/dnn/common.h"
+#include "jet/dnn/conv.h"
 #include "jet/dnn/norm.h"
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
@@ -185,6 +187,13 @@ struct ReduceAttrs {
   ReduceOp op = ReduceOp::SUM;
 };
 
+// The kernel descriptors that CONV, CONV_TRANSPOSE and RESIZE attributes describe (empty spatial
+// vectors: the kernels' defaults), for the graph builder and the executors that run a graph by
+// direct kernel calls.
+ConvDesc conv_desc(const ConvAttrs& a, int spatial_rank);
+ConvDesc conv_desc(const ConvTransposeAttrs& a, int spatial_rank);
+ResizeDesc resize_desc(const ResizeAttrs& a);
+
 using NodeAttrs = std::variant<ConvAttrs, PoolAttrs, GlobalPoolAttrs, ActivationAttrs, OpTensorAttrs,
                                GemmAttrs, SoftmaxAttrs, ConcatAttrs, ReshapeAttrs, BatchNormAttrs,
                                TransformAttrs, SliceAttrs, PadAttrs, ResizeAttrs, ConvTransposeAttrs,
@@ -267,6 +276,9 @@ class Graph {
 
  private:
   Status check_tensor(const std::string& node, int t, const char* what) const;
+  // check_tensor of a node's data and weight inputs and its optional bias (-1: none).
+  Status check_inputs_and_bias(const std::string& node, int x, const char* x_what, int w, const char* w_what,
+                               int bias) const;
   Status finish(Node n, DType dtype, std::vector<int64_t> dims, int* y);
 };
 
@@ -280,6 +292,17 @@ Status check_node(const Graph& g, int node);
 
 // topological_order (into *order) plus check_node for every node.
 Status check_graph(const Graph& g, std::vector<int>* order);
+
+// The names a graph's tensors and nodes use; fresh() hands out unused ones for what passes add
+// ("w.bnfold", then "w.bnfold_1", ...).
+class NameSet {
+ public:
+  explicit NameSet(const Graph& g);
+  std::string fresh(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+};
 
 }  // namespace ir
 }  // namespace jet

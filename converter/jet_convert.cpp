@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "ir.h"
 #include "jet/runtime.h"
 #include "onnx_import.h"
@@ -44,10 +45,7 @@ const char kUsage[] =
     "                             fold_batchnorm, fuse_epilogues, eliminate_dead_nodes\n"
     "  --verbose                  report what every ONNX node became\n";
 
-int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "jet-convert: %s\n%s", msg.c_str(), kUsage);
-  return 2;
-}
+int usage_error(const std::string& msg) { return jet::tools::usage_error("jet-convert", kUsage, msg); }
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "jet-convert: %s\n", msg.c_str());
@@ -138,10 +136,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "-o" || arg == "--output") {
+    if (jet::tools::print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "-o" || arg == "--output") {
       if (!has_value) return usage_error(arg + " needs a file name");
       out_path = argv[++i];
     } else if (arg == "--precision") {

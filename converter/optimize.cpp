@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,23 +40,7 @@ std::vector<int> producers_of(const ir::Graph& g, const std::vector<bool>& dropp
   return p;
 }
 
-// Names in use; fresh() hands out unused ones for the constants the passes create.
-class NameSet {
- public:
-  explicit NameSet(const ir::Graph& g) {
-    for (const ir::Tensor& t : g.tensors) used_.insert(t.name);
-    for (const ir::Node& n : g.nodes) used_.insert(n.name);
-  }
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> used_;
-};
+using ir::NameSet;
 
 // A value the passes may fuse away: an activation (not a graph output) read by exactly one input
 // slot of one node. Returns that node, or -1.

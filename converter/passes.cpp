@@ -1,6 +1,5 @@
 #include "passes.h"
 
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,23 +10,7 @@ namespace {
 
 Status bad(const std::string& what) { return Status(StatusCode::BAD_PARAM, what); }
 
-// Names in use by tensors and nodes; fresh() hands out unused ones.
-class NameSet {
- public:
-  explicit NameSet(const ir::Graph& g) {
-    for (const ir::Tensor& t : g.tensors) used_.insert(t.name);
-    for (const ir::Node& n : g.nodes) used_.insert(n.name);
-  }
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> used_;
-};
+using ir::NameSet;
 
 // Appends `node_name`: TRANSFORM x -> a new activation (x's dims, dtype `to`, `strides`) named
 // `tensor_name`. Returns the new tensor's index.

@@ -60,6 +60,44 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
              " but the op's inputs and parameters give " + dims_text(dims, rank));
 }
 
+// x (input 0) is N, C and 1 to 3 spatial dims.
+Status expect_spatial_x(const PrepareArgs& a, const PreparedOp& p) {
+  return expect_rank(input(a, p, 0).desc, input_name(a, p, 0), 3, 5);
+}
+
+// The output keeps x's (input 0's) dtype.
+Status expect_same_dtype(const PrepareArgs& a, const PreparedOp& p, const char* why) {
+  return expect_dtype(output(a, p).desc, a.infos[p.output].name, input(a, p, 0).desc.dtype(), why);
+}
+
+// The output keeps x's dtype and dims (activations, softmax, normalizations).
+Status expect_output_like_x(const PrepareArgs& a, const PreparedOp& p, const char* dtype_why) {
+  JET_RT_TRY(expect_same_dtype(a, p, dtype_why));
+  const TensorDesc& x = input(a, p, 0).desc;
+  return expect_output_dims(a, p, x.dims(), x.rank());
+}
+
+// Inputs [first, end) of a normalization are per-channel parameters: f32, x's C values, packed.
+Status expect_channel_params(const PrepareArgs& a, const PreparedOp& p, size_t first, const char* dtype_why) {
+  const int64_t channels = input(a, p, 0).desc.dim(1);
+  for (size_t k = first; k < p.inputs.size(); ++k) {
+    const TensorDesc& t = input(a, p, k).desc;
+    const std::string& name = input_name(a, p, k);
+    JET_RT_TRY(expect_dtype(t, name, DType::F32, dtype_why));
+    if (t.elements() != channels || !t.is_packed()) {
+      return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " + std::to_string(channels) +
+                 " packed elements (one per channel)");
+    }
+  }
+  return Status();
+}
+
+Status read_epsilon(double eps, double* out) {
+  if (!(eps > 0) || !std::isfinite(eps)) return bad("epsilon " + std::to_string(eps) + " must be finite and > 0");
+  *out = eps;
+  return Status();
+}
+
 // A spatial parameter vector: absent/empty means `fill` everywhere, otherwise exactly sr entries.
 Status read_spatial(const flatbuffers::Vector<int64_t>* v, int sr, const char* what, int64_t fill,
                     int64_t* out) {
@@ -70,6 +108,35 @@ Status read_spatial(const flatbuffers::Vector<int64_t>* v, int sr, const char* w
                std::to_string(sr) + " (one per spatial dim)");
   }
   for (int i = 0; i < sr; ++i) out[i] = read_i64(v, static_cast<flatbuffers::uoffset_t>(i));
+  return Status();
+}
+
+// The convolution geometry of ConvParams or ConvTransposeParams (the same fields).
+template <typename ConvLikeParams>
+Status read_conv_desc(const ConvLikeParams& cp, int sr, ConvDesc* out) {
+  int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
+  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
+  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
+  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
+  *out = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
+  return out->validate();
+}
+
+// A convolution's bias (input k): `channels` packed values of the output's dtype, seen by
+// add_tensor as [1, channels, 1, ...] at the output's rank.
+Status prepare_channel_bias(const PrepareArgs& a, const PreparedOp& p, size_t k, int64_t channels,
+                            TensorDesc* view) {
+  const TensorDesc& y = output(a, p).desc;
+  const TensorDesc& b = input(a, p, k).desc;
+  const std::string& bn = input_name(a, p, k);
+  if (b.elements() != channels || !b.is_packed()) {
+    return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(channels) +
+               " packed elements (one per output channel)");
+  }
+  JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
+  int64_t bdims[5] = {1, channels, 1, 1, 1};
+  *view = TensorDesc::packed(b.dtype(), y.rank(), bdims);
   return Status();
 }
 
@@ -124,7 +191,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_spatial_x(a, *p));
   if (w.rank() != x.rank()) {
     return bad("filter '" + input_name(a, *p, 1) + "' has dims " + dims_text(w) + ", rank differs from x " +
                dims_text(x));
@@ -132,15 +199,8 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (K, C, spatial)");
   JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
   JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
-  const int sr = x.rank() - 2;
-  int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
-  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
-  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
-  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
   ConvPrepared& c = p->conv;
-  c.conv = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
-  JET_RT_TRY(c.conv.validate());
+  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
   JET_RT_TRY(read_activation(cp.activation(), &c.act));
   JET_RT_TRY(expect_finite(cp.alpha1(), "alpha1"));
   JET_RT_TRY(expect_finite(cp.alpha2(), "alpha2"));
@@ -161,15 +221,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   size_t next = 2;
   if (cp.has_bias()) {
     c.bias_input = static_cast<int>(next++);
-    const TensorDesc& b = input(a, *p, c.bias_input).desc;
-    const std::string& bn = input_name(a, *p, c.bias_input);
-    if (b.elements() != k || !b.is_packed()) {
-      return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(k) +
-                 " packed elements (one per output channel)");
-    }
-    JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
-    int64_t bdims[5] = {1, k, 1, 1, 1};
-    c.bias_view = TensorDesc::packed(b.dtype(), x.rank(), bdims);
+    JET_RT_TRY(prepare_channel_bias(a, *p, static_cast<size_t>(c.bias_input), k, &c.bias_view));
   }
   if (cp.has_residual()) {
     c.residual_input = static_cast<int>(next++);
@@ -237,8 +289,8 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::PoolParams& pp = *a.op.params_as_PoolParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
-  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "pooling keeps the dtype"));
+  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RT_TRY(expect_same_dtype(a, *p, "pooling keeps the dtype"));
   const int mode = pp.mode();
   if (mode < 0 || mode > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD)) {
     return bad("unknown pooling mode " + std::to_string(mode));
@@ -282,9 +334,7 @@ Status prepare_activation(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::ActivationParams& ap = *a.op.params_as_ActivationParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(read_activation(ap.activation(), &p->act));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "activations keep the dtype"));
-  return expect_output_dims(a, *p, x.dims(), x.rank());
+  return expect_output_like_x(a, *p, "activations keep the dtype");
 }
 
 Status execute_activation(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
@@ -416,8 +466,7 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   if (algo < 0 || algo > static_cast<int>(SoftmaxAlgo::LOG)) return bad("unknown softmax algorithm " + std::to_string(algo));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "softmax keeps the dtype"));
-  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  JET_RT_TRY(expect_output_like_x(a, *p, "softmax keeps the dtype"));
   const int axis = sp.axis();
   if (axis < 0 || axis >= x.rank()) {
     return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
@@ -527,23 +576,10 @@ Status execute_reshape(const Handle& h, const PreparedOp& p, const void* const* 
 Status prepare_batchnorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::BatchNormParams& bp = *a.op.params_as_BatchNormParams();
   JET_RT_TRY(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
-  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, x.dtype(), "batchnorm keeps the dtype"));
-  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
-  for (size_t k = 1; k < 5; ++k) {
-    const TensorDesc& t = input(a, *p, k).desc;
-    const std::string& name = input_name(a, *p, k);
-    JET_RT_TRY(expect_dtype(t, name, DType::F32, "batchnorm parameters are f32"));
-    if (t.elements() != x.dim(1) || !t.is_packed()) {
-      return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " +
-                 std::to_string(x.dim(1)) + " packed elements (one per channel)");
-    }
-  }
-  const double eps = bp.epsilon();
-  if (!(eps > 0) || !std::isfinite(eps)) return bad("epsilon " + std::to_string(eps) + " must be finite and > 0");
-  p->epsilon = eps;
-  return Status();
+  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RT_TRY(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
+  JET_RT_TRY(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
+  return read_epsilon(bp.epsilon(), &p->epsilon);
 }
 
 Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
@@ -569,11 +605,7 @@ Status execute_transform(const Handle& h, const PreparedOp& p, const void* const
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared by the ops below: the output keeps x's dtype, and a vector of exactly `n` entries.
-
-Status expect_same_dtype(const PrepareArgs& a, const PreparedOp& p, const char* why) {
-  return expect_dtype(output(a, p).desc, a.infos[p.output].name, input(a, p, 0).desc.dtype(), why);
-}
+// Shared by the ops below: a vector of exactly `n` entries.
 
 Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what, int64_t* out) {
   const int have = v ? static_cast<int>(v->size()) : 0;
@@ -676,7 +708,7 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RT_TRY(expect_same_dtype(a, *p, "resize keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_spatial_x(a, *p));
   if (y.rank() != x.rank() || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1)) {
     return bad("output " + dims_text(y) + " must keep x's rank, N and C (x is " + dims_text(x) + ")");
   }
@@ -718,22 +750,15 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
+  JET_RT_TRY(expect_spatial_x(a, *p));
   if (w.rank() != x.rank() || y.rank() != x.rank()) {
     return bad("x " + dims_text(x) + ", filter " + dims_text(w) + " and output " + dims_text(y) + " differ in rank");
   }
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (C_in, C_out/groups, spatial)");
   JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
   JET_RT_TRY(expect_same_dtype(a, *p, "the output has x's dtype"));
-  const int sr = x.rank() - 2;
-  int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
-  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
-  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
-  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
   ConvTransposePrepared& c = p->conv_transpose;
-  c.conv = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
-  JET_RT_TRY(c.conv.validate());
+  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
   const int64_t groups = c.conv.groups();
   // By division before any formula multiplies: x's C is the filter's K, the output's C is
   // groups x the filter's C.
@@ -754,15 +779,7 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
   }
   if (cp.has_bias()) {
     c.bias_input = 2;
-    const TensorDesc& b = input(a, *p, 2).desc;
-    const std::string& bn = input_name(a, *p, 2);
-    if (b.elements() != y.dim(1) || !b.is_packed()) {
-      return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(y.dim(1)) +
-                 " packed elements (one per output channel)");
-    }
-    JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
-    int64_t bdims[5] = {1, y.dim(1), 1, 1, 1};
-    c.bias_view = TensorDesc::packed(b.dtype(), y.rank(), bdims);
+    JET_RT_TRY(prepare_channel_bias(a, *p, 2, y.dim(1), &c.bias_view));
   }
   // Multiply-adds: every input element meets every tap of its group's filters.
   info->flops = 2.0 * static_cast<double>(x.elements()) * static_cast<double>(product(w.dims(), 1, w.rank()));
@@ -783,23 +800,10 @@ Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* 
 Status prepare_instancenorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::InstanceNormParams& ip = *a.op.params_as_InstanceNormParams();
   JET_RT_TRY(expect_inputs(*p, 3, "x, scale, bias"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
-  JET_RT_TRY(expect_same_dtype(a, *p, "instancenorm keeps the dtype"));
-  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
-  for (size_t k = 1; k < 3; ++k) {
-    const TensorDesc& t = input(a, *p, k).desc;
-    const std::string& name = input_name(a, *p, k);
-    JET_RT_TRY(expect_dtype(t, name, DType::F32, "instancenorm parameters are f32"));
-    if (t.elements() != x.dim(1) || !t.is_packed()) {
-      return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " + std::to_string(x.dim(1)) +
-                 " packed elements (one per channel)");
-    }
-  }
-  const double eps = ip.epsilon();
-  if (!(eps > 0) || !std::isfinite(eps)) return bad("epsilon " + std::to_string(eps) + " must be finite and > 0");
-  p->epsilon = eps;
-  return Status();
+  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RT_TRY(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
+  JET_RT_TRY(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
+  return read_epsilon(ip.epsilon(), &p->epsilon);
 }
 
 Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
@@ -814,10 +818,8 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::LrnParams& lp = *a.op.params_as_LrnParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_rank(x, input_name(a, *p, 0), 3, 5));
-  JET_RT_TRY(expect_same_dtype(a, *p, "LRN keeps the dtype"));
-  JET_RT_TRY(expect_output_dims(a, *p, x.dims(), x.rank()));
+  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RT_TRY(expect_output_like_x(a, *p, "LRN keeps the dtype"));
   p->lrn.n = lp.size();
   p->lrn.alpha = lp.alpha();
   p->lrn.beta = lp.beta();

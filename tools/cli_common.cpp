@@ -12,6 +12,12 @@
 namespace jet {
 namespace tools {
 
+bool print_usage_if_help(const std::string& arg, const char* usage) {
+  if (arg != "-h" && arg != "--help") return false;
+  std::printf("%s", usage);
+  return true;
+}
+
 int usage_error(const char* tool, const char* usage, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n%s", tool, message.c_str(), usage);
   return 2;

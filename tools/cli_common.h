@@ -19,6 +19,10 @@ namespace tools {
 bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out);
 bool parse_uint64(const std::string& text, uint64_t* out);
 
+// For the argument loop of every tool: true when `arg` is -h or --help, after printing `usage` to
+// stdout (the tool then exits with 0); false, printing nothing, for any other argument.
+bool print_usage_if_help(const std::string& arg, const char* usage);
+
 // Prints "<tool>: <message>" and the usage text to stderr; returns 2, the usage-error exit code.
 int usage_error(const char* tool, const char* usage, const std::string& message);
 // Prints "<tool>: error: <status>" to stderr; returns 1, the failure exit code.

@@ -370,10 +370,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--device") {
+    if (print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "--device") {
       if (!has_value || !parse_backend(argv[++i], &opt.backend)) return usage_error("--device takes cpu or cuda");
     } else if (arg == "--warmup") {
       if (!has_value || !parse_int64(argv[++i], 0, 1000000, &opt.warmup)) {

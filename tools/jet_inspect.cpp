@@ -326,10 +326,8 @@ int main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--plan-svg") {
+    if (print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "--plan-svg") {
       if (i + 1 >= argc) return usage_error("--plan-svg takes an output file");
       opt.svg = argv[++i];
     } else if (arg == "--ops") {

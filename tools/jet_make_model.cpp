@@ -20,10 +20,7 @@ const char kUsage[] =
     "                   others 1 x 224 x 224)\n"
     "  --seed           weight seed (default 1)\n";
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "jet-make-model: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
+int usage_error(const std::string& message) { return jet::tools::usage_error("jet-make-model", kUsage, message); }
 
 }  // namespace
 
@@ -35,10 +32,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--f16") {
+    if (jet::tools::print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "--f16") {
       f16 = true;
     } else if (arg == "--channels-last") {
       channels_last = true;

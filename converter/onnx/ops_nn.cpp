@@ -116,6 +116,13 @@ Status spatial_rank(Importer& im, int x, size_t* sr) {
   return Status::success();
 }
 
+// Input 0 as an IR tensor (`x`) of N, C and 1 to 3 spatial dims (`sr` of them).
+Status spatial_input(Importer& im, int* x, size_t* sr) {
+  Status st = im.ir_input(0, x);
+  if (!st.ok()) return st;
+  return spatial_rank(im, *x, sr);
+}
+
 }  // namespace
 
 // ---- convolution and pooling ----------------------------------------------------------------------
@@ -193,10 +200,8 @@ namespace {
 
 Status pool(Importer& im, bool average) {
   int x = -1;
-  Status st = im.ir_input(0, &x);
-  if (!st.ok()) return st;
   size_t sr = 0;
-  st = spatial_rank(im, x, &sr);
+  Status st = spatial_input(im, &x, &sr);
   if (!st.ok()) return st;
   st = im.only_outputs_below(1);  // MaxPool's Indices
   if (!st.ok()) return st;
@@ -229,10 +234,8 @@ Status pool(Importer& im, bool average) {
 
 Status global_pool(Importer& im, PoolMode mode) {
   int x = -1, y = -1;
-  Status st = im.ir_input(0, &x);
-  if (!st.ok()) return st;
   size_t sr = 0;
-  st = spatial_rank(im, x, &sr);
+  Status st = spatial_input(im, &x, &sr);
   if (!st.ok()) return st;
   st = im.ir_check(im.g->global_pool(im.ir_name(), x, mode, &y));
   if (!st.ok()) return st;
@@ -985,10 +988,8 @@ Status import_conv_transpose(Importer& im) {
   if (st.ok()) st = im.require_input(1, "W");
   if (!st.ok()) return st;
   int x = -1;
-  st = im.ir_input(0, &x);
-  if (!st.ok()) return st;
   size_t sr = 0;
-  st = spatial_rank(im, x, &sr);
+  st = spatial_input(im, &x, &sr);
   if (!st.ok()) return st;
   const std::vector<int64_t> xd = im.g->tensors[x].dims;
   const DType dt = im.g->tensors[x].dtype;
@@ -1103,10 +1104,8 @@ Status import_conv_transpose(Importer& im) {
 
 Status import_instance_norm(Importer& im) {
   int x = -1;
-  Status st = im.ir_input(0, &x);
-  if (!st.ok()) return st;
   size_t sr = 0;
-  st = spatial_rank(im, x, &sr);
+  Status st = spatial_input(im, &x, &sr);
   if (!st.ok()) return st;
   float epsilon = 1e-5f;
   st = im.attr_float("epsilon", 1e-5f, &epsilon);
@@ -1133,10 +1132,8 @@ Status import_instance_norm(Importer& im) {
 
 Status import_lrn(Importer& im) {
   int x = -1;
-  Status st = im.ir_input(0, &x);
-  if (!st.ok()) return st;
   size_t sr = 0;
-  st = spatial_rank(im, x, &sr);
+  Status st = spatial_input(im, &x, &sr);
   if (!st.ok()) return st;
   float alpha = 0.f, beta = 0.f, bias = 0.f;
   int64_t size = 0;

@@ -6,21 +6,9 @@
 namespace jet {
 namespace conformance {
 
-Tolerance fp32_tolerance() {
-  Tolerance t;
-  t.rtol = 1e-5;
-  t.atol_scale = 1e-5;
-  t.atol_min = 1e-6;
-  return t;
-}
-
-Tolerance fp16_tolerance() {
-  Tolerance t;
-  t.rtol = 1e-2;
-  t.atol_scale = 1e-2;
-  t.atol_min = 1e-3;
-  return t;
-}
+// Tolerance{rtol, atol_scale, atol_min}.
+Tolerance fp32_tolerance() { return Tolerance{1e-5, 1e-5, 1e-6}; }
+Tolerance fp16_tolerance() { return Tolerance{1e-2, 1e-2, 1e-3}; }
 
 Comparison compare_values(const std::vector<float>& expected, const std::vector<float>& actual, const Tolerance& tol) {
   Comparison c;

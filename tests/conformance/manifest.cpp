@@ -126,21 +126,29 @@ Status write_manifest(const std::string& path, const std::vector<ManifestEntry>&
   return Status::success();
 }
 
-Status read_manifest(const std::string& path, std::vector<ManifestEntry>* out) {
-  out->clear();
+Status for_each_content_line(const std::string& path, const char* what,
+                             const std::function<Status(const std::string& line)>& take) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) return Status(StatusCode::BAD_PARAM, path + ": cannot open the manifest");
+  if (!f) return Status(StatusCode::BAD_PARAM, path + ": cannot open the " + what);
   std::string line;
   int number = 0;
   while (std::getline(f, line)) {
     ++number;
     if (line.empty() || line[0] == '#') continue;
-    ManifestEntry e;
-    Status st = parse_entry(line, &e);
+    Status st = take(line);
     if (!st.ok()) return Status(StatusCode::BAD_PARAM, path + ":" + std::to_string(number) + ": " + st.message());
-    out->push_back(std::move(e));
   }
   return Status::success();
+}
+
+Status read_manifest(const std::string& path, std::vector<ManifestEntry>* out) {
+  out->clear();
+  return for_each_content_line(path, "manifest", [out](const std::string& line) {
+    ManifestEntry e;
+    Status st = parse_entry(line, &e);
+    if (st.ok()) out->push_back(std::move(e));
+    return st;
+  });
 }
 
 }  // namespace conformance

@@ -19,6 +19,7 @@
 // File names are relative to the manifest's directory.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,12 @@ Status split_name_file(const std::string& value, std::string* name, std::string*
 // One line (no trailing newline) for `e`, and back.
 std::string format_entry(const ManifestEntry& e);
 Status parse_entry(const std::string& line, ManifestEntry* out);
+
+// Calls `take` with every line of the text file `path` that is neither empty nor a '#' comment.
+// BAD_PARAM "<path>: cannot open the <what>" when the file cannot be read; an error from `take`
+// comes back as BAD_PARAM with "<path>:<line number>: " before its message.
+Status for_each_content_line(const std::string& path, const char* what,
+                             const std::function<Status(const std::string& line)>& take);
 
 Status write_manifest(const std::string& path, const std::vector<ManifestEntry>& entries);
 // BAD_PARAM naming the path and line number for anything malformed.

@@ -28,6 +28,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "cli_common.h"
 #include "host_array.h"
 #include "ir.h"
 #include "manifest.h"
@@ -395,10 +396,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--out" && has_value) {
+    if (jet::tools::print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "--out" && has_value) {
       out_dir = argv[++i];
     } else if (arg == "--testdata" && has_value) {
       testdata = argv[++i];
@@ -407,14 +406,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--filter" && has_value) {
       filter = argv[++i];
     } else {
-      std::fprintf(stderr, "jet_conformance_prepare: bad argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
+      return jet::tools::usage_error("jet_conformance_prepare", kUsage, "bad argument '" + arg + "'");
     }
   }
-  if (out_dir.empty()) {
-    std::fprintf(stderr, "jet_conformance_prepare: --out DIR is required\n%s", kUsage);
-    return 2;
-  }
+  if (out_dir.empty()) return jet::tools::usage_error("jet_conformance_prepare", kUsage, "--out DIR is required");
   if (suites.empty()) suites.assign(std::begin(kDefaultSuites), std::end(kDefaultSuites));
   if (!is_directory(testdata)) {
     std::fprintf(stderr,

@@ -165,25 +165,19 @@ std::string generic_reason(const std::string& reason) {
 // known_limits.txt: "<fp32|fp16|*> <test name> <reason...>" per line, '#' comments. Fills
 // `limits` (test name -> reason) with the lines of `precision`.
 Status read_known_limits(const std::string& path, const std::string& precision, std::map<std::string, std::string>* limits) {
-  std::ifstream f(path);
-  if (!f) return Status(StatusCode::BAD_PARAM, path + ": cannot open the known-limits file");
-  std::string line;
-  int number = 0;
-  while (std::getline(f, line)) {
-    ++number;
-    if (line.empty() || line[0] == '#') continue;
+  return jet::conformance::for_each_content_line(path, "known-limits file", [&](const std::string& line) {
     const size_t a = line.find(' ');
     const size_t b = a == std::string::npos ? a : line.find(' ', a + 1);
     if (b == std::string::npos || b + 1 >= line.size()) {
-      return Status(StatusCode::BAD_PARAM, path + ":" + std::to_string(number) + ": expected '<fp32|fp16|*> <test> <reason>'");
+      return Status(StatusCode::BAD_PARAM, "expected '<fp32|fp16|*> <test> <reason>'");
     }
     const std::string which = line.substr(0, a);
     if (which != "fp32" && which != "fp16" && which != "*") {
-      return Status(StatusCode::BAD_PARAM, path + ":" + std::to_string(number) + ": unknown precision '" + which + "'");
+      return Status(StatusCode::BAD_PARAM, "unknown precision '" + which + "'");
     }
     if (which == "*" || which == precision) (*limits)[line.substr(a + 1, b - a - 1)] = line.substr(b + 1);
-  }
-  return Status::success();
+    return Status::success();
+  });
 }
 
 std::string count_text(int n) { return std::to_string(n) + (n == 1 ? " test" : " tests"); }
@@ -197,10 +191,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--manifest" && has_value) {
+    if (jet::tools::print_usage_if_help(arg, kUsage)) return 0;
+    if (arg == "--manifest" && has_value) {
       manifest_path = argv[++i];
     } else if (arg == "--device" && has_value) {
       if (!jet::tools::parse_backend(argv[++i], &backend)) {

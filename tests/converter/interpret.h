@@ -88,7 +88,7 @@ inline Status interpret_node(const Handle& h, const ir::Graph& g, const ir::Node
       const ir::ConvAttrs& a = std::get<ir::ConvAttrs>(n.attrs);
       const ir::Tensor& w = g.tensors[n.inputs[1]];
       const int rank = static_cast<int>(w.dims.size());
-      const ConvDesc cd = ConvDesc::make(rank - 2, p(a.pad_begin), p(a.pad_end), p(a.strides), p(a.dilations), a.groups);
+      const ConvDesc cd = ir::conv_desc(a, rank - 2);
       const FilterDesc wd = FilterDesc::make(w.dtype, FilterLayout::KCRS, rank, w.dims.data());
       ConvAlgo algo = ConvAlgo::DIRECT;
       Status st = choose_conv_forward_algo(h, ind(0), wd, cd, yd, ConvPreference::PREFER_FASTEST, 0, &algo);
@@ -193,18 +193,13 @@ inline Status interpret_node(const Handle& h, const ir::Graph& g, const ir::Node
     }
     case ir::OpType::RESIZE: {
       const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
-      ResizeDesc rd;
-      rd.mode = a.mode;
-      rd.coord = a.coord;
-      rd.nearest = a.nearest;
-      for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
-      return resize_forward(h, rd, 1.f, ind(0), in(0), 0.f, yd, yp);
+      return resize_forward(h, ir::resize_desc(a), 1.f, ind(0), in(0), 0.f, yd, yp);
     }
     case ir::OpType::CONV_TRANSPOSE: {
       const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
       const ir::Tensor& w = g.tensors[n.inputs[1]];
       const int rank = static_cast<int>(w.dims.size());
-      const ConvDesc cd = ConvDesc::make(rank - 2, p(a.pad_begin), p(a.pad_end), p(a.strides), p(a.dilations), a.groups);
+      const ConvDesc cd = ir::conv_desc(a, rank - 2);
       const FilterDesc wd = FilterDesc::make(w.dtype, FilterLayout::KCRS, rank, w.dims.data());
       Status st = conv_backward_data(h, 1.f, wd, in(1), ind(0), in(0), cd, 0.f, yd, yp);
       if (!st.ok() || !a.has_bias) return st;

@@ -54,20 +54,34 @@ void check_activation(const fb::Activation* a, const ActivationDesc& want) {
   CHECK(a->beta() == want.beta);
 }
 
+// The op's parameters as `Params` (REQUIREs that the op has that parameter type).
+template <typename Params>
+const Params* required_params(const fb::Op* op) {
+  const Params* p = op->params_as<Params>();
+  REQUIRE(p != nullptr);
+  return p;
+}
+
+// The convolution geometry, shared by ConvParams / ConvAttrs and ConvTransposeParams /
+// ConvTransposeAttrs.
+template <typename Params, typename Attrs>
+void check_conv_geometry(const Params* p, const Attrs& a) {
+  CHECK(to_vec(p->pad_begin()) == a.pad_begin);
+  CHECK(to_vec(p->pad_end()) == a.pad_end);
+  CHECK(to_vec(p->strides()) == a.strides);
+  CHECK(to_vec(p->dilations()) == a.dilations);
+  CHECK(p->groups() == a.groups);
+  CHECK(p->has_bias() == a.has_bias);
+}
+
 // One op's parameters against the IR node.
 void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOptions& opt) {
   switch (n.op) {
     case OpType::CONV: {
       const ConvAttrs& a = std::get<ConvAttrs>(n.attrs);
-      const fb::ConvParams* p = op->params_as_ConvParams();
-      REQUIRE(p != nullptr);
-      CHECK(to_vec(p->pad_begin()) == a.pad_begin);
-      CHECK(to_vec(p->pad_end()) == a.pad_end);
-      CHECK(to_vec(p->strides()) == a.strides);
-      CHECK(to_vec(p->dilations()) == a.dilations);
-      CHECK(p->groups() == a.groups);
+      const auto* p = required_params<fb::ConvParams>(op);
+      check_conv_geometry(p, a);
       check_activation(p->activation(), a.act);
-      CHECK(p->has_bias() == a.has_bias);
       CHECK(p->has_residual() == a.has_residual);
       CHECK(p->alpha1() == 1.f);
       CHECK(p->alpha2() == 1.f);
@@ -78,8 +92,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
     }
     case OpType::POOL: {
       const PoolAttrs& a = std::get<PoolAttrs>(n.attrs);
-      const fb::PoolParams* p = op->params_as_PoolParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::PoolParams>(op);
       CHECK(p->mode() == static_cast<int32_t>(a.mode));
       CHECK(to_vec(p->window()) == a.window);
       CHECK(to_vec(p->pad_begin()) == a.pad_begin);
@@ -90,28 +103,24 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       break;
     }
     case OpType::GLOBAL_POOL: {
-      const fb::PoolParams* p = op->params_as_PoolParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::PoolParams>(op);
       CHECK(p->global());
       CHECK(p->mode() == static_cast<int32_t>(std::get<GlobalPoolAttrs>(n.attrs).mode));
       break;
     }
     case OpType::ACTIVATION: {
-      const fb::ActivationParams* p = op->params_as_ActivationParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::ActivationParams>(op);
       check_activation(p->activation(), std::get<ActivationAttrs>(n.attrs).act);
       break;
     }
     case OpType::OP_TENSOR: {
-      const fb::OpTensorParams* p = op->params_as_OpTensorParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::OpTensorParams>(op);
       CHECK(p->op() == static_cast<int32_t>(std::get<OpTensorAttrs>(n.attrs).op));
       break;
     }
     case OpType::GEMM: {
       const GemmAttrs& a = std::get<GemmAttrs>(n.attrs);
-      const fb::GemmParams* p = op->params_as_GemmParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::GemmParams>(op);
       CHECK(p->trans_a() == a.trans_a);
       CHECK(p->trans_b() == a.trans_b);
       CHECK(p->has_bias() == a.has_bias);
@@ -121,15 +130,13 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
     }
     case OpType::SOFTMAX: {
       const SoftmaxAttrs& a = std::get<SoftmaxAttrs>(n.attrs);
-      const fb::SoftmaxParams* p = op->params_as_SoftmaxParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::SoftmaxParams>(op);
       CHECK(p->algo() == static_cast<int32_t>(a.algo));
       CHECK(p->axis() == a.axis);
       break;
     }
     case OpType::CONCAT: {
-      const fb::ConcatParams* p = op->params_as_ConcatParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::ConcatParams>(op);
       CHECK(p->axis() == std::get<ConcatAttrs>(n.attrs).axis);
       break;
     }
@@ -138,8 +145,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       CHECK(g.tensors[n.outputs[0]].dims == std::get<ReshapeAttrs>(n.attrs).shape);
       break;
     case OpType::BATCHNORM: {
-      const fb::BatchNormParams* p = op->params_as_BatchNormParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::BatchNormParams>(op);
       CHECK(p->epsilon() == std::get<BatchNormAttrs>(n.attrs).epsilon);
       break;
     }
@@ -149,8 +155,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       break;
     case OpType::SLICE: {
       const SliceAttrs& a = std::get<SliceAttrs>(n.attrs);
-      const fb::SliceParams* p = op->params_as_SliceParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::SliceParams>(op);
       CHECK(to_vec(p->starts()) == a.starts);
       CHECK(to_vec(p->steps()) == a.steps);
       CHECK(to_vec(p->perm()) == a.perm);
@@ -158,8 +163,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
     }
     case OpType::PAD: {
       const PadAttrs& a = std::get<PadAttrs>(n.attrs);
-      const fb::PadParams* p = op->params_as_PadParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::PadParams>(op);
       CHECK(p->mode() == static_cast<int32_t>(a.mode));
       CHECK(to_vec(p->pad_begin()) == a.pad_begin);
       CHECK(to_vec(p->pad_end()) == a.pad_end);
@@ -168,8 +172,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
     }
     case OpType::RESIZE: {
       const ResizeAttrs& a = std::get<ResizeAttrs>(n.attrs);
-      const fb::ResizeParams* p = op->params_as_ResizeParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::ResizeParams>(op);
       CHECK(p->mode() == static_cast<int32_t>(a.mode));
       CHECK(p->coord() == static_cast<int32_t>(a.coord));
       CHECK(p->nearest() == static_cast<int32_t>(a.nearest));
@@ -180,26 +183,18 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
     }
     case OpType::CONV_TRANSPOSE: {
       const ConvTransposeAttrs& a = std::get<ConvTransposeAttrs>(n.attrs);
-      const fb::ConvTransposeParams* p = op->params_as_ConvTransposeParams();
-      REQUIRE(p != nullptr);
-      CHECK(to_vec(p->pad_begin()) == a.pad_begin);
-      CHECK(to_vec(p->pad_end()) == a.pad_end);
-      CHECK(to_vec(p->strides()) == a.strides);
-      CHECK(to_vec(p->dilations()) == a.dilations);
-      CHECK(p->groups() == a.groups);
-      CHECK(p->has_bias() == a.has_bias);
+      const auto* p = required_params<fb::ConvTransposeParams>(op);
+      check_conv_geometry(p, a);
       break;
     }
     case OpType::INSTANCENORM: {
-      const fb::InstanceNormParams* p = op->params_as_InstanceNormParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::InstanceNormParams>(op);
       CHECK(p->epsilon() == std::get<InstanceNormAttrs>(n.attrs).epsilon);
       break;
     }
     case OpType::LRN: {
       const LrnDesc& l = std::get<LrnAttrs>(n.attrs).lrn;
-      const fb::LrnParams* p = op->params_as_LrnParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::LrnParams>(op);
       CHECK(p->size() == l.n);
       CHECK(p->alpha() == l.alpha);
       CHECK(p->beta() == l.beta);
@@ -207,8 +202,7 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       break;
     }
     case OpType::REDUCE: {
-      const fb::ReduceParams* p = op->params_as_ReduceParams();
-      REQUIRE(p != nullptr);
+      const auto* p = required_params<fb::ReduceParams>(op);
       CHECK(p->op() == static_cast<int32_t>(std::get<ReduceAttrs>(n.attrs).op));
       break;
     }

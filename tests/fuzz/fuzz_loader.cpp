@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_common.h"
 #include "jet/runtime.h"
 
 namespace {
@@ -28,13 +29,10 @@ namespace {
 constexpr size_t kMaxContextBytes = size_t(64) << 20;
 constexpr double kMaxFlops = 1e8;
 
-[[noreturn]] void finding(const char* what, const jet::Status& st) {
-  std::fprintf(stderr, "fuzz_loader: FINDING: %s: %s\n", what, st.to_string().c_str());
-  std::abort();  // libFuzzer saves the input as a crash-* artifact
-}
+[[noreturn]] void finding(const char* what, const jet::Status& st) { jet::fuzz::finding("fuzz_loader", what, st); }
 
 void check_not_internal(const char* what, const jet::Status& st) {
-  if (st.code() == jet::StatusCode::INTERNAL_ERROR) finding(what, st);
+  jet::fuzz::check_not_internal("fuzz_loader", what, st);
 }
 
 jet::Status load(const uint8_t* data, size_t size, bool verify_checksum,

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "ir.h"
+#include "fuzz_common.h"
 #include "jet/runtime.h"
 #include "onnx_import.h"
 #include "optimize.h"
@@ -34,13 +35,10 @@ namespace {
 constexpr size_t kMaxArenaBytes = size_t(64) << 20;
 constexpr double kMaxFlops = 1e7;
 
-[[noreturn]] void finding(const char* what, const jet::Status& st) {
-  std::fprintf(stderr, "fuzz_onnx: FINDING: %s: %s\n", what, st.to_string().c_str());
-  std::abort();  // libFuzzer saves the input as a crash-* artifact
-}
+[[noreturn]] void finding(const char* what, const jet::Status& st) { jet::fuzz::finding("fuzz_onnx", what, st); }
 
 void check_not_internal(const char* what, const jet::Status& st) {
-  if (st.code() == jet::StatusCode::INTERNAL_ERROR) finding(what, st);
+  jet::fuzz::check_not_internal("fuzz_onnx", what, st);
 }
 
 // Writes, loads and (when small) runs one converted graph on the CPU backend.

@@ -223,8 +223,7 @@ TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes
         const TensorDesc x = in_desc(0);
         const ir::Tensor& tw = g.tensors[n.inputs[1]];
         const int sr = x.rank() - 2;
-        const ConvDesc cd = ConvDesc::make(sr, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end),
-                                           ptr_or_null(a.strides), ptr_or_null(a.dilations), a.groups);
+        const ConvDesc cd = ir::conv_desc(a, sr);
         const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, x.rank(), tw.dims.data());
         // The writer stores Auto with PREFER_FASTEST: the runtime asks the same heuristic.
         ConvAlgo algo = ConvAlgo::DIRECT;
@@ -359,20 +358,14 @@ TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes
       }
       case ir::OpType::RESIZE: {
         const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
-        ResizeDesc rd;
-        rd.mode = a.mode;
-        rd.coord = a.coord;
-        rd.nearest = a.nearest;
-        for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
-        REQUIRE_OK(resize_forward(h, rd, 1.f, in_desc(0), in(0), 0.f, y, yp));
+        REQUIRE_OK(resize_forward(h, ir::resize_desc(a), 1.f, in_desc(0), in(0), 0.f, y, yp));
         break;
       }
       case ir::OpType::CONV_TRANSPOSE: {
         const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
         const ir::Tensor& tw = g.tensors[n.inputs[1]];
         const int rank = y.rank();
-        const ConvDesc cd = ConvDesc::make(rank - 2, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end),
-                                           ptr_or_null(a.strides), ptr_or_null(a.dilations), a.groups);
+        const ConvDesc cd = ir::conv_desc(a, rank - 2);
         const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
         REQUIRE_OK(conv_backward_data(h, 1.f, wd, in(1), in_desc(0), in(0), cd, 0.f, y, yp));
         if (a.has_bias) {
@@ -469,6 +462,42 @@ void fix_checksum(Bytes* file) {
   for (int i = 0; i < 8; ++i) (*file)[payload + i] = static_cast<uint8_t>(sum >> (8 * i));
 }
 
+void check_against_reference(const ir::Graph& g, const Handle& h, const char* what) {
+  INFO(what << " on " << backend_name(h));
+  const Bytes bytes = model_bytes(g);
+  std::shared_ptr<Engine> e = load_engine(bytes, h);
+  std::unique_ptr<ExecutionContext> ctx;
+  REQUIRE_OK(e->create_context(&ctx));
+  for (int run = 0; run < 2; ++run) {
+    const TensorBytes in = random_inputs(*e);
+    const TensorBytes got = run_context(*e, *ctx, in);
+    const TensorBytes want = reference_run(h, g, in);
+    if (h.backend() == Backend::CPU) {
+      check_identical(got, want, what);
+    } else {
+      check_close(*e, got, want, what);
+    }
+  }
+}
+
+Status load_cpu(const Bytes& bytes, bool verify_checksum, std::shared_ptr<Engine>* out) {
+  LoadOptions o;
+  o.backend = Backend::CPU;
+  o.verify_checksum = verify_checksum;
+  std::shared_ptr<Engine> e;
+  const Status st = Engine::load(bytes.data(), bytes.size(), o, &e);
+  if (st.ok() != static_cast<bool>(e)) return Status(StatusCode::INTERNAL_ERROR, "engine set on failure or missing on success");
+  if (out) *out = e;
+  return st;
+}
+
+void expect_rejected(const Bytes& bytes, const std::string& text) {
+  const Status st = load_cpu(bytes);
+  INFO("expected a message containing '" << text << "', got: " << st.to_string());
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find(text) != std::string::npos);
+}
+
 Bytes rebuild_model(const Bytes& file, const std::function<void(fb::ModelT&)>& edit,
                     const std::function<void(fb::ModelT&)>& after_layout) {
   const fb::Model* original = fb::GetModel(file.data());
@@ -530,6 +559,12 @@ int op_index(const fb::ModelT& m, const std::string& name) {
     if (m.ops[i]->name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+fb::OpT& op_named(fb::ModelT& m, const std::string& name) {
+  const int i = op_index(m, name);
+  REQUIRE(i >= 0);
+  return *m.ops[static_cast<size_t>(i)];
 }
 
 TempFile::TempFile(const std::string& stem) {

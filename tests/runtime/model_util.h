@@ -75,6 +75,17 @@ void check_identical(const TensorBytes& got, const TensorBytes& want, const char
 // zero from cancellation are not over-weighted).
 void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& want, const char* what);
 
+// The runtime (model loaded from memory, context owning its memory) against reference_run, twice
+// with fresh random inputs so that nothing left over from the first run can change the second:
+// check_identical on CPU, check_close on CUDA.
+void check_against_reference(const ir::Graph& g, const Handle& h, const char* what);
+
+// Loads `bytes` on the CPU; the engine goes to `out` when not null. INTERNAL_ERROR when the engine
+// is set on failure or missing on success.
+Status load_cpu(const Bytes& bytes, bool verify_checksum = true, std::shared_ptr<Engine>* out = nullptr);
+// The CPU load of `bytes` is rejected with `text` in the message.
+void expect_rejected(const Bytes& bytes, const std::string& text);
+
 // Rewrites a model file: unpack its FlatBuffer, apply `edit`, relay the weights behind the new
 // FlatBuffer (same bytes per buffer index), then `after_layout` (for edits of offsets and sizes
 // that must not be relocated), pack, and write a correct footer checksum, so that the semantic
@@ -88,6 +99,8 @@ void fix_checksum(Bytes* file);
 // The index of the tensor / op named `name` in a model (-1 if absent).
 int tensor_index(const fb::ModelT& m, const std::string& name);
 int op_index(const fb::ModelT& m, const std::string& name);
+// The op named `name` (REQUIREs that there is one).
+fb::OpT& op_named(fb::ModelT& m, const std::string& name);
 
 // A temporary file path that is removed on destruction.
 class TempFile {

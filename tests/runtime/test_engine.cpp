@@ -32,32 +32,6 @@ ir::Graph resnet18_small(uint64_t seed) {
   return g;
 }
 
-// Runtime (model loaded from memory, context owning its memory) against the reference.
-void check_against_reference(const ir::Graph& g, const Handle& h, const char* what) {
-  INFO(what << " on " << backend_name(h));
-  const Bytes bytes = model_bytes(g);
-  std::shared_ptr<Engine> e = load_engine(bytes, h);
-  std::unique_ptr<ExecutionContext> ctx;
-  REQUIRE_OK(e->create_context(&ctx));
-  const TensorBytes in = random_inputs(*e);
-  const TensorBytes got = run_context(*e, *ctx, in);
-  const TensorBytes want = reference_run(h, g, in);
-  if (h.backend() == Backend::CPU) {
-    check_identical(got, want, what);
-  } else {
-    check_close(*e, got, want, what);
-  }
-  // A second run with new inputs: nothing left over from the first changes the result.
-  const TensorBytes in2 = random_inputs(*e);
-  const TensorBytes got2 = run_context(*e, *ctx, in2);
-  const TensorBytes want2 = reference_run(h, g, in2);
-  if (h.backend() == Backend::CPU) {
-    check_identical(got2, want2, what);
-  } else {
-    check_close(*e, got2, want2, what);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("tiny_cnn (every op type) runs like the reference executor") {

@@ -26,25 +26,6 @@ Bytes tiny_model() {
   return model_bytes(g);
 }
 
-Status load_cpu(const Bytes& b, bool verify_checksum = true, std::shared_ptr<Engine>* out = nullptr) {
-  LoadOptions o;
-  o.backend = Backend::CPU;
-  o.verify_checksum = verify_checksum;
-  std::shared_ptr<Engine> e;
-  const Status st = Engine::load(b.data(), b.size(), o, &e);
-  if (st.ok() != static_cast<bool>(e)) return Status(StatusCode::INTERNAL_ERROR, "engine set on failure or missing on success");
-  if (out) *out = e;
-  return st;
-}
-
-// Rejected, with `text` in the message (and the message is not empty).
-void expect_rejected(const Bytes& b, const std::string& text) {
-  const Status st = load_cpu(b);
-  INFO("expected a message containing '" << text << "', got: " << st.to_string());
-  CHECK_FALSE(st.ok());
-  CHECK(st.message().find(text) != std::string::npos);
-}
-
 bool contains_any(const std::string& s, std::initializer_list<const char*> words) {
   for (const char* w : words) {
     if (s.find(w) != std::string::npos) return true;
@@ -56,12 +37,6 @@ fb::TensorT& tensor(fb::ModelT& m, const char* name) {
   const int t = tensor_index(m, name);
   REQUIRE(t >= 0);
   return *m.tensors[t];
-}
-
-fb::OpT& op(fb::ModelT& m, const char* name) {
-  const int i = op_index(m, name);
-  REQUIRE(i >= 0);
-  return *m.ops[i];
 }
 
 // The plan's arena: up to the end of the last region (after regions were moved).
@@ -210,17 +185,17 @@ TEST_CASE("a newer major schema version is refused naming both versions; a newer
 
 TEST_CASE("out-of-range tensor and buffer indices are rejected") {
   const Bytes bytes = tiny_model();
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "pool1").inputs[0] = static_cast<int>(m.tensors.size()); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "pool1").inputs[0] = static_cast<int>(m.tensors.size()); }),
                   "out of range");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "conv2").inputs[1] = -7; }), "out of range");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "gate").outputs[0] = 1 << 20; }), "out of range");
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "conv2").inputs[1] = -7; }), "out of range");
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "gate").outputs[0] = 1 << 20; }), "out of range");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { m.inputs[0] = 12345; }), "graph input 0");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { m.outputs[1] = -1; }), "graph output 1");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
                     tensor(m, "conv1.w").buffer = static_cast<int>(m.buffers.size());
                   }),
                   "buffers");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "fc").outputs.push_back(0); }), "outputs, expected 1");
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "fc").outputs.push_back(0); }), "outputs, expected 1");
 }
 
 TEST_CASE("arena regions past the arena, misaligned, too small or missing are rejected") {
@@ -293,16 +268,16 @@ TEST_CASE("ops out of execution order (use before production, cycles, double wri
   // pool1 reads conv1's output but now runs first.
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { std::swap(m.ops[0], m.ops[1]); }), "before any earlier op produces it");
   // An op reading its own output.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "gate").inputs[0] = op(m, "gate").outputs[0]; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "gate").inputs[0] = op_named(m, "gate").outputs[0]; }),
                   "before any earlier op produces it");
   // A two-op cycle: bn reads hswish's output, hswish reads bn's.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "bn").inputs[0] = op(m, "hswish").outputs[0]; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "bn").inputs[0] = op_named(m, "hswish").outputs[0]; }),
                   "before any earlier op produces it");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "hswish").outputs[0] = op(m, "bn").outputs[0]; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "hswish").outputs[0] = op_named(m, "bn").outputs[0]; }),
                   "produced twice");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "gate").outputs[0] = tensor_index(m, "image"); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "gate").outputs[0] = tensor_index(m, "image"); }),
                   "graph input or a constant");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "gate").outputs[0] = tensor_index(m, "shift.value"); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "gate").outputs[0] = tensor_index(m, "shift.value"); }),
                   "graph input or a constant");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { m.ops.clear(); }), "no ops");
 }
@@ -340,7 +315,7 @@ TEST_CASE("tensor shapes, dtypes, strides and kinds are validated") {
 TEST_CASE("op parameters and output shapes are re-inferred and compared") {
   const Bytes bytes = tiny_model();
   auto conv = [](fb::ModelT& m, const char* name) -> fb::ConvParamsT& {
-    fb::ConvParamsT* p = op(m, name).params.AsConvParams();
+    fb::ConvParamsT* p = op_named(m, name).params.AsConvParams();
     REQUIRE(p != nullptr);
     return *p;
   };
@@ -358,29 +333,29 @@ TEST_CASE("op parameters and output shapes are re-inferred and compared") {
   expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { conv(m, "conv1").activation->mode = 99; }), "unknown mode 99");
   // The stored output shape disagrees with the inputs and parameters.
   expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { tensor(m, "conv1").shape[3] -= 1; }), "has dims");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "pool1").params.AsPoolParams()->mode = 9; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "pool1").params.AsPoolParams()->mode = 9; }),
                   "unknown pooling mode 9");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "pool1").params.AsPoolParams()->window = {3}; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "pool1").params.AsPoolParams()->window = {3}; }),
                   "window has 1 entries");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "fc").params.AsGemmParams()->trans_b = false; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "fc").params.AsGemmParams()->trans_b = false; }),
                   "K =");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "probs").params.AsSoftmaxParams()->axis = 5; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "probs").params.AsSoftmaxParams()->axis = 5; }),
                   "axis 5 out of range");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "concat").params.AsConcatParams()->axis = 2; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "concat").params.AsConcatParams()->axis = 2; }),
                   "axis 2");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "bn").params.AsBatchNormParams()->epsilon = 0; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "bn").params.AsBatchNormParams()->epsilon = 0; }),
                   "epsilon");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "scale").params.AsOpTensorParams()->op = 42; }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "scale").params.AsOpTensorParams()->op = 42; }),
                   "unknown tensor op 42");
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "bn").inputs.pop_back(); }), "has 4 inputs, expected 5");
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "bn").inputs.pop_back(); }), "has 4 inputs, expected 5");
   // A Transform's output with other dims, a Reshape changing the element count.
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "to_f32").inputs[0] = tensor_index(m, "gap"); }),
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "to_f32").inputs[0] = tensor_index(m, "gap"); }),
                   "has dims");
   // The union's type: missing, or not one this runtime knows.
-  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op(m, "gate").params.Reset(); }), "no parameters");
+  expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { op_named(m, "gate").params.Reset(); }), "no parameters");
   expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) {
-                    op(m, "gate").params.Reset();
-                    op(m, "gate").params.type = static_cast<fb::OpParams>(200);
+                    op_named(m, "gate").params.Reset();
+                    op_named(m, "gate").params.type = static_cast<fb::OpParams>(200);
                   }),
                   "unknown");
 }

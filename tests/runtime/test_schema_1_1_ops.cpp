@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model_util.h"
@@ -32,6 +33,15 @@ int constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, f
   return t;
 }
 
+ir::PadAttrs pad_attrs(PadMode mode, std::vector<int64_t> begin, std::vector<int64_t> end, float value = 0.f) {
+  ir::PadAttrs a;
+  a.mode = mode;
+  a.pad_begin = std::move(begin);
+  a.pad_end = std::move(end);
+  a.value = value;
+  return a;
+}
+
 // x: 2 x 6 x 7 x 9, every new op type at least once; each result is a graph output.
 ir::Graph new_ops_graph() {
   ir::Graph g;
@@ -47,23 +57,11 @@ ir::Graph new_ops_graph() {
   REQUIRE_OK(g.slice("slice", x, s, &y));
   out(y);
 
-  ir::PadAttrs reflect;
-  reflect.mode = PadMode::REFLECT;
-  reflect.pad_begin = {0, 0, 2, 1};
-  reflect.pad_end = {0, 0, 1, -2};
   int p1 = -1;
-  REQUIRE_OK(g.pad("pad_reflect", x, reflect, &p1));
-  ir::PadAttrs cst;
-  cst.pad_begin = {0, 1, -1, 2};
-  cst.pad_end = {1, 0, 0, 0};
-  cst.value = 0.5f;
-  REQUIRE_OK(g.pad("pad_constant", p1, cst, &y));
+  REQUIRE_OK(g.pad("pad_reflect", x, pad_attrs(PadMode::REFLECT, {0, 0, 2, 1}, {0, 0, 1, -2}), &p1));
+  REQUIRE_OK(g.pad("pad_constant", p1, pad_attrs(PadMode::CONSTANT, {0, 1, -1, 2}, {1, 0, 0, 0}, 0.5f), &y));
   out(y);
-  ir::PadAttrs edge;
-  edge.mode = PadMode::EDGE;
-  edge.pad_begin = {0, 0, 3, 0};
-  edge.pad_end = {0, 0, 0, 2};
-  REQUIRE_OK(g.pad("pad_edge", x, edge, &y));
+  REQUIRE_OK(g.pad("pad_edge", x, pad_attrs(PadMode::EDGE, {0, 0, 3, 0}, {0, 0, 0, 2}), &y));
   out(y);
 
   ir::ResizeAttrs lin;
@@ -109,44 +107,6 @@ ir::Graph new_ops_graph() {
   return g;
 }
 
-void check_against_reference(const ir::Graph& g, const Handle& h, const char* what) {
-  INFO(what << " on " << backend_name(h));
-  const Bytes bytes = model_bytes(g);
-  std::shared_ptr<Engine> e = load_engine(bytes, h);
-  std::unique_ptr<ExecutionContext> ctx;
-  REQUIRE_OK(e->create_context(&ctx));
-  for (int run = 0; run < 2; ++run) {
-    const TensorBytes in = random_inputs(*e);
-    const TensorBytes got = run_context(*e, *ctx, in);
-    const TensorBytes want = reference_run(h, g, in);
-    if (h.backend() == Backend::CPU) {
-      check_identical(got, want, what);
-    } else {
-      check_close(*e, got, want, what);
-    }
-  }
-}
-
-Status load_cpu(const Bytes& b) {
-  LoadOptions o;
-  o.backend = Backend::CPU;
-  std::shared_ptr<Engine> e;
-  return Engine::load(b.data(), b.size(), o, &e);
-}
-
-void expect_rejected(const Bytes& b, const std::string& text) {
-  const Status st = load_cpu(b);
-  INFO("expected a message containing '" << text << "', got: " << st.to_string());
-  CHECK_FALSE(st.ok());
-  CHECK(st.message().find(text) != std::string::npos);
-}
-
-fb::OpT& op(fb::ModelT& m, const char* name) {
-  const int i = op_index(m, name);
-  REQUIRE(i >= 0);
-  return *m.ops[i];
-}
-
 }  // namespace
 
 TEST_CASE("schema 1.1 ops run like the reference executor (f32, f16, channels-last)") {
@@ -184,67 +144,67 @@ TEST_CASE("hostile parameters of the schema 1.1 ops are rejected at load, naming
   const Bytes bytes = model_bytes(new_ops_graph());
   REQUIRE_OK(load_cpu(rebuild_model(bytes, nullptr)));
   // Slice: a view past x's end, a bad permutation, a missing vector, a zero step.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "slice").params.AsSliceParams()->starts[2] = 6; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "slice").params.AsSliceParams()->starts[2] = 6; }),
                   "outside x");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "slice").params.AsSliceParams()->perm[0] = 3; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "slice").params.AsSliceParams()->perm[0] = 3; }),
                   "permutation");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "slice").params.AsSliceParams()->steps.clear(); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "slice").params.AsSliceParams()->steps.clear(); }),
                   "steps has 0 entries");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "slice").params.AsSliceParams()->steps[3] = 0; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "slice").params.AsSliceParams()->steps[3] = 0; }),
                   "outside x");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "slice").params.AsSliceParams()->starts[1] = int64_t(1) << 62;
+                    op_named(m, "slice").params.AsSliceParams()->starts[1] = int64_t(1) << 62;
                   }),
                   "outside x");
   // Pad: dims that do not add up, an unknown mode, a reflect pad past the dim, a huge pad.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "pad_edge").params.AsPadParams()->pad_end[3] = 1; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "pad_edge").params.AsPadParams()->pad_end[3] = 1; }),
                   "but the op's inputs and parameters give");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "pad_edge").params.AsPadParams()->mode = 3; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "pad_edge").params.AsPadParams()->mode = 3; }),
                   "unknown pad mode");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    auto* p = op(m, "pad_reflect").params.AsPadParams();
+                    auto* p = op_named(m, "pad_reflect").params.AsPadParams();
                     p->pad_begin[2] = 7;
                     p->pad_end[2] = -4;
                   }),
                   "reflect pads");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "pad_edge").params.AsPadParams()->pad_begin[0] = INT64_MIN;
+                    op_named(m, "pad_edge").params.AsPadParams()->pad_begin[0] = INT64_MIN;
                   }),
                   "out of range");
   // Resize: unknown modes, scales of the wrong count or value.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "resize_linear").params.AsResizeParams()->mode = 2; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_linear").params.AsResizeParams()->mode = 2; }),
                   "unknown resize mode");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "resize_linear").params.AsResizeParams()->coord = -1; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_linear").params.AsResizeParams()->coord = -1; }),
                   "coordinate");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "resize_nearest").params.AsResizeParams()->scales.push_back(1.f); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_nearest").params.AsResizeParams()->scales.push_back(1.f); }),
                   "scales has 3 entries");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "resize_nearest").params.AsResizeParams()->scales[0] = -NAN;
+                    op_named(m, "resize_nearest").params.AsResizeParams()->scales[0] = -NAN;
                   }),
                   "finite");
   // ConvTranspose: groups that do not fit, an output that does not convolve back to x, a
   // missing bias input.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "conv_transpose").params.AsConvTransposeParams()->groups = 4; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "conv_transpose").params.AsConvTransposeParams()->groups = 4; }),
                   "groups");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "conv_transpose").params.AsConvTransposeParams()->strides = {3, 1};
+                    op_named(m, "conv_transpose").params.AsConvTransposeParams()->strides = {3, 1};
                   }),
                   "convolves back");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "conv_transpose").inputs.pop_back(); }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "conv_transpose").inputs.pop_back(); }),
                   "has_bias");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "conv_transpose").params.AsConvTransposeParams()->groups = INT64_MAX;
+                    op_named(m, "conv_transpose").params.AsConvTransposeParams()->groups = INT64_MAX;
                   }),
                   "groups");
   // InstanceNorm, LRN, Reduce.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "instancenorm").params.AsInstanceNormParams()->epsilon = -1; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "instancenorm").params.AsInstanceNormParams()->epsilon = -1; }),
                   "epsilon");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "lrn").params.AsLrnParams()->size = 0; }), "LRN");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "lrn").params.AsLrnParams()->alpha = NAN; }), "finite");
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op(m, "reduce_max").params.AsReduceParams()->op = 9; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "lrn").params.AsLrnParams()->size = 0; }), "LRN");
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "lrn").params.AsLrnParams()->alpha = NAN; }), "finite");
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "reduce_max").params.AsReduceParams()->op = 9; }),
                   "unknown reduce op");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) {
-                    op(m, "reduce_mean").inputs[0] = op(m, "slice").outputs[0];
+                    op_named(m, "reduce_mean").inputs[0] = op_named(m, "slice").outputs[0];
                   }),
                   "reduced dims set to 1");
 }
