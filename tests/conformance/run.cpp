@@ -184,6 +184,9 @@ std::string count_text(int n) { return std::to_string(n) + (n == 1 ? " test" : "
 
 }  // namespace
 
+// The exit status ctest's SKIP_RETURN_CODE maps to "Skipped" (the automake convention).
+const int kSkipped = 77;
+
 int main(int argc, char** argv) {
   std::string manifest_path, summary_path, filter, limits_path;
   jet::Backend backend = jet::Backend::CPU;
@@ -215,6 +218,22 @@ int main(int argc, char** argv) {
     }
   }
   if (manifest_path.empty()) return jet::tools::usage_error("jet_conformance_run", kUsage, "--manifest is required");
+  if (backend == jet::Backend::CUDA) {
+    // No CUDA device at all (CI, workstations): the CUDA runs belong to the GPU machine. Exit 77,
+    // which ctest reports as "Skipped" (SKIP_RETURN_CODE), never as passed. Any other problem
+    // with the device (ARCH_MISMATCH, a build without CUDA) is a failure.
+    jet::Handle probe;
+    const Status dev = jet::Handle::cuda(0, nullptr, &probe);
+    if (dev.code() == jet::StatusCode::EXECUTION_FAILED && dev.message().find("no CUDA device") != std::string::npos) {
+      std::printf("jet_conformance_run: no usable CUDA device (%s): the CUDA conformance run is skipped here; "
+                  "scripts/gpu-check.sh runs it on the GPU machine\n", dev.message().c_str());
+      return kSkipped;
+    }
+    if (!dev.ok()) {
+      std::fprintf(stderr, "jet_conformance_run: --device cuda: %s\n", dev.to_string().c_str());
+      return 1;
+    }
+  }
   std::vector<ManifestEntry> entries;
   Status st = jet::conformance::read_manifest(manifest_path, &entries);
   if (!st.ok()) {
