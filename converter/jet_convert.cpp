@@ -220,8 +220,13 @@ int main(int argc, char** argv) {
   if (precision == "fp16") {
     st = jet::convert_precision(&g, jet::DType::F16);
     if (!st.ok()) return fail("precision conversion: " + st.to_string());
+    // What stayed fp32: the graph's interface (converted by TRANSFORMs at the boundary) and the
+    // normalization parameters the kernels read as floats.
+    int f32_params = 0;
+    for (const jet::ir::Tensor& t : g.tensors) f32_params += t.kind == jet::ir::TensorKind::CONSTANT && t.dtype == jet::DType::F32;
     pass_notes.push_back("fp16 storage for weights and activations; kept fp32: graph inputs and outputs (converted at the "
-                         "boundary), BatchNorm parameters; softmax and normalization statistics accumulate in fp32");
+                         "boundary)" + (f32_params ? ", " + std::to_string(f32_params) + " BatchNorm/InstanceNorm parameter tensors" : std::string()) +
+                         "; softmax, normalization statistics and reductions accumulate in fp32");
   }
   const bool nhwc = layout == "nhwc" || (layout == "auto" && precision == "fp16");
   if (nhwc) {

@@ -9,7 +9,12 @@
 //   std::string bytes = m.bytes();
 #pragma once
 
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -149,6 +154,30 @@ class OnnxModel {
       if (d >= 0) dim->set_dim_value(d);
       if (d == -1) dim->set_dim_param("N");
     }
+  }
+};
+
+// A fresh directory under /tmp, removed with its files at the end of the scope.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/jet_onnx_test_XXXXXX";
+    const char* p = mkdtemp(tmpl);
+    REQUIRE(p != nullptr);
+    path = p;
+  }
+  ~TempDir() {
+    const std::string cmd = "rm -rf '" + path + "'";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "cannot remove %s\n", path.c_str());
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return path + "/" + name; }
+  void write(const std::string& name, const std::string& bytes) const {
+    FILE* f = std::fopen(file(name).c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    std::fclose(f);
   }
 };
 

@@ -577,26 +577,6 @@ TEST_CASE("onnx import: Transpose and Cast of weights are folded; Identity, Drop
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/jet_onnx_test_XXXXXX";
-    const char* p = mkdtemp(tmpl);
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    const std::string cmd = "rm -rf '" + path + "'";
-    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "cannot remove %s\n", path.c_str());
-  }
-  void write(const std::string& name, const std::string& bytes) const {
-    FILE* f = std::fopen((path + "/" + name).c_str(), "wb");
-    REQUIRE(f != nullptr);
-    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
-    std::fclose(f);
-  }
-};
-
 OnnxModel conv_model_with(const std::string& source, const std::vector<float>& w, const std::vector<float>& b) {
   OnnxModel m(13);
   m.input("x", {1, 2, 5, 5});
@@ -636,7 +616,7 @@ OnnxModel conv_model_with(const std::string& source, const std::vector<float>& w
 
 TEST_CASE("onnx import: weights from float_data, raw_data, Constant nodes and external data agree") {
   const std::vector<float> w = random_values(54, 16), b = random_values(3, 17);
-  TempDir dir;
+  test::TempDir dir;
   std::string file(64 + w.size() * 4, '\0');
   std::memcpy(&file[0], b.data(), 12);
   std::memcpy(&file[64], w.data(), w.size() * 4);
