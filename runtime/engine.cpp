@@ -101,7 +101,12 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
   void* device = nullptr;
   Status st = rt::device_alloc(total, &device, "the model's weights");
   if (st.ok()) {
-    const cudaError_t e = cudaMemcpy(device, staging, total, cudaMemcpyHostToDevice);
+    cudaError_t e = cudaMemcpy(device, staging, total, cudaMemcpyHostToDevice);
+    // From pageable memory cudaMemcpy may return once the bytes are staged, before the DMA
+    // reaches the device; the copy is ordered on the legacy default stream only, and runs on a
+    // non-blocking stream would not wait for it (a test saw half-uploaded weights under load).
+    // Loading is not on the inference path: wait for the upload here.
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
       st = rt::cuda_error("uploading the weights (cudaMemcpy)", e);
       rt::device_free(device);

@@ -269,7 +269,10 @@ Status copy_to_tensor(Backend backend, void* tensor_data, const void* host, size
     return Status::success();
   }
 #if JET_HAVE_CUDA
-  const cudaError_t err = cudaMemcpy(tensor_data, host, bytes, cudaMemcpyHostToDevice);
+  cudaError_t err = cudaMemcpy(tensor_data, host, bytes, cudaMemcpyHostToDevice);
+  // cudaMemcpy from pageable memory may return before the DMA lands, ordered only on the legacy
+  // stream; callers run on any stream (jet-bench's is non-blocking): wait until it is there.
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
     return Status(StatusCode::EXECUTION_FAILED, std::string("cudaMemcpy to the device: ") + cudaGetErrorString(err));
   }
