@@ -1,6 +1,7 @@
 // jet-convert: ONNX model -> .jet model file.
 //
-//   jet-convert model.onnx -o model.jet [--precision fp32|fp16] [--input-shape NAME=1x3x224x224 ...]
+//   jet-convert model.onnx -o model.jet [--precision fp32|fp16] [--io-precision fp32|fp16]
+//               [--input-shape NAME=1x3x224x224 ...]
 //               [--layout auto|nchw|nhwc] [--workspace-limit BYTES] [--labels FILE] [--no-fuse]
 //               [--disable-pass NAME] [--verbose]
 //
@@ -35,6 +36,8 @@ const char kUsage[] =
     "usage: jet-convert MODEL.onnx -o MODEL.jet [options]\n"
     "  -o, --output FILE          the .jet file to write (required)\n"
     "  --precision fp32|fp16      storage precision of weights and activations (default fp32)\n"
+    "  --io-precision fp32|fp16   dtype of the graph's inputs and outputs (default fp32; fp16\n"
+    "                             needs --precision fp16 and saves the boundary conversions)\n"
     "  --input-shape NAME=DIMS    dims for an input with dynamic dims, e.g. images=1x3x224x224\n"
     "                             (repeat for several inputs)\n"
     "  --layout auto|nchw|nhwc    activation layout; auto = nhwc for fp16, nchw for fp32\n"
@@ -128,7 +131,7 @@ std::string dir_name(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path, out_path, precision = "fp32", layout = "auto", labels_path;
+  std::string model_path, out_path, precision = "fp32", io_precision = "fp32", layout = "auto", labels_path;
   bool verbose = false, has_workspace_limit = false;
   jet::OptimizeOptions optimize_options;
   int64_t workspace_limit = 0;
@@ -140,6 +143,10 @@ int main(int argc, char** argv) {
     if (arg == "-o" || arg == "--output") {
       if (!has_value) return usage_error(arg + " needs a file name");
       out_path = argv[++i];
+    } else if (arg == "--io-precision") {
+      if (!has_value) return usage_error("--io-precision needs fp32 or fp16");
+      io_precision = argv[++i];
+      if (io_precision != "fp32" && io_precision != "fp16") return usage_error("--io-precision takes fp32 or fp16, not '" + io_precision + "'");
     } else if (arg == "--precision") {
       if (!has_value) return usage_error("--precision needs fp32 or fp16");
       precision = argv[++i];
@@ -181,6 +188,7 @@ int main(int argc, char** argv) {
     }
   }
   if (model_path.empty()) return usage_error("no ONNX model given");
+  if (io_precision == "fp16" && precision != "fp16") return usage_error("--io-precision fp16 needs --precision fp16");
   if (out_path.empty()) return usage_error("no output file given (-o MODEL.jet)");
   import_options.verbose = verbose;
 
@@ -218,14 +226,16 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail("optimization: " + st.to_string() + "\nno output file was written");
   std::vector<std::string> pass_notes = optimize_report.notes;
   if (precision == "fp16") {
-    st = jet::convert_precision(&g, jet::DType::F16);
+    st = jet::convert_precision(&g, jet::DType::F16, io_precision == "fp16");
     if (!st.ok()) return fail("precision conversion: " + st.to_string());
     // What stayed fp32: the graph's interface (converted by TRANSFORMs at the boundary) and the
     // normalization parameters the kernels read as floats.
     int f32_params = 0;
     for (const jet::ir::Tensor& t : g.tensors) f32_params += t.kind == jet::ir::TensorKind::CONSTANT && t.dtype == jet::DType::F32;
-    pass_notes.push_back("fp16 storage for weights and activations; kept fp32: graph inputs and outputs (converted at the "
-                         "boundary)" + (f32_params ? ", " + std::to_string(f32_params) + " BatchNorm/InstanceNorm parameter tensors" : std::string()) +
+    std::string kept = io_precision == "fp16" ? "" : "graph inputs and outputs (converted at the boundary)";
+    if (f32_params) kept += (kept.empty() ? "" : ", ") + std::to_string(f32_params) + " BatchNorm/InstanceNorm parameter tensors";
+    pass_notes.push_back("fp16 storage for weights and activations" + (io_precision == "fp16" ? std::string(", inputs and outputs too") : std::string()) +
+                         "; kept fp32: " + (kept.empty() ? "nothing stored" : kept) +
                          "; softmax, normalization statistics and reductions accumulate in fp32");
   }
   const bool nhwc = layout == "nhwc" || (layout == "auto" && precision == "fp16");

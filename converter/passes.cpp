@@ -109,7 +109,7 @@ bool layout_matters(const ir::Tensor& t) {
 
 }  // namespace
 
-Status convert_precision(ir::Graph* g, DType to) {
+Status convert_precision(ir::Graph* g, DType to, bool convert_io) {
   if (!g) return bad("convert_precision: graph is null");
   if (to != DType::F32 && to != DType::F16) {
     return bad("convert_precision: unsupported target dtype " + std::to_string(static_cast<int>(to)));
@@ -156,6 +156,12 @@ Status convert_precision(ir::Graph* g, DType to) {
     ir::Tensor& tt = g->tensors[t];
     if (tt.kind != ir::TensorKind::ACTIVATION && tt.kind != ir::TensorKind::CONSTANT) continue;
     tt.dtype = (t < nt && bn_param[t]) ? DType::F32 : to;
+  }
+  // The caller asked for the graph's interface in `to` too: no boundary transforms then.
+  if (convert_io) {
+    for (ir::Tensor& tt : g->tensors) {
+      if (tt.kind == ir::TensorKind::INPUT || tt.kind == ir::TensorKind::OUTPUT) tt.dtype = to;
+    }
   }
 
   // Graph inputs: one transform per input whose dtype differs, read by every non-transform reader.

@@ -28,7 +28,9 @@ namespace jet {
 // such output from a `to` copy. TRANSFORM nodes already in the graph get `to` set to their output
 // tensor's dtype (a transform between two converted activations becomes a copy).
 // NOT_SUPPORTED when a BatchNorm or InstanceNorm parameter is not a constant.
-Status convert_precision(ir::Graph* g, DType to);
+// convert_io: the graph inputs and outputs become `to` as well (jet-convert --io-precision fp16,
+// for callers that feed and read half), and no boundary TRANSFORM is inserted for them.
+Status convert_precision(ir::Graph* g, DType to, bool convert_io = false);
 
 // Channels-last strides (ir::Tensor::strides; dims stay N, C, spatial) for every rank-4/5
 // activation written by an op that accepts any strides (conv, pool, global pool, activation,

@@ -201,6 +201,29 @@ TEST_CASE("jet-convert: a residual block converts, reports what it folded and fu
   }
 }
 
+TEST_CASE("jet-convert: --io-precision fp16 gives a model whose inputs and outputs are half") {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  dir.write("block.onnx", residual_block(&rng).bytes());
+  const std::string in = "'" + dir.file("block.onnx") + "' --input-shape x=2x4x6x6 -o '" + dir.file("h.jet") + "'";
+  const Result bad = jet_convert(in + " --io-precision fp16");
+  CHECK(bad.status == 2);
+  CHECK(contains(bad.output, "--io-precision fp16 needs --precision fp16"));
+  const Result r = jet_convert(in + " --precision fp16 --io-precision fp16");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.output, "inputs and outputs too"));
+  CHECK(contains(r.output, "'x' f16 2x4x6x6"));
+  CHECK(contains(r.output, "'probs' f16 2x5"));
+  LoadOptions lo;
+  lo.backend = Backend::CPU;
+  std::shared_ptr<Engine> e;
+  const Status st = Engine::load(dir.file("h.jet"), lo, &e);
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  CHECK(e->tensor(e->input(0)).dtype == DType::F16);
+  CHECK(e->tensor(e->output(0)).dtype == DType::F16);
+}
+
 TEST_CASE("jet-convert: every unsupported op is listed in one run, and no file is written") {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;

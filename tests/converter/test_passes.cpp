@@ -236,6 +236,40 @@ TEST_CASE("passes: convert_precision to F16 on tiny_cnn") {
   CHECK(same_graph(unchanged, no_transform));
 }
 
+TEST_CASE("passes: convert_precision with convert_io makes the interface F16 too, with no boundary transforms") {
+  const Graph original = tiny();
+  Graph g = original;
+  const Status st = convert_precision(&g, DType::F16, /*convert_io=*/true);
+  INFO(st.to_string());
+  REQUIRE(st.ok());
+  CHECK(g.nodes.size() == original.nodes.size());  // only tiny_cnn's own two transforms
+  CHECK(count_op(g, OpType::TRANSFORM) == 2);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const Tensor& tt = g.tensors[t];
+    INFO(tt.name);
+    if (tt.kind == TensorKind::CONSTANT) {
+      CHECK(tt.dtype == (is_bn_param(g, static_cast<int>(t)) ? DType::F32 : DType::F16));
+    } else {
+      CHECK(tt.dtype == DType::F16);
+    }
+  }
+  // Same function as the f32 graph within f16 accuracy (the interpreter converts the values of
+  // f16 inputs and outputs on the way in and out).
+  std::vector<std::vector<float>> inputs;
+  for (const Tensor& t : original.tensors) {
+    if (t.kind == TensorKind::INPUT) inputs.push_back(random_values(static_cast<size_t>(t.elements()), fresh_seed()));
+  }
+  RunResult ref, got;
+  REQUIRE(run_graph(original, inputs, &ref).ok());
+  REQUIRE(run_graph(g, inputs, &got).ok());
+  REQUIRE(ref.outputs.size() == got.outputs.size());
+  for (size_t o = 0; o < ref.outputs.size(); ++o) {
+    INFO("output " << o);
+    CHECK(rel_diff(ref.outputs[o], got.outputs[o]) <= 2e-2);
+  }
+  check_plan("tiny_cnn f16 io", g, 1.25);
+}
+
 TEST_CASE("passes: set_channels_last on tiny_cnn") {
   const Graph original = tiny();
   Graph g = original;
