@@ -243,25 +243,48 @@ ZooOptions tiny_cnn_options(uint64_t seed) {
   return o;
 }
 
-Status resnet18(const ZooOptions& opt, ir::Graph* out) {
-  if (!out) return Status(StatusCode::BAD_PARAM, "zoo: resnet18: out is null");
+namespace {
+
+// ResNet's basic block (ResNet-18/34): two 3x3 convs, the second with the shortcut as its
+// residual; a 1x1 projection when the shape changes.
+int basic_block(NetBuilder& b, const std::string& p, int x, int64_t w, int64_t stride) {
+  const ActivationDesc relu = ActivationDesc::relu();
+  int shortcut = x;
+  if (stride != 1 || b.dim(x, 1) != w) shortcut = b.conv(p + ".downsample", x, w, 1, stride, 0);
+  const int h = b.conv(p + ".conv1", x, w, 3, stride, 1, 1, relu);
+  return b.conv(p + ".conv2", h, w, 3, 1, 1, 1, relu, shortcut, kResidualDamp);
+}
+
+// ResNet's bottleneck block (ResNet-50+): 1x1, 3x3, 1x1 to 4x the width, then an explicit add and
+// relu (kept unfused, so the zoo also exercises OP_TENSOR + ACTIVATION).
+int bottleneck_block(NetBuilder& b, const std::string& p, int x, int64_t w, int64_t stride) {
+  const ActivationDesc relu = ActivationDesc::relu();
+  int shortcut = x;
+  if (stride != 1 || b.dim(x, 1) != 4 * w) shortcut = b.conv(p + ".downsample", x, 4 * w, 1, stride, 0);
+  int h = b.conv(p + ".conv1", x, w, 1, stride, 0, 1, relu);
+  h = b.conv(p + ".conv2", h, w, 3, 1, 1, 1, relu);
+  h = b.conv(p + ".conv3", h, 4 * w, 1, 1, 0, 1, ActivationDesc::identity(), -1, kResidualDamp);
+  const int sum = b.op_tensor(p + ".add", TensorOp::ADD, h, shortcut);
+  return b.activation(p + ".relu", sum, relu);
+}
+
+using ResNetBlock = int (*)(NetBuilder& b, const std::string& prefix, int x, int64_t width, int64_t stride);
+
+// A whole ResNet: the 7x7 stem and max pool, four stages of blocks[s] blocks of width 64 << s
+// (the first block of stages 2-4 with stride 2), global average pool and a 1000-way classifier.
+Status resnet(const char* name, const ZooOptions& opt, const int blocks[4], ResNetBlock block, ir::Graph* out) {
+  if (!out) return Status(StatusCode::BAD_PARAM, std::string("zoo: ") + name + ": out is null");
   *out = ir::Graph{};
-  Status st = check_options("resnet18", opt, 32);
+  Status st = check_options(name, opt, 32);
   if (!st.ok()) return st;
   NetBuilder b(out, opt.seed);
-  const ActivationDesc relu = ActivationDesc::relu();
   int x = b.input("image", image_dims(opt));
-  x = b.conv("conv1", x, 64, 7, 2, 3, 1, relu);
+  x = b.conv("conv1", x, 64, 7, 2, 3, 1, ActivationDesc::relu());
   x = b.max_pool("maxpool", x, 3, 2, 1);
-  const int64_t widths[4] = {64, 128, 256, 512};
   for (int stage = 0; stage < 4 && b.ok(); ++stage) {
-    for (int blk = 0; blk < 2 && b.ok(); ++blk) {
+    for (int blk = 0; blk < blocks[stage] && b.ok(); ++blk) {
       const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(blk);
-      const int64_t w = widths[stage], stride = (stage > 0 && blk == 0) ? 2 : 1;
-      int shortcut = x;
-      if (stride != 1 || b.dim(x, 1) != w) shortcut = b.conv(p + ".downsample", x, w, 1, stride, 0);
-      const int h = b.conv(p + ".conv1", x, w, 3, stride, 1, 1, relu);
-      x = b.conv(p + ".conv2", h, w, 3, 1, 1, 1, relu, shortcut, kResidualDamp);
+      x = block(b, p, x, int64_t(64) << stage, (stage > 0 && blk == 0) ? 2 : 1);
     }
   }
   x = b.global_avg_pool("avgpool", x);
@@ -271,36 +294,16 @@ Status resnet18(const ZooOptions& opt, ir::Graph* out) {
   return finish(b, out);
 }
 
+}  // namespace
+
+Status resnet18(const ZooOptions& opt, ir::Graph* out) {
+  const int blocks[4] = {2, 2, 2, 2};
+  return resnet("resnet18", opt, blocks, basic_block, out);
+}
+
 Status resnet50(const ZooOptions& opt, ir::Graph* out) {
-  if (!out) return Status(StatusCode::BAD_PARAM, "zoo: resnet50: out is null");
-  *out = ir::Graph{};
-  Status st = check_options("resnet50", opt, 32);
-  if (!st.ok()) return st;
-  NetBuilder b(out, opt.seed);
-  const ActivationDesc relu = ActivationDesc::relu();
-  int x = b.input("image", image_dims(opt));
-  x = b.conv("conv1", x, 64, 7, 2, 3, 1, relu);
-  x = b.max_pool("maxpool", x, 3, 2, 1);
   const int blocks[4] = {3, 4, 6, 3};
-  const int64_t widths[4] = {64, 128, 256, 512};
-  for (int stage = 0; stage < 4 && b.ok(); ++stage) {
-    for (int blk = 0; blk < blocks[stage] && b.ok(); ++blk) {
-      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(blk);
-      const int64_t w = widths[stage], stride = (stage > 0 && blk == 0) ? 2 : 1;
-      int shortcut = x;
-      if (blk == 0) shortcut = b.conv(p + ".downsample", x, 4 * w, 1, stride, 0);
-      int h = b.conv(p + ".conv1", x, w, 1, stride, 0, 1, relu);
-      h = b.conv(p + ".conv2", h, w, 3, 1, 1, 1, relu);
-      h = b.conv(p + ".conv3", h, 4 * w, 1, 1, 0, 1, ActivationDesc::identity(), -1, kResidualDamp);
-      const int sum = b.op_tensor(p + ".add", TensorOp::ADD, h, shortcut);
-      x = b.activation(p + ".relu", sum, relu);
-    }
-  }
-  x = b.global_avg_pool("avgpool", x);
-  x = b.flatten("flatten", x);
-  x = b.linear("fc", x, 1000);
-  b.mark_output(x);
-  return finish(b, out);
+  return resnet("resnet50", opt, blocks, bottleneck_block, out);
 }
 
 Status mobilenet_v2(const ZooOptions& opt, ir::Graph* out) {
