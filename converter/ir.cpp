@@ -738,27 +738,17 @@ Status Graph::topological_order(std::vector<int>* order) const {
       }
     }
   }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < nn; ++i) {
-    if (indegree[i] == 0) ready.push(i);
-  }
-  order->clear();
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    order->push_back(i);
-    for (int u : users[i]) {
-      if (--indegree[u] == 0) ready.push(u);
-    }
-  }
+  *order = dependency_order(users, indegree);
   if (static_cast<int>(order->size()) == nn) return Status::success();
   // Some node is left: walk back through unfinished producers; after nn steps we are on a cycle.
+  std::vector<char> done(nn, 0);
+  for (int i : *order) done[i] = 1;
   int v = 0;
-  while (indegree[v] == 0) ++v;
+  while (done[v]) ++v;
   for (int step = 0; step < nn; ++step) {
     for (int t : nodes[v].inputs) {
       const int p = producer[t];
-      if (p >= 0 && indegree[p] > 0) {
+      if (p >= 0 && !done[p]) {
         v = p;
         break;
       }
@@ -872,6 +862,23 @@ std::string NameSet::fresh(const std::string& base) {
   for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_.insert(name);
   return name;
+}
+
+std::vector<int> dependency_order(const std::vector<std::vector<int>>& users, std::vector<int> waiting) {
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < static_cast<int>(waiting.size()); ++i) {
+    if (waiting[i] == 0) ready.push(i);
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i]) {
+      if (--waiting[u] == 0) ready.push(u);
+    }
+  }
+  return order;
 }
 
 }  // namespace ir

@@ -290,6 +290,12 @@ class Graph {
 // BAD_PARAM naming the node otherwise. Shapes are the builders' business and not rechecked.
 Status check_node(const Graph& g, int node);
 
+// Kahn's algorithm over n items: users[i] lists the items that need item i first, waiting[i]
+// counts the items item i needs. Among ready items the lowest index goes first. The result is
+// shorter than n when the dependencies have a cycle. (Graph::topological_order and the ONNX
+// importer's node order share it.)
+std::vector<int> dependency_order(const std::vector<std::vector<int>>& users, std::vector<int> waiting);
+
 // topological_order (into *order) plus check_node for every node.
 Status check_graph(const Graph& g, std::vector<int>* order);
 

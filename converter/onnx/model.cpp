@@ -6,7 +6,6 @@
 #include <exception>
 #include <functional>
 #include <new>
-#include <queue>
 #include <sstream>
 
 #include "importer.h"
@@ -158,22 +157,12 @@ Status sort_nodes(const onnx::GraphProto& graph, const std::set<std::string>& de
       }
     }
   }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < nn; ++i) {
-    if (waiting[i] == 0) ready.push(i);
-  }
-  order->clear();
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    order->push_back(i);
-    for (int u : users[i]) {
-      if (--waiting[u] == 0) ready.push(u);
-    }
-  }
+  *order = ir::dependency_order(users, waiting);
   if (static_cast<int>(order->size()) != nn) {
+    std::vector<char> done(nn, 0);
+    for (int i : *order) done[i] = 1;
     for (int i = 0; i < nn; ++i) {
-      if (waiting[i] > 0) return model_error("the graph has a cycle through node '" + graph.node(i).name() + "'");
+      if (!done[i]) return model_error("the graph has a cycle through node '" + graph.node(i).name() + "'");
     }
   }
   return Status::success();
