@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "model_io.h"
+
 namespace jet {
 namespace camera {
 
@@ -27,21 +29,61 @@ Status CameraLoop::Impl::init_common(std::shared_ptr<const Engine> e, FrameSourc
   options = o;
   if (!engine) return Status(StatusCode::BAD_PARAM, "camera loop: no engine");
   if (source == nullptr) return Status(StatusCode::BAD_PARAM, "camera loop: no frame source");
-  Status st = blazeface_input_desc(*engine, &input_desc);
-  if (!st.ok()) return st;
-  st = check_blazeface_outputs(*engine);
-  if (!st.ok()) return st;
-  preprocess = blazeface_preprocess_desc();
+  if (engine->num_inputs() != 1) return model_error(std::to_string(engine->num_inputs()) + " inputs, not 1");
+  const TensorInfo& in = engine->tensor(engine->input(0));
+  Status st = samples::image_input_desc(in, &input_desc);
+  if (!st.ok()) return model_error(st.message());
+  if (input_desc.dim(1) != 3 || input_desc.dim(2) != blazeface::kInputSize ||
+      input_desc.dim(3) != blazeface::kInputSize) {
+    return model_error("input " + in.name + " is not a 128x128 RGB image");
+  }
+  // The outputs, told apart by shape: [1, anchors, 1] scores and [1, anchors, 16] boxes.
+  for (int i = 0; i < engine->num_outputs(); ++i) {
+    const TensorInfo& t = engine->tensor(engine->output(i));
+    int64_t count = 1;
+    for (int64_t d : t.dims) count *= d;
+    const int64_t last = t.dims.empty() ? 0 : t.dims.back();
+    for (int layer = 0; layer < 2; ++layer) {
+      const int64_t anchors = blazeface::kLayerAnchors[layer];
+      int* slot = nullptr;
+      if (last == 1 && count == anchors) slot = &score_output[layer];
+      if (last == blazeface::kValuesPerAnchor && count == anchors * blazeface::kValuesPerAnchor) {
+        slot = &box_output[layer];
+      }
+      if (slot == nullptr) continue;
+      if (t.dtype != DType::F32 || t.bytes != static_cast<size_t>(count) * sizeof(float)) {
+        return model_error("output " + t.name + " is not packed float32 (convert with fp32 inputs and outputs)");
+      }
+      *slot = i;
+    }
+  }
+  for (int layer = 0; layer < 2; ++layer) {
+    if (score_output[layer] < 0 || box_output[layer] < 0) {
+      return model_error("no [1, " + std::to_string(blazeface::kLayerAnchors[layer]) + ", 1] score and [1, " +
+                         std::to_string(blazeface::kLayerAnchors[layer]) + ", 16] box outputs");
+    }
+  }
+  preprocess = ImagePreprocessDesc();  // bilinear, letterbox, RGB
+  for (int c = 0; c < 3; ++c) {
+    preprocess.scale[c] = 2.f / 255.f;  // [-1, 1], as the network was trained
+    preprocess.offset[c] = -1.f;
+  }
+  preprocess.pad_value = 0.f;
   frame_capacity = static_cast<size_t>(source->max_width()) * static_cast<size_t>(source->max_height()) * 3;
   if (frame_capacity == 0) return Status(StatusCode::BAD_PARAM, "camera loop: the source has no frame size");
   times = StageTimes(options.timing_capacity);
-  detections.resize(options.detector.max_detections);
+  post.reset(new blazeface::Postprocess(options.detector));
+  detections.reserve(blazeface::kAnchors);
   return engine->create_context(&context);
 }
 
-Status CameraLoop::Impl::postprocess(const float* const* outputs, const ImageTransform& transform, FrameSize size) {
-  return decode_blazeface(options.detector, outputs, transform, size.width, size.height, detections.data(),
-                          detections.size(), &detection_count);
+void CameraLoop::Impl::postprocess(const float* const* outputs, const ImageTransform& transform) {
+  blazeface::RawOutputs raw;
+  for (int layer = 0; layer < 2; ++layer) {
+    raw.scores[layer] = outputs[score_output[layer]];
+    raw.boxes[layer] = outputs[box_output[layer]];
+  }
+  post->run(raw, transform, &detections);
 }
 
 void CameraLoop::Impl::finish_frame(Clock::time_point capture_start, const uint8_t* rgb, FrameSize size,
@@ -51,7 +93,7 @@ void CameraLoop::Impl::finish_frame(Clock::time_point capture_start, const uint8
   result.rgb = rgb;
   result.size = size;
   result.detections = detections.data();
-  result.detection_count = detection_count;
+  result.detection_count = detections.size();
   for (int i = 0; i < kStageCount; ++i) result.stage_ms[i] = stage_ms[i];
   if (callback) callback(result);
   const Clock::time_point end = Clock::now();
@@ -106,8 +148,7 @@ class CpuLoop : public CameraLoop::Impl {
       st = context->run();
       if (!st.ok()) return st;
       const Clock::time_point t3 = Clock::now();
-      st = postprocess(outputs_.data(), transform, size);
-      if (!st.ok()) return st;
+      postprocess(outputs_.data(), transform);
       const Clock::time_point t4 = Clock::now();
       ms[static_cast<int>(Stage::CAPTURE)] = ms_between(t0, t1);
       ms[static_cast<int>(Stage::PREPROCESS)] = ms_between(t1, t2);

@@ -29,7 +29,7 @@ namespace camera {
 
 struct LoopOptions {
   bool use_cuda_graph = true;      // CUDA: capture the context once, replay it every frame
-  BlazeFaceOptions detector;       // thresholds and limits of the post-processing
+  blazeface::Options detector;     // score threshold and NMS overlap of the post-processing
   size_t timing_capacity = 65536;  // per-stage samples kept for the percentiles (a ring)
 };
 
@@ -38,9 +38,11 @@ struct FrameResult {
   uint64_t index = 0;           // 0, 1, ... over the loop's life
   const uint8_t* rgb = nullptr; // the frame, host memory, packed RGB8 rows of size.width * 3
   FrameSize size;
-  const FaceDetection* detections = nullptr;  // in frame pixel coordinates, best first
+  const blazeface::Detection* detections = nullptr;  // frame pixel coordinates, best first
   size_t detection_count = 0;
-  double stage_ms[kStageCount] = {};          // this frame's times (UPLOAD 0 where there is none)
+  // This frame's times so far: END_TO_END and FRAME_INTERVAL are known only after the callback
+  // returns (0 here); UPLOAD is 0 where there is none (CPU, mapped zero-copy frames).
+  double stage_ms[kStageCount] = {};
 };
 
 using FrameCallback = std::function<void(const FrameResult&)>;

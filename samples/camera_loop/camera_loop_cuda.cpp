@@ -221,8 +221,7 @@ class CudaLoop : public CameraLoop::Impl {
       if (!st.ok()) return st;
       ms[static_cast<int>(Stage::INFERENCE)] = gpu_ms;
       const Clock::time_point post_start = Clock::now();
-      st = postprocess(outputs_.data(), transform, s.size);
-      if (!st.ok()) return st;
+      postprocess(outputs_.data(), transform);
       ms[static_cast<int>(Stage::POSTPROCESS)] = ms_between(post_start, Clock::now());
       finish_frame(s.capture_start, s.host, s.size, ms, callback);
       if (!more) return Status::success();

@@ -44,11 +44,15 @@ class CameraLoop::Impl {
   std::chrono::steady_clock::time_point last_callback_end{};
   bool have_last_callback = false;
 
-  // Decodes the network outputs (host float pointers in the engine's output order) for a frame
-  // preprocessed with `transform`, into `detections` (capacity fixed at init: no allocation).
-  Status postprocess(const float* const* outputs, const ImageTransform& transform, FrameSize size);
-  std::vector<FaceDetection> detections;
-  size_t detection_count = 0;
+  // BlazeFace's four outputs among the engine's: scores of the 16x16 and 8x8 layers, then their
+  // box regressors (engine output indices).
+  int score_output[2] = {-1, -1};
+  int box_output[2] = {-1, -1};
+  // Decodes the outputs, given as host pointers in the engine's output order, for a frame
+  // preprocessed with `transform` into `detections` (reserved at init: no allocation).
+  void postprocess(const float* const* outputs, const ImageTransform& transform);
+  std::unique_ptr<blazeface::Postprocess> post;
+  std::vector<blazeface::Detection> detections;
 
   // Times the end of a frame, fills `result` and calls the callback.
   void finish_frame(std::chrono::steady_clock::time_point capture_start, const uint8_t* rgb,

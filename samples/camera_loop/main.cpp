@@ -1,15 +1,18 @@
 // camera_loop: the robotics loop as a program. Frames from a camera, an image directory or a
 // synthetic pattern; BlazeFace on each; detections printed (or a JSON report), annotated frames
 // saved on request; per-stage latency percentiles, FPS, jitter and memory at the end.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include <stb/stb_image_write.h>
-
 #include "camera_loop.h"
+#include "image_io.h"
 
 #if defined(JET_HAVE_CUDA)
 #include <cuda_runtime.h>
@@ -100,62 +103,25 @@ std::string num(double v, int decimals = 3) {
   return buf;
 }
 
-// ---- Annotated frames. -----------------------------------------------------------------------
+// ---- Annotated frames (samples/common/image_io: boxes, key points, PNG through a temporary file).
 
-void draw_rect(std::vector<uint8_t>& rgb, int w, int h, int x0, int y0, int x1, int y1, const uint8_t color[3]) {
-  auto put = [&](int x, int y) {
-    if (x < 0 || y < 0 || x >= w || y >= h) return;
-    uint8_t* p = &rgb[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
-    p[0] = color[0];
-    p[1] = color[1];
-    p[2] = color[2];
-  };
-  for (int t = 0; t < 2; ++t) {  // two pixels thick
-    for (int x = x0; x <= x1; ++x) {
-      put(x, y0 + t);
-      put(x, y1 - t);
-    }
-    for (int y = y0; y <= y1; ++y) {
-      put(x0 + t, y);
-      put(x1 - t, y);
-    }
-  }
-}
-
-void append_bytes(void* context, void* data, int size) {
-  auto* out = static_cast<std::vector<uint8_t>*>(context);
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  out->insert(out->end(), p, p + size);
-}
-
-// PNG-encodes the frame with its boxes and writes it through a temporary file renamed into place,
-// so that a failed write leaves an existing file as it was.
-Status save_annotated(const std::string& dir, const FrameResult& r, std::vector<uint8_t>* canvas,
-                      std::vector<uint8_t>* png) {
-  const int w = r.size.width, h = r.size.height;
-  canvas->assign(r.rgb, r.rgb + static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
-  const uint8_t green[3] = {0, 255, 0};
+Status save_annotated(const std::string& dir, const FrameResult& r, jet::samples::Image* canvas) {
+  canvas->width = r.size.width;
+  canvas->height = r.size.height;
+  canvas->channels = 3;
+  canvas->pixels.assign(r.rgb, r.rgb + static_cast<size_t>(r.size.width) * static_cast<size_t>(r.size.height) * 3);
+  const uint8_t green[3] = {0, 255, 0}, red[3] = {255, 0, 0};
   for (size_t i = 0; i < r.detection_count; ++i) {
-    const FaceDetection& d = r.detections[i];
-    draw_rect(*canvas, w, h, static_cast<int>(d.x0), static_cast<int>(d.y0), static_cast<int>(d.x1),
-              static_cast<int>(d.y1), green);
-  }
-  png->clear();
-  if (stbi_write_png_to_func(append_bytes, png, w, h, 3, canvas->data(), w * 3) == 0) {
-    return Status(StatusCode::EXECUTION_FAILED, "frame " + std::to_string(r.index) + ": PNG encoding failed");
+    const jet::blazeface::Detection& d = r.detections[i];
+    jet::samples::draw_box(canvas, d.xmin, d.ymin, d.xmax, d.ymax, green, 2);
+    for (int k = 0; k < jet::blazeface::kKeypoints; ++k) {
+      jet::samples::draw_dot(canvas, d.keypoints[k][0], d.keypoints[k][1], 1, red);
+    }
   }
   char name[64];
   std::snprintf(name, sizeof name, "/frame_%06llu.png", static_cast<unsigned long long>(r.index));
-  const std::string path = dir + name;
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status(StatusCode::BAD_PARAM, tmp + ": cannot create: " + std::strerror(errno));
-  const bool wrote = std::fwrite(png->data(), 1, png->size(), f) == png->size();
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status(StatusCode::EXECUTION_FAILED, path + ": write error");
-  }
+  std::string error;
+  if (!jet::samples::write_png(dir + name, *canvas, &error)) return Status(StatusCode::BAD_PARAM, error);
   return Status::success();
 }
 
@@ -314,6 +280,9 @@ int main(int argc, char** argv) {
     }
   }
   if (o.model.empty()) return usage_error("--model is required");
+  if (!o.save_dir.empty() && ::mkdir(o.save_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return fail(Status(StatusCode::BAD_PARAM, o.save_dir + ": cannot create the directory: " + std::strerror(errno)));
+  }
 
   Report report;
   report.before = device_memory(o.backend);  // before the engine: the baseline
@@ -345,7 +314,7 @@ int main(int argc, char** argv) {
   loop->times().clear();
 
   const bool per_frame = !o.quiet && !o.json;
-  std::vector<uint8_t> canvas, png;
+  jet::samples::Image canvas;
   Status callback_status;
   size_t faces = 0;
   const FrameCallback callback = [&](const FrameResult& r) {
@@ -354,13 +323,13 @@ int main(int argc, char** argv) {
       std::printf("frame %llu %dx%d: %zu face%s", static_cast<unsigned long long>(r.index), r.size.width,
                   r.size.height, r.detection_count, r.detection_count == 1 ? "" : "s");
       for (size_t i = 0; i < r.detection_count; ++i) {
-        const FaceDetection& d = r.detections[i];
-        std::printf(" [%.0f %.0f %.0f %.0f %.2f]", d.x0, d.y0, d.x1, d.y1, d.score);
+        const jet::blazeface::Detection& d = r.detections[i];
+        std::printf(" [%.0f %.0f %.0f %.0f %.2f]", d.xmin, d.ymin, d.xmax, d.ymax, d.score);
       }
       std::printf("\n");
     }
     if (!o.save_dir.empty() && callback_status.ok()) {
-      callback_status = save_annotated(o.save_dir, r, &canvas, &png);
+      callback_status = save_annotated(o.save_dir, r, &canvas);
       if (!callback_status.ok()) loop->stop();
     }
   };
