@@ -2,6 +2,7 @@
 #include "image_io.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -29,11 +30,30 @@ bool load_image(const std::string& path, int channels, Image* out, std::string* 
   return true;
 }
 
-bool write_png(const std::string& path, const Image& image, std::string* error) {
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  if (s.size() < n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool write_image(const std::string& path, const Image& image, std::string* error) {
   const std::string tmp = path + ".tmp";
-  if (!stbi_write_png(tmp.c_str(), image.width, image.height, image.channels, image.pixels.data(),
-                      image.width * image.channels)) {
-    *error = tmp + ": cannot write the PNG (" + std::strerror(errno) + ")";
+  const bool jpeg = ends_with(path, ".jpg") || ends_with(path, ".jpeg");
+  errno = 0;
+  const int written =
+      jpeg ? stbi_write_jpg(tmp.c_str(), image.width, image.height, image.channels,
+                            image.pixels.data(), 90)
+           : stbi_write_png(tmp.c_str(), image.width, image.height, image.channels,
+                            image.pixels.data(), image.width * image.channels);
+  if (!written) {
+    *error = tmp + ": cannot write the " + (jpeg ? "JPEG" : "PNG") + " (" +
+             (errno ? std::strerror(errno) : "stb_image_write failed") + ")";
     std::remove(tmp.c_str());
     return false;
   }

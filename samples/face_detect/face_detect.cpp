@@ -39,7 +39,7 @@ const char* kUsage =
     "  MODEL.jet   BlazeFace front (128x128) converted with jet-convert\n"
     "  IMAGE       a PNG, JPEG or BMP photo\n"
     "  --device    cpu or cuda (default: cuda when this build has it, else cpu)\n"
-    "  --out       write the photo with the faces drawn (PNG)\n"
+    "  --out       write the photo with the faces drawn (PNG; JPEG for .jpg)\n"
     "  --runs      timed runs after one warm-up (default 20); latency is their median\n"
     "  --min-score detection threshold (default 0.75, MediaPipe's)\n"
     "  --json      print the detections and latencies as one JSON object\n";
@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
       for (int k = 0; k < blazeface::kKeypoints; ++k)
         samples::draw_dot(&annotated, f.keypoints[k][0], f.keypoints[k][1], thickness, red);
     }
-    if (!samples::write_png(args.out, annotated, &error)) return fail(error);
+    if (!samples::write_image(args.out, annotated, &error)) return fail(error);
     if (!args.json) std::printf("wrote %s\n", args.out.c_str());
   }
 #if JET_HAVE_CUDA
