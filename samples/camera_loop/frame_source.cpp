@@ -10,7 +10,7 @@
 #include <glob.h>
 #include <sys/stat.h>
 
-#include <stb/stb_image.h>
+#include <stb_image.h>
 
 namespace jet {
 namespace camera {

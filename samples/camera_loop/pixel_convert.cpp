@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include <stb/stb_image.h>
+#include <stb_image.h>
 
 namespace jet {
 namespace camera {
