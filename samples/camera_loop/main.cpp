@@ -121,7 +121,7 @@ Status save_annotated(const std::string& dir, const FrameResult& r, jet::samples
   char name[64];
   std::snprintf(name, sizeof name, "/frame_%06llu.png", static_cast<unsigned long long>(r.index));
   std::string error;
-  if (!jet::samples::write_png(dir + name, *canvas, &error)) return Status(StatusCode::BAD_PARAM, error);
+  if (!jet::samples::write_image(dir + name, *canvas, &error)) return Status(StatusCode::BAD_PARAM, error);
   return Status::success();
 }
 
