@@ -115,7 +115,7 @@ class CudaLoop : public CameraLoop::Impl {
   }
   uint64_t device_allocations() const override { return device_allocations_; }
   Status cuda_graph_status() const override {
-    if (!options.use_cuda_graph) return Status(StatusCode::NOT_SUPPORTED, "CUDA graphs: turned off (--no-graph)");
+    if (!options.use_cuda_graph) return Status(StatusCode::NOT_SUPPORTED, "turned off (LoopOptions::use_cuda_graph, --no-graph)");
     return graph_status_;
   }
 

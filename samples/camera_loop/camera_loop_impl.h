@@ -23,7 +23,7 @@ class CameraLoop::Impl {
   virtual void fill_memory(LoopMemory* m) const = 0;
   virtual uint64_t device_allocations() const { return 0; }
   virtual Status cuda_graph_status() const {
-    return Status(StatusCode::NOT_SUPPORTED, "CUDA graphs: the CPU backend runs the ops directly");
+    return Status(StatusCode::NOT_SUPPORTED, "the CPU backend runs the ops directly");
   }
 
   // Checks the model and sets up what both pipelines need (called by the factories).

@@ -209,7 +209,11 @@ void print_report(const Report& r, const CameraLoop& loop, bool json) {
   }
   std::printf("jitter: frame interval stddev %.3f ms, end-to-end p99 - p50 %.3f ms\n", interval.stddev,
               e2e.p99 - e2e.p50);
-  std::printf("CUDA graph: %s\n", graph ? "every inference is a graph replay" : r.graph.message().c_str());
+  if (graph) {
+    std::printf("CUDA graph: every inference is a graph replay\n");
+  } else {
+    std::printf("CUDA graph: not used (%s)\n", r.graph.message().c_str());
+  }
   const double mib = 1024.0 * 1024.0;
   std::printf("memory (jetinfer's accounting): weights %.2f MiB, context %.2f MiB, device frames %.2f MiB, "
               "host frames + outputs %.2f MiB%s\n",
