@@ -120,6 +120,12 @@ class V4l2Source : public FrameSource {
       maps_.push_back(Mapping{p, buf.length});
       if (xioctl(fd_, VIDIOC_QBUF, &buf) != 0) return fail("VIDIOC_QBUF");
     }
+    if (pixelformat_ == V4L2_PIX_FMT_MJPEG) {
+      size_t largest = 0;
+      for (const Mapping& m : maps_) largest = largest > m.length ? largest : m.length;
+      Status st = mjpeg_.init(largest);
+      if (!st.ok()) return st;
+    }
     v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
     if (xioctl(fd_, VIDIOC_STREAMON, &type) != 0) return fail("VIDIOC_STREAMON");
     streaming_ = true;
@@ -156,7 +162,7 @@ class V4l2Source : public FrameSource {
         yuyv_to_rgb(data, width_, height_, bytes_per_line_, rgb, static_cast<size_t>(width_) * 3);
       }
     } else {
-      st = mjpeg_to_rgb(data, buf.bytesused, width_, height_, rgb);
+      st = mjpeg_.decode(data, buf.bytesused, width_, height_, rgb);
     }
     if (xioctl(fd_, VIDIOC_QBUF, &buf) != 0 && st.ok()) st = fail("VIDIOC_QBUF");
     if (!st.ok()) return st;
@@ -197,6 +203,7 @@ class V4l2Source : public FrameSource {
   int width_ = 0, height_ = 0;
   uint32_t bytes_per_line_ = 0;
   std::vector<Mapping> maps_;
+  MjpegDecoder mjpeg_;
 };
 
 }  // namespace

@@ -102,7 +102,21 @@ TEST_CASE("yuyv_to_rgb matches the BT.601 float64 reference, padded rows, nothin
   }
 }
 
-TEST_CASE("mjpeg_to_rgb decodes a JPEG of the negotiated size, and names what is wrong otherwise") {
+// A JPEG's bytes without its DHT segments: what UVC cameras that rely on the standard tables send.
+std::vector<uint8_t> without_huffman_tables(const std::vector<uint8_t>& jpeg) {
+  std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+  size_t at = 2;
+  while (at + 4 <= jpeg.size() && jpeg[at] == 0xFF && jpeg[at + 1] != 0xDA) {
+    const size_t length = (static_cast<size_t>(jpeg[at + 2]) << 8) | jpeg[at + 3];
+    if (jpeg[at + 1] != 0xC4) out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(at),
+                                         jpeg.begin() + static_cast<std::ptrdiff_t>(at + 2 + length));
+    at += 2 + length;
+  }
+  out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(at), jpeg.end());
+  return out;
+}
+
+TEST_CASE("MjpegDecoder decodes a JPEG of the negotiated size, and names what is wrong otherwise") {
   const int w = 64, h = 48;
   std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
   // A smooth image (JPEG's lossy step keeps it close) with a random tint.
@@ -117,8 +131,10 @@ TEST_CASE("mjpeg_to_rgb decodes a JPEG of the negotiated size, and names what is
   }
   std::vector<uint8_t> jpeg;
   REQUIRE(stbi_write_jpg_to_func(append_bytes, &jpeg, w, h, 3, rgb.data(), 95) != 0);
+  MjpegDecoder decoder;
+  REQUIRE(decoder.init(jpeg.size()).ok());
   std::vector<uint8_t> out(rgb.size(), 0);
-  REQUIRE(mjpeg_to_rgb(jpeg.data(), jpeg.size(), w, h, out.data()).ok());
+  REQUIRE(decoder.decode(jpeg.data(), jpeg.size(), w, h, out.data()).ok());
   double sum = 0;
   int worst = 0;
   for (size_t i = 0; i < rgb.size(); ++i) {
@@ -129,18 +145,46 @@ TEST_CASE("mjpeg_to_rgb decodes a JPEG of the negotiated size, and names what is
   CHECK(sum / static_cast<double>(rgb.size()) < 3.0);
   CHECK(worst < 40);
 
-  Status st = mjpeg_to_rgb(jpeg.data(), jpeg.size(), w + 2, h, out.data());
+  Status st = decoder.decode(jpeg.data(), jpeg.size(), w + 2, h, out.data());
   CHECK(st.code() == StatusCode::BAD_PARAM);
   CHECK(st.message().find("decoded 64x48") != std::string::npos);
   std::vector<uint8_t> garbage = random_bytes(500);
   garbage[0] = 0xFF;
   garbage[1] = 0xD8;  // a JPEG start marker, then noise
-  st = mjpeg_to_rgb(garbage.data(), garbage.size(), w, h, out.data());
+  st = decoder.decode(garbage.data(), garbage.size(), w, h, out.data());
   CHECK(st.code() == StatusCode::BAD_PARAM);
   CHECK(st.message().find("cannot decode") != std::string::npos);
-  jpeg.resize(jpeg.size() / 3);  // a truncated frame
-  CHECK_FALSE(mjpeg_to_rgb(jpeg.data(), jpeg.size(), w, h, out.data()).ok());
-  CHECK(mjpeg_to_rgb(nullptr, 0, w, h, out.data()).code() == StatusCode::BAD_PARAM);
+  std::vector<uint8_t> truncated(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 3));
+  CHECK_FALSE(decoder.decode(truncated.data(), truncated.size(), w, h, out.data()).ok());
+  CHECK(decoder.decode(nullptr, 0, w, h, out.data()).code() == StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("MJPEG frames without Huffman tables decode with the standard ones, as the full JPEG does") {
+  const int w = 40, h = 24;
+  const std::vector<uint8_t> rgb = random_bytes(static_cast<size_t>(w) * h * 3);
+  std::vector<uint8_t> jpeg;
+  REQUIRE(stbi_write_jpg_to_func(append_bytes, &jpeg, w, h, 3, rgb.data(), 80) != 0);
+  const std::vector<uint8_t> bare = without_huffman_tables(jpeg);
+  REQUIRE(bare.size() < jpeg.size());
+  size_t scan = 0;
+  CHECK_FALSE(jpeg_lacks_huffman_tables(jpeg.data(), jpeg.size(), &scan));
+  REQUIRE(jpeg_lacks_huffman_tables(bare.data(), bare.size(), &scan));
+  CHECK(bare[scan] == 0xFF);
+  CHECK(bare[scan + 1] == 0xDA);
+  // (stb_image alone must never see the bare frame: Debian's libstb, built with assertions,
+  // aborts in stbi__jpeg_huff_decode on a scan without tables, or decodes garbage.)
+  MjpegDecoder decoder;
+  REQUIRE(decoder.init(jpeg.size()).ok());
+  std::vector<uint8_t> from_full(rgb.size(), 1), from_bare(rgb.size(), 2);
+  REQUIRE(decoder.decode(jpeg.data(), jpeg.size(), w, h, from_full.data()).ok());
+  const Status st = decoder.decode(bare.data(), bare.size(), w, h, from_bare.data());
+  INFO(st.to_string());
+  REQUIRE(st.ok());
+  CHECK(from_bare == from_full);
+  // Not a JPEG at all, or a marker walk that runs off the end: left to stb_image to refuse.
+  const std::vector<uint8_t> noise = random_bytes(64);
+  CHECK_FALSE(jpeg_lacks_huffman_tables(noise.data(), noise.size(), &scan));
+  CHECK_FALSE(jpeg_lacks_huffman_tables(bare.data(), 20, &scan));
 }
 
 TEST_CASE("the image source replays a directory's images in name order, round and round") {
