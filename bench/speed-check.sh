@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One device call of kernel work (METHOD.md: build, check, time several variants, print a short
+# table last): builds only what the steps need for sm_90, runs the GPU tests of the GEMM family
+# against the CPU reference, then the benchmarks. Logs go to $OUT.
+#   OUT=/tmp/out bench/speed-check.sh [STEP...]
+# Steps (default "tests conv"): tests (jet_test_conv tactic sweep + jet_test_gemm), conv
+# (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
+# jet_bench_conv), r18 (bench/resnet18/run.py), sanitize (memcheck + racecheck of the tactic
+# sweep and the GEMM tests).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$(pwd)/speed-out}
+mkdir -p "$out"
+build=${BUILD_DIR:-build-gpu}
+export PATH="/usr/local/cuda/bin:$PATH"
+steps=" ${*:-tests conv} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF)
+[ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
+[ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
+
+cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
+targets=(jet_test_conv jet_test_gemm)
+want conv || want conv-all && targets+=(jet_bench_conv)
+want r18 && targets+=(jet-bench jet-make-model)
+t0=$(date +%s)
+if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
+  grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
+fi
+echo "build: $(( $(date +%s) - t0 )) s"
+status=0
+if want tests; then
+  "$build/tests/jet_test_conv" -tc='*tactics*,*IMPLICIT_GEMM*,*PRECOMP*,conv_forward GEMM' \
+    >"$out/test_conv.log" 2>&1 || status=1
+  "$build/tests/jet_test_gemm" >"$out/test_gemm.log" 2>&1 || status=1
+  echo "test_conv: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_conv.log" | tr '\n' ' ')"
+  echo "test_gemm: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_gemm.log" | tr '\n' ' ')"
+  grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" | head -20
+fi
+if want sanitize; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool "$build/tests/jet_test_conv" -tc='*tactics*' \
+      >"$out/san_${tool}_conv.log" 2>&1 || status=1
+    compute-sanitizer --tool $tool "$build/tests/jet_test_gemm" -tc='*small M*,*larger*' \
+      >"$out/san_${tool}_gemm.log" 2>&1 || status=1
+    echo "sanitize $tool: $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$out"/san_${tool}_*.log | tr '\n' ' ')"
+  done
+fi
+if want conv; then
+  "$build/bench/jet_bench_conv" --sets resnet50 --dtypes f16 --layouts nhwc --tactics --runs 5 \
+    >"$out/conv_r50.log" 2>&1 || status=1
+  grep -E '^(geomean|network|SUMMARY)' "$out/conv_r50.log"
+fi
+if want conv-all; then
+  "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
+  grep -E '^SUMMARY' "$out/conv_all.log"
+fi
+if want r18; then
+  python3 bench/resnet18/run.py "$build" "$out/resnet18.md" --iterations 300 >"$out/r18.log" 2>&1 || status=1
+  tail -1 "$out/r18.log"
+fi
+exit $status
