@@ -23,7 +23,7 @@ args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
 cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
 targets=(jet_test_conv jet_test_gemm)
 want conv || want conv-all && targets+=(jet_bench_conv)
-want r18 && targets+=(jet-bench jet-make-model)
+want r18 || want nets && targets+=(jet-bench jet-make-model)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
@@ -55,6 +55,31 @@ fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
   grep -E '^SUMMARY' "$out/conv_all.log"
+fi
+# ResNet-18/50 and MobileNetV2 at batch 1 through the runtime (zoo models, random weights):
+# CUDA-graph replay time and the slowest layers of a profiled pass, f16 channels-last and f32.
+if want nets; then
+  for m in resnet18 resnet50 mobilenet_v2; do
+    for v in f16nhwc f32; do
+      flags=(); [ $v = f16nhwc ] && flags=(--f16 --channels-last)
+      "$build/tools/jet-make-model" $m "$out/$m-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
+      "$build/tools/jet-bench" "$out/$m-$v.jet" --device cuda --warmup 50 --iterations 300 \
+        --profile --json >"$out/$m-$v.json" 2>"$out/$m-$v.err" || { status=1; cat "$out/$m-$v.err"; continue; }
+      rm -f "$out/$m-$v.jet"
+      python3 - "$out/$m-$v.json" "$m-$v" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+g = j.get("graph") or {}
+p = j.get("plain") or {}
+med = lambda ph, k: ph.get(k, {}).get("median") if ph.get("ran") else None
+prof = j.get("profile") or {}
+layers = sorted(prof.get("layers", []), key=lambda l: -l["ms"])
+top = ", ".join("%s %s %.4f" % (l["name"], l.get("algo", l["type"]), l["ms"]) for l in layers[:6])
+print("%-22s graph %s ms, plain %s ms, profile total %.3f ms; top: %s" % (
+    sys.argv[2], med(g, "gpu_compute_ms"), med(p, "gpu_compute_ms"), prof.get("total_ms", -1), top))
+PY
+    done
+  done
 fi
 if want r18; then
   python3 bench/resnet18/run.py "$build" "$out/resnet18.md" --iterations 300 >"$out/r18.log" 2>&1 || status=1
