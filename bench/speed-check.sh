@@ -21,7 +21,7 @@ args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
 
 cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
-targets=(jet_test_conv jet_test_gemm)
+targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
 want conv || want conv-all && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
 t0=$(date +%s)
@@ -34,9 +34,11 @@ if want tests; then
   "$build/tests/jet_test_conv" -tc='*tactics*,*IMPLICIT_GEMM*,*PRECOMP*,conv_forward GEMM' \
     >"$out/test_conv.log" 2>&1 || status=1
   "$build/tests/jet_test_gemm" >"$out/test_gemm.log" 2>&1 || status=1
+  "$build/tests/jet_runtime_test_engine" >"$out/test_engine.log" 2>&1 || status=1
+  echo "test_engine: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_engine.log" | tr '\n' ' ')"
   echo "test_conv: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_conv.log" | tr '\n' ' ')"
   echo "test_gemm: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_gemm.log" | tr '\n' ' ')"
-  grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" | head -20
+  grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" "$out/test_engine.log" | head -20
 fi
 if want sanitize; then
   for tool in memcheck racecheck; do
