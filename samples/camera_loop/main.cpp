@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   g_loop = loop.get();
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
-  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C ends the program at once
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;  // a second Ctrl-C ends the program at once
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
