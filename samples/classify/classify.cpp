@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
       const size_t s = static_cast<size_t>(slot);
       if (static_cast<size_t>(slot) < in_pass) {
         if (!samples::load_image(args.images[which], channels, &images[s], &error)) return fail(error);
-        st = buffers[s].upload(args.backend, images[s]);
+        st = buffers[s].upload(args.backend, images[s], stream);
         if (!st.ok()) return fail(st.to_string());
       }
       const samples::ImageBuffer& source = buffers[std::min(s, in_pass - 1)];
