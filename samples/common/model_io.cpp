@@ -49,7 +49,7 @@ ImageBuffer::~ImageBuffer() {
 #endif
 }
 
-Status ImageBuffer::upload(Backend backend, const Image& image) {
+Status ImageBuffer::upload(Backend backend, const Image& image, cudaStream_t stream) {
   desc_.format = image.channels == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB8;
   desc_.width = image.width;
   desc_.height = image.height;
@@ -69,9 +69,12 @@ Status ImageBuffer::upload(Backend backend, const Image& image) {
     device_bytes_ = bytes;
   }
   data_ = device_;
-  return cuda_status(cudaMemcpy(device_, image.pixels.data(), bytes, cudaMemcpyHostToDevice),
-                     "cudaMemcpy of the image to the device");
+  // From pageable memory the call returns once the bytes are staged; the copy itself is ordered
+  // on `stream` before the preprocessing queued after it.
+  return cuda_status(cudaMemcpyAsync(device_, image.pixels.data(), bytes, cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync of the image to the device");
 #else
+  (void)stream;
   return Status(StatusCode::NOT_SUPPORTED, "this build has no CUDA backend (use --device cpu)");
 #endif
 }

@@ -19,7 +19,8 @@ namespace samples {
 Status image_input_desc(const TensorInfo& info, TensorDesc* desc);
 
 // A source image in the memory the backend reads: the host pixels on CPU, a device copy (one
-// cudaMalloc, made by the first upload and reused while the size fits) on CUDA.
+// cudaMalloc, made by the first upload and reused while the size fits) on CUDA, copied on
+// `stream` so that work queued after it on that stream sees it.
 class ImageBuffer {
  public:
   ImageBuffer() = default;
@@ -27,7 +28,7 @@ class ImageBuffer {
   ImageBuffer(const ImageBuffer&) = delete;
   ImageBuffer& operator=(const ImageBuffer&) = delete;
 
-  Status upload(Backend backend, const Image& image);
+  Status upload(Backend backend, const Image& image, cudaStream_t stream);
   const void* data() const { return data_; }
   ImageDesc desc() const { return desc_; }
 

@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
   std::vector<double> t_upload, t_pre, t_infer, t_post, t_total;
   for (int run = 0; run <= args.runs; ++run) {  // run 0 is the warm-up
     const Clock::time_point start = Clock::now();
-    st = source.upload(args.backend, image);
+    st = source.upload(args.backend, image, stream);
+    if (st.ok()) st = samples::synchronize(args.backend, stream);
     if (!st.ok()) return fail(st);
     const double upload = ms_since(start);
 
