@@ -206,7 +206,6 @@ StageTimes& CameraLoop::times() { return impl_->times; }
 const StageTimes& CameraLoop::times() const { return impl_->times; }
 uint64_t CameraLoop::frames_done() const { return impl_->next_index; }
 Backend CameraLoop::backend() const { return impl_->engine->backend(); }
-uint64_t CameraLoop::device_allocations() const { return impl_->device_allocations(); }
 Status CameraLoop::cuda_graph_status() const { return impl_->cuda_graph_status(); }
 
 LoopMemory CameraLoop::memory() const {

@@ -81,8 +81,6 @@ class CameraLoop {
   // Success when every frame's inference is a CUDA graph replay; otherwise why not (the CPU
   // backend, LoopOptions::use_cuda_graph off, or the reason capture failed).
   Status cuda_graph_status() const;
-  // Device allocations this loop made itself (create() only; run() must leave it unchanged).
-  uint64_t device_allocations() const;
 
   class Impl;
 

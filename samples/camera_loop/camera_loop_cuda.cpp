@@ -72,7 +72,6 @@ class CudaLoop : public CameraLoop::Impl {
         st = cuda_status(cudaHostAlloc(reinterpret_cast<void**>(&s.host), frame_capacity, cudaHostAllocDefault),
                          "cudaHostAlloc (pinned frame)");
         if (st.ok()) st = cuda_status(cudaMalloc(reinterpret_cast<void**>(&s.device), frame_capacity), "cudaMalloc (frame)");
-        if (st.ok()) ++device_allocations_;
       }
       if (st.ok()) st = cuda_status(cudaEventCreate(&s.upload_start), "cudaEventCreate");
       if (st.ok()) st = cuda_status(cudaEventCreate(&s.uploaded), "cudaEventCreate");
@@ -113,7 +112,6 @@ class CudaLoop : public CameraLoop::Impl {
     m->frame_device_bytes = zero_copy_ ? 0 : 2 * frame_capacity;
     m->frame_host_bytes = 2 * frame_capacity + output_bytes_;
   }
-  uint64_t device_allocations() const override { return device_allocations_; }
   Status cuda_graph_status() const override {
     if (!options.use_cuda_graph) return Status(StatusCode::NOT_SUPPORTED, "turned off (LoopOptions::use_cuda_graph, --no-graph)");
     return graph_status_;
@@ -238,7 +236,6 @@ class CudaLoop : public CameraLoop::Impl {
   std::vector<const float*> outputs_;
   Handle handle_;
   Status graph_status_;
-  uint64_t device_allocations_ = 0;
 };
 
 }  // namespace

@@ -21,7 +21,6 @@ class CameraLoop::Impl {
   // Runs `frames` frames (0: until stop), see CameraLoop::run.
   virtual Status run(int64_t frames, const FrameCallback& callback) = 0;
   virtual void fill_memory(LoopMemory* m) const = 0;
-  virtual uint64_t device_allocations() const { return 0; }
   virtual Status cuda_graph_status() const {
     return Status(StatusCode::NOT_SUPPORTED, "the CPU backend runs the ops directly");
   }
