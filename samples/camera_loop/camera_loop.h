@@ -27,8 +27,14 @@
 namespace jet {
 namespace camera {
 
+// Where CUDA frames live. AUTO: MAPPED on integrated GPUs (Jetson: cudaDevAttrIntegrated, CPU and
+// GPU share DRAM), UPLOAD on discrete ones. MAPPED on a discrete GPU works too (the kernel reads
+// host memory over PCIe), which is how the zero-copy path is tested away from a Jetson.
+enum class FrameMemory { AUTO, UPLOAD, MAPPED };
+
 struct LoopOptions {
   bool use_cuda_graph = true;      // CUDA: capture the context once, replay it every frame
+  FrameMemory frame_memory = FrameMemory::AUTO;
   blazeface::Options detector;     // score threshold and NMS overlap of the post-processing
   size_t timing_capacity = 65536;  // per-stage samples kept for the percentiles (a ring)
 };

@@ -57,7 +57,17 @@ class CudaLoop : public CameraLoop::Impl {
     if (!st.ok()) return st;
     st = cuda_status(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device), "cudaDeviceGetAttribute");
     if (!st.ok()) return st;
-    zero_copy_ = integrated != 0 && can_map != 0;
+    switch (options.frame_memory) {
+      case FrameMemory::AUTO: zero_copy_ = integrated != 0 && can_map != 0; break;
+      case FrameMemory::UPLOAD: zero_copy_ = false; break;
+      case FrameMemory::MAPPED:
+        if (can_map == 0) {
+          return Status(StatusCode::NOT_SUPPORTED, "camera loop: device " + std::to_string(device) +
+                                                       " cannot map host memory (mapped frames asked for)");
+        }
+        zero_copy_ = true;
+        break;
+    }
 
     st = cuda_status(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate (compute)");
     if (st.ok()) st = cuda_status(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate (copy)");

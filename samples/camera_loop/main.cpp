@@ -26,7 +26,8 @@ using namespace jet::camera;
 
 const char kUsage[] =
     "usage: camera_loop --model blazeface.jet [--source SPEC] [--device cpu|cuda] [--frames N]\n"
-    "                   [--warmup N] [--no-graph] [--save DIR] [--json] [--quiet] [--bench]\n"
+    "                   [--warmup N] [--no-graph] [--frames-memory M] [--save DIR] [--json]\n"
+    "                   [--quiet] [--bench]\n"
     "  --source   /dev/videoN[:WxH]  a V4L2 camera (YUYV or MJPEG)\n"
     "             DIR | 'PATTERN'    the images of a directory or a glob pattern, in a loop\n"
     "             synthetic[:WxH]    a moving test pattern (default 1280x720)\n"
@@ -35,6 +36,8 @@ const char kUsage[] =
     "  --frames   frames to time after the warm-up (default 0: until Ctrl-C)\n"
     "  --warmup   frames run before timing starts (default 10)\n"
     "  --no-graph CUDA: run the ops one by one instead of replaying a CUDA graph\n"
+    "  --frames-memory auto|upload|mapped  CUDA: pinned frames uploaded, or mapped zero-copy\n"
+    "             frames (auto: mapped on integrated GPUs such as Jetson, uploaded otherwise)\n"
     "  --save     write every timed frame with its detections drawn to DIR/frame_NNNNNN.png\n"
     "  --json     print the report as one JSON object (no per-frame lines)\n"
     "  --quiet    no per-frame lines\n"
@@ -54,6 +57,7 @@ struct Options {
   int64_t frames = 0;
   int64_t warmup = 10;
   bool graph = true;
+  FrameMemory frame_memory = FrameMemory::AUTO;
   std::string save_dir;
   bool json = false;
   bool quiet = false;
@@ -266,6 +270,11 @@ int main(int argc, char** argv) {
       if (!next(&v) || !parse_count(v, &o.frames)) return usage_error("--frames takes a count (0: until Ctrl-C)");
     } else if (arg == "--warmup") {
       if (!next(&v) || !parse_count(v, &o.warmup)) return usage_error("--warmup takes a count");
+    } else if (arg == "--frames-memory") {
+      if (!next(&v) || (v != "auto" && v != "upload" && v != "mapped")) {
+        return usage_error("--frames-memory takes auto, upload or mapped");
+      }
+      o.frame_memory = v == "auto" ? FrameMemory::AUTO : v == "upload" ? FrameMemory::UPLOAD : FrameMemory::MAPPED;
     } else if (arg == "--save") {
       if (!next(&o.save_dir)) return usage_error("--save needs a directory");
     } else if (arg == "--no-graph" && !has_inline_value) {
@@ -300,6 +309,7 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail(st);
   LoopOptions loop_options;
   loop_options.use_cuda_graph = o.graph;
+  loop_options.frame_memory = o.frame_memory;
   std::unique_ptr<CameraLoop> loop;
   st = CameraLoop::create(engine, source.get(), loop_options, &loop);
   if (!st.ok()) return fail(st);

@@ -4,7 +4,7 @@
 // detections are those of the same steps done one at a time on that frame (image_preprocess, run,
 // blazeface::Postprocess): bit for bit on the CPU; on CUDA (skipped, saying so, without a GPU)
 // the confident faces agree with the CPU's (IoU >= 0.9, score within 0.02), no device memory is
-// allocated and the pipeline is a CUDA graph replay.
+// allocated and the pipeline is a CUDA graph replay, with uploaded and with mapped frames.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -210,51 +210,61 @@ TEST_CASE("CUDA: 50 frames allocate nothing, host or device, replay a CUDA graph
   }
   const std::vector<std::vector<blazeface::Detection>> expect = plain_pipeline(kWarmup + kFrames);
   std::shared_ptr<Engine> engine = load(Backend::CUDA);
-  std::unique_ptr<FrameSource> source;
-  REQUIRE(open_frame_source(JET_CAMERA_TEST_IMAGES, &source).ok());
-  std::unique_ptr<CameraLoop> loop;
-  REQUIRE(CameraLoop::create(engine, source.get(), LoopOptions(), &loop).ok());
-  const Status graph = loop->cuda_graph_status();
-  INFO(graph.to_string());
-  CHECK(graph.ok());
-  const uint64_t runtime_before = rt::device_alloc_count();
-  size_t free_before = 0, free_after = 0, total = 0;
-  REQUIRE(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
+  // Uploaded frames (discrete GPUs) and mapped zero-copy frames (Jetson's path, forced here).
+  for (const FrameMemory memory : {FrameMemory::UPLOAD, FrameMemory::MAPPED}) {
+    const bool mapped = memory == FrameMemory::MAPPED;
+    CAPTURE(mapped);
+    std::unique_ptr<FrameSource> source;
+    REQUIRE(open_frame_source(JET_CAMERA_TEST_IMAGES, &source).ok());
+    LoopOptions options;
+    options.frame_memory = memory;
+    std::unique_ptr<CameraLoop> loop;
+    const Status created = CameraLoop::create(engine, source.get(), options, &loop);
+    INFO(created.to_string());
+    REQUIRE(created.ok());
+    CHECK(loop->memory().zero_copy == mapped);
+    const Status graph = loop->cuda_graph_status();
+    INFO(graph.to_string());
+    CHECK(graph.ok());
+    const uint64_t runtime_before = rt::device_alloc_count();
+    size_t free_before = 0, free_after = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
 
-  std::vector<Seen> seen;
-  const long allocations = run_counted(*loop, &seen);
-  if (counting()) CHECK(allocations == 0);
-  CHECK(rt::device_alloc_count() == runtime_before);
-  REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
-  CHECK(free_after == free_before);
+    std::vector<Seen> seen;
+    const long allocations = run_counted(*loop, &seen);
+    if (counting()) CHECK(allocations == 0);
+    CHECK(rt::device_alloc_count() == runtime_before);
+    REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
+    CHECK(free_after == free_before);
 
-  // Confident faces (score >= 0.8) on either side have a partner on the other.
-  auto matched = [](const blazeface::Detection& a, const blazeface::Detection* others, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (blazeface::iou(a, others[i]) >= 0.9f && std::abs(a.score - others[i].score) <= 0.02f) return true;
-    }
-    return false;
-  };
-  size_t confident = 0;
-  for (int n = 0; n < kWarmup + kFrames; ++n) {
-    CAPTURE(n);
-    const Seen& s = seen[static_cast<size_t>(n)];
-    const std::vector<blazeface::Detection>& e = expect[static_cast<size_t>(n)];
-    for (const blazeface::Detection& d : e) {
-      if (d.score >= 0.8f) {
-        CHECK(matched(d, s.faces, s.count));
-        ++confident;
+    // Confident faces (score >= 0.8) on either side have a partner on the other.
+    auto matched = [](const blazeface::Detection& a, const blazeface::Detection* others, size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        if (blazeface::iou(a, others[i]) >= 0.9f && std::abs(a.score - others[i].score) <= 0.02f) return true;
+      }
+      return false;
+    };
+    size_t confident = 0;
+    for (int n = 0; n < kWarmup + kFrames; ++n) {
+      CAPTURE(n);
+      const Seen& s = seen[static_cast<size_t>(n)];
+      const std::vector<blazeface::Detection>& e = expect[static_cast<size_t>(n)];
+      for (const blazeface::Detection& d : e) {
+        if (d.score >= 0.8f) {
+          CHECK(matched(d, s.faces, s.count));
+          ++confident;
+        }
+      }
+      for (size_t i = 0; i < s.count; ++i) {
+        if (s.faces[i].score >= 0.8f) CHECK(matched(s.faces[i], e.data(), e.size()));
       }
     }
-    for (size_t i = 0; i < s.count; ++i) {
-      if (s.faces[i].score >= 0.8f) CHECK(matched(s.faces[i], e.data(), e.size()));
+    CHECK(confident > 0);
+    for (Stage stage : {Stage::CAPTURE, Stage::UPLOAD, Stage::PREPROCESS, Stage::INFERENCE, Stage::POSTPROCESS}) {
+      CAPTURE(stage_name(stage));
+      const size_t want = stage == Stage::UPLOAD && mapped ? 0 : static_cast<size_t>(kWarmup + kFrames);
+      CHECK(loop->times().summary(stage).count == want);
     }
-  }
-  CHECK(confident > 0);
-  for (Stage stage : {Stage::CAPTURE, Stage::UPLOAD, Stage::PREPROCESS, Stage::INFERENCE, Stage::POSTPROCESS}) {
-    CAPTURE(stage_name(stage));
-    if (stage == Stage::UPLOAD && loop->memory().zero_copy) continue;
-    CHECK(loop->times().summary(stage).count == static_cast<size_t>(kWarmup + kFrames));
   }
 #else
   MESSAGE("CUDA camera loop test skipped: this build has no CUDA backend");
