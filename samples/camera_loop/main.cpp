@@ -306,6 +306,9 @@ int main(int argc, char** argv) {
   jet::LoadOptions load;
   load.backend = o.backend;
   st = jet::Engine::load(o.model, load, &engine);
+  if (!st.ok() && o.backend == jet::Backend::CUDA) {
+    return fail(Status(st.code(), st.message() + " (no usable GPU? try --device cpu)"));
+  }
   if (!st.ok()) return fail(st);
   LoopOptions loop_options;
   loop_options.use_cuda_graph = o.graph;
