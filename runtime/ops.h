@@ -19,6 +19,7 @@ struct PrepareArgs {
   const std::vector<TensorRecord>& tensors;
   const std::vector<TensorInfo>& infos;
   const Handle& handle;
+  StoredChoices stored_choices;  // conv: whether the stored algo/tactic were tuned on this device
 };
 
 // Fills out (descriptors, parameters, workspace) and info (algo, flops). The op's kind, inputs
@@ -41,7 +42,8 @@ struct OpType {
 const OpType* find_op_type(fb::OpParams params);
 const OpType& op_type(OpKind kind);
 
-// Runs every op's prepare function (messages name the op); fills workspace and flops.
+// Runs every op's prepare function (messages name the op); fills workspace and flops. Stored
+// tuned choices the backend refused are summed up in one note (impl->summary.notes).
 Status prepare_ops(const fb::Model& model, Engine::Impl* impl);
 
 // The run() loop's body.
