@@ -65,8 +65,9 @@ void fill_summary(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
 // Whether the stored convolution choices apply here: Model.tuned_on (schema 1.2) against this
 // device. Tuned elsewhere: the heuristic, said once in the notes. Tuning at load ignores them.
 Status choose_stored_choices(const fb::Model& m, Engine::Impl* impl) {
-  impl->identity = rt::device_identity(impl->handle);
+  // The device's name costs a cudaGetDeviceProperties call: asked only when needed.
   const fb::TunedDevice* t = m.tuned_on();
+  if (t || impl->options.tune) impl->identity = rt::device_identity(impl->handle);
   if (!t) return Status();
   ModelSummary& s = impl->summary;
   s.has_tuned_on = true;

@@ -143,7 +143,7 @@ enum class StoredChoices {
 struct Engine::Impl {
   LoadOptions options;
   Handle handle;  // the engine's backend (CUDA: device, no stream); contexts copy it
-  DeviceIdentity identity;  // what Model.tuned_on must match
+  DeviceIdentity identity;  // what Model.tuned_on must match (empty unless the load needed it)
   rt::StoredChoices stored_choices = rt::StoredChoices::UNTUNED;
 
   rt::FileBytes file;  // kept on CPU (weights are used in place); released on CUDA after upload

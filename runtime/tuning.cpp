@@ -236,7 +236,9 @@ Status tune_convolutions(Engine::Impl* impl) {
 
 }  // namespace rt
 
-const DeviceIdentity& Engine::device_identity() const { return impl_->identity; }
+DeviceIdentity Engine::device_identity() const {
+  return impl_->identity.name.empty() ? rt::device_identity(impl_->handle) : impl_->identity;
+}
 
 Status write_tuned_model(const Engine& engine, const void* data, size_t size, std::vector<uint8_t>* out) {
   auto bad = [](const std::string& m) { return Status(StatusCode::BAD_PARAM, "write_tuned_model: " + m); };
@@ -268,10 +270,11 @@ Status write_tuned_model(const Engine& engine, const void* data, size_t size, st
     cp->algo = static_cast<fb::ConvAlgo>(static_cast<int32_t>(e.ops[i].conv.algo));
     cp->tactic = e.ops[i].conv.conv.tactic();
   }
+  const DeviceIdentity id = engine.device_identity();
   m->tuned_on.reset(new fb::TunedDeviceT());
-  m->tuned_on->name = e.identity.name;
-  m->tuned_on->cc_major = e.identity.cc_major;
-  m->tuned_on->cc_minor = e.identity.cc_minor;
+  m->tuned_on->name = id.name;
+  m->tuned_on->cc_major = id.cc_major;
+  m->tuned_on->cc_minor = id.cc_minor;
   m->schema_minor = std::max<uint32_t>(m->schema_minor, 2);  // tactic and tuned_on are 1.2 fields
   if (m->plan) m->plan->workspace_bytes = e.summary.workspace_bytes;
 

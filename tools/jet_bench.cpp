@@ -293,6 +293,15 @@ int bench(const Options& opt) {
 #if JET_HAVE_CUDA
   if (opt.backend == jet::Backend::CUDA) {
     // CUDA context creation is not part of the cold load: create it (and the stream) first.
+    int devices = 0;
+    const cudaError_t count_err = cudaGetDeviceCount(&devices);
+    if (count_err != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      return fail(Status(StatusCode::EXECUTION_FAILED,
+                         std::string("no CUDA device available (") +
+                             (count_err != cudaSuccess ? cudaGetErrorString(count_err) : "no devices") +
+                             "); run on the CPU with --device cpu"));
+    }
     Status st = cuda_status(cudaFree(nullptr), "creating the CUDA context (cudaFree(0))");
     if (st.ok()) st = cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     if (st.ok()) st = memory_info(&memory.free_before, &memory.total);

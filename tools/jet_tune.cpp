@@ -67,7 +67,7 @@ int tune(const Options& opt) {
   if (!st.ok()) return fail(st);
 
   const jet::ModelSummary& sum = engine->summary();
-  const jet::DeviceIdentity& dev = engine->device_identity();
+  const jet::DeviceIdentity dev = engine->device_identity();
   double tuned_total = 0, heuristic_total = 0;
   int convs = 0;
   for (int i = 0; i < engine->num_ops(); ++i) {

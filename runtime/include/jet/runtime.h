@@ -147,8 +147,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Backend backend() const;
   int device() const;  // the CUDA device; -1 on the CPU backend
   // What a tuned model records (and must match to have its choices used): CUDA's name and compute
-  // capability of device(), or "cpu" 0.0.
-  const DeviceIdentity& device_identity() const;
+  // capability of device(), or "cpu" 0.0. (Queried from CUDA unless the load already did.)
+  DeviceIdentity device_identity() const;
 
   // Graph inputs and outputs in binding order (values are tensor indices).
   int num_inputs() const;
