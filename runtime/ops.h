@@ -19,6 +19,8 @@ struct PrepareArgs {
   const std::vector<TensorRecord>& tensors;
   const std::vector<TensorInfo>& infos;
   const Handle& handle;
+  const std::vector<int>& sole_user;  // per tensor: the only op reading it, -1 when none or several
+  int step;                           // this op's index
   StoredChoices stored_choices;  // conv: whether the stored algo/tactic were tuned on this device
 };
 
