@@ -6,8 +6,9 @@ Networks: ResNet-18, ResNet-50, MobileNetV2 and EfficientNet-B0 at batch 1, and 
 32, 224x224; f16 (channels-last, the CUDA default) and f32. ResNet and MobileNetV2 are the
 converter's zoo models (jet-make-model, random weights); EfficientNet-B0 has no zoo model and
 comes from the prepared real-network tests that scripts/gpu-data.sh carries
-(.testdata/networks/<fp16|fp32>/efficientnet_b0/model.jet): without them it is skipped, saying
-so. jetinfer is timed as jet-bench does (CUDA-graph replay, GPU time from CUDA events): untuned
+(.testdata/networks/<fp16|fp32>/efficientnet_b0_op13 or _op17/model.jet): without them it is
+skipped, saying so. Those were exported at batch 2: it is timed (PyTorch too) at the batch its
+file has, and the report says which. jetinfer is timed as jet-bench does (CUDA-graph replay, GPU time from CUDA events): untuned
 (the runtime's heuristic) and tuned (jet-bench --tune: every convolution's algorithms and tactics
 measured at load). The peer is bench/networks/torch_networks.py (torchvision: eager, CUDA graph,
 torch.compile(mode="reduce-overhead"), TF32 off).
@@ -61,22 +62,30 @@ def graph_ms(j):
 
 
 def jet_model(args, tmp, name, dtype):
-    """The .jet file for a network and dtype, or (None, reason)."""
+    """(path of the .jet file, its batch, None) for a network and dtype, or (None, None, reason)."""
     zoo, batch, _ = NETWORKS[name]
+    tools = os.path.join(args.build, "tools")
     if zoo is None:
-        path = os.path.join(args.testdata, "fp16" if dtype == "f16" else "fp32", name, "model.jet")
-        if not os.path.exists(path):
-            return None, f"{path} absent (scripts/gpu-data.sh prepares it; carry .testdata/networks)"
-        return path, None
+        # The real-network tests' conversions (jet-convert --precision fp16 / fp32; fp16 is
+        # channels-last), exported at opsets 13 and 17: either will do.
+        precision = "fp16" if dtype == "f16" else "fp32"
+        paths = [os.path.join(args.testdata, precision, f"{name}_op{opset}", "model.jet") for opset in (13, 17)]
+        path = next((p for p in paths if os.path.exists(p)), None)
+        if path is None:
+            return None, None, (f"{os.path.join(args.testdata, precision, name)}_op13|_op17/model.jet absent "
+                                "(scripts/gpu-data.sh prepares it: carry .testdata/networks)")
+        r = subprocess.run([os.path.join(tools, "jet-inspect"), path, "--json"], capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, None, "jet-inspect failed: " + (r.stderr or r.stdout).strip()[-300:]
+        return path, json.loads(r.stdout)["inputs"][0]["shape"][0], None
     path = os.path.join(tmp, f"{name}-{dtype}.jet")
     flags = ["--f16", "--channels-last"] if dtype == "f16" else []
     if batch != 1:
         flags += ["--batch", str(batch)]
-    r = subprocess.run([os.path.join(args.build, "tools", "jet-make-model"), zoo, path] + flags,
-                       capture_output=True, text=True)
+    r = subprocess.run([os.path.join(tools, "jet-make-model"), zoo, path] + flags, capture_output=True, text=True)
     if r.returncode != 0:
-        return None, "jet-make-model failed: " + (r.stderr or r.stdout).strip()[-300:]
-    return path, None
+        return None, None, "jet-make-model failed: " + (r.stderr or r.stdout).strip()[-300:]
+    return path, batch, None
 
 
 def jet_bench(args, path, tune):
@@ -90,11 +99,12 @@ def jet_bench(args, path, tune):
     return json.loads(r.stdout)
 
 
-def run_torch(args, names):
-    if args.no_torch:
+def run_torch(args, batches):
+    """The PyTorch rows for the networks in `batches` (name -> the batch jetinfer ran)."""
+    if args.no_torch or not batches:
         return []
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = ",".join(f"{NETWORKS[n][2]}:{NETWORKS[n][1]}" for n in names)
+    spec = ",".join(f"{NETWORKS[n][2]}:{b}" for n, b in batches.items())
     cmd = [sys.executable, os.path.join(here, "torch_networks.py"), "--networks", spec, "--dtypes",
            ",".join(args.dtypes), "--iterations", str(args.iterations), "--warmup", str(args.warmup)]
     if args.no_compile:
@@ -102,7 +112,7 @@ def run_torch(args, names):
     rows = []
     try:
         # torch.compile takes up to a minute per network and dtype.
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 90 * len(names) * len(args.dtypes))
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 90 * len(batches) * len(args.dtypes))
         rows = [json.loads(l) for l in r.stdout.splitlines() if l.strip().startswith("{")]
         if r.returncode != 0:
             rows.append({"error": f"torch script exit {r.returncode}: {r.stderr[-500:]}"})
@@ -131,20 +141,21 @@ def main():
         return 2
     tmp = tempfile.mkdtemp(prefix="jet-networks-")
 
-    jet, skipped = {}, {}
+    jet, skipped, batches = {}, {}, {}
     for name in names:
         for dtype in args.dtypes:
-            path, why = jet_model(args, tmp, name, dtype)
+            path, batch, why = jet_model(args, tmp, name, dtype)
             if path is None:
                 skipped[(name, dtype)] = why
                 print(f"skipped {name} {dtype}: {why}", flush=True)
                 continue
+            batches[name] = batch
             jet[(name, dtype)] = (jet_bench(args, path, False), jet_bench(args, path, True))
-            print(f"jet-bench {name} {dtype}: done", flush=True)
-    torch_rows = run_torch(args, [n for n in names if any((n, d) in jet for d in args.dtypes)])
+            print(f"jet-bench {name} {dtype} (batch {batch}): done", flush=True)
+    torch_rows = run_torch(args, batches)
 
     def torch_row(name, dtype, mode):
-        tv, batch = NETWORKS[name][2], NETWORKS[name][1]
+        tv, batch = NETWORKS[name][2], batches.get(name)
         for t in torch_rows:
             if (t.get("network"), t.get("batch"), t.get("dtype"), t.get("mode")) == (tv, batch, dtype, mode):
                 return t
@@ -161,17 +172,17 @@ def main():
                  "PyTorch's peak (torch.cuda.max_memory_allocated, per mode). Cold load: Engine::load + context + "
                  "first run, CUDA context creation excluded (untuned; the tuned figure includes the tuning time).")
     lines.append("")
-    lines.append("| network | dtype | jet untuned | jet tuned | torch eager | torch graph | torch.compile | ratio | "
+    lines.append("| network | batch | dtype | jet untuned | jet tuned | torch eager | torch graph | torch.compile | ratio | "
                  "kernels (untuned / tuned) | jet memory MiB (runtime / MemGetInfo) | torch peak MiB (compile) | "
                  "cold load ms | tuning ms |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary = []
     errors = []
     for name in names:
         parts = []
         for dtype in args.dtypes:
             if (name, dtype) in skipped:
-                lines.append(f"| {name} | {dtype} | skipped: {skipped[(name, dtype)]} |||||||||||")
+                lines.append(f"| {name} | {NETWORKS[name][1]} | {dtype} | skipped: {skipped[(name, dtype)]} |||||||||||")
                 parts.append(f"{dtype} skipped")
                 continue
             untuned, tuned = jet[(name, dtype)]
@@ -190,13 +201,14 @@ def main():
             cold = untuned.get("cold_load_ms", {}).get("total")
             tuning = tuned.get("tuning", {}).get("tuning_ms")
             lines.append(
-                f"| {name} | {dtype} | {fmt(u)} | {fmt(t)} | {fmt(te.get('median_ms'))} | {fmt(tg.get('median_ms'))} | "
+                f"| {name} | {batches[name]} | {dtype} | {fmt(u)} | {fmt(t)} | {fmt(te.get('median_ms'))} | {fmt(tg.get('median_ms'))} | "
                 f"{fmt(compile_ms)} | {fmt(ratio, 2)}x | {kern} | {mib(mem.get('runtime_total_bytes'))} / "
                 f"{mib(mem.get('device_used_delta'))} | {mib(tc.get('peak_bytes'))} | {fmt(cold, 1)} | {fmt(tuning, 0)} |")
             parts.append(f"{dtype} {fmt(t)} ms tuned ({fmt(u)} untuned) vs compile {fmt(compile_ms)} ms "
                          f"({fmt(ratio, 2)}x), {tuned.get('kernels_per_inference', 'n/a')} kernels, "
                          f"{mib(mem.get('runtime_total_bytes'))} MiB, cold {fmt(cold, 1)} ms, tuning {fmt(tuning, 0)} ms")
-        summary.append(f"{name}: " + "; ".join(parts))
+        batch_note = f" (batch {batches[name]})" if name in batches and batches[name] != NETWORKS[name][1] else ""
+        summary.append(f"{name}{batch_note}: " + "; ".join(parts))
     lines.append("")
     if errors:
         lines.append("Errors:")

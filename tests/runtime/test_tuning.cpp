@@ -11,6 +11,10 @@
 #include "model_util.h"
 #include "passes.h"
 
+#if defined(JET_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 using namespace jet;
 using namespace jet::test;
 
