@@ -90,7 +90,7 @@ Status copy_in(Backend backend, void* dst, const void* src, size_t bytes) {
 #endif
 }
 
-// The largest workspace any algorithm and tactic needs for op `c` within `limit` bytes, and how
+// The largest workspace any algorithm and tactic of convolution `p` needs, counting only those within `limit` bytes, and how
 // many results find_conv_forward_algo can return for it.
 void tuning_needs(const Handle& h, const PreparedOp& p, size_t limit, size_t* workspace, int* results) {
   const ConvPrepared& c = p.conv;
