@@ -90,8 +90,8 @@ Status copy_in(Backend backend, void* dst, const void* src, size_t bytes) {
 #endif
 }
 
-// The largest workspace any algorithm and tactic of convolution `p` needs, counting only those within `limit` bytes, and how
-// many results find_conv_forward_algo can return for it.
+// For convolution `p`: the largest workspace that an algorithm and tactic within `limit` bytes
+// needs, and how many results find_conv_forward_algo can return.
 void tuning_needs(const Handle& h, const PreparedOp& p, size_t limit, size_t* workspace, int* results) {
   const ConvPrepared& c = p.conv;
   *workspace = 0;
