@@ -145,6 +145,26 @@ TEST_CASE("tuning keeps to the workspace limit: 0 bytes allows only algorithms w
   }
 }
 
+TEST_CASE("tuning keeps to the file's workspace policy (the converter's NO_WORKSPACE / limit)") {
+  ir::Graph g;
+  REQUIRE_OK(tiny_cnn(tiny_cnn_options(static_cast<uint64_t>(uniform_int(1, 1 << 30))), &g));
+  for (const ConvPreference pref : {ConvPreference::NO_WORKSPACE, ConvPreference::SPECIFY_WORKSPACE_LIMIT}) {
+    WriteOptions w;
+    w.conv_preference = pref;
+    w.workspace_limit = 100;  // bytes: below any workspace the CPU algorithms need here
+    Bytes bytes;
+    REQUIRE_OK(write_model(g, w, &bytes));
+    for (const Handle& h : test_handles()) {
+      std::shared_ptr<Engine> e = load_with(bytes, tuned_options(h));
+      for (int i : conv_ops(*e)) {
+        INFO(e->op(i).name << ": " << e->op(i).algo);
+        CHECK(e->op(i).workspace_bytes <= 100);
+        CHECK(e->op(i).tuned_ms >= 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("stored choices round-trip through write_tuned_model and are used on the same device") {
   for (const Handle& h : test_handles()) {
     for (const auto& m : models()) {
