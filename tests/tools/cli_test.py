@@ -430,7 +430,11 @@ def tune_case(device):
     name = j["device"]["name"]
     check(b["tuning"]["tuned_on"] == f"{name} {j['device']['cc_major']}.{j['device']['cc_minor']}", "tuned_on")
     r = run([args.inspect, tuned, "--json"])
-    check(json.loads(r.stdout)["num_ops"] == facts["num_ops"], "the tuned model has the same ops")
+    ji = json.loads(r.stdout)
+    check(ji["num_ops"] == facts["num_ops"], "the tuned model has the same ops")
+    check(ji["tuned_on"] == j["device"], f"jet-inspect tuned_on {ji['tuned_on']}")
+    check(facts["tuned_on"] is None, "the untuned model has no tuned_on")
+    check("tuned on:" in run([args.inspect, tuned]).stdout, "jet-inspect's text lacks 'tuned on:'")
     r = run([args.tune, args.model, "-o", tuned, "--device", device])
     for key in ["algo#tactic", "heuristic", "tuning time:", "wrote " + tuned]:
         check(key in r.stdout, f"text report lacks '{key}'")
