@@ -738,6 +738,11 @@ Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const Conv
   return implicit_dispatch(h, g, e, t, x, w, true, workspace, y, routine);
 }
 
+bool gemm_reads_x(const ConvGeom& g) {
+  int64_t rs;
+  return direct_rows(g, &rs);
+}
+
 Status gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes) {
   return workspace_with(h, g, engine_of(h, g, t, Lowering::ROWS), true, im2col_bytes(g, t), "gemm",
                         bytes);

@@ -18,39 +18,48 @@ __global__ void mma_arch_probe_kernel() {}
 constexpr int kMaxDevices = 64;
 std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
 
-// Per tile of an engine's menu: its shape and how many blocks an SM keeps resident (registers
-// and shared memory on sm_80-class SMs, from the compiler's resource report).
+// The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
+// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32
+// on the H100, bench/conv --tactics --csv). Per tile of the menu: its shape, the blocks an SM
+// keeps resident (registers and shared memory, from the compiler's resource report) and the
+// fitted rate in flops per SM cycle (a low rate keeps the model off a tile that measured slow).
 struct TileModel {
   int id, bm, bn, blocks_per_sm;
+  double rate;
 };
+struct EngineModel {
+  double step_latency;  // cycles per depth step (32) of one block, at best
+  double launch;        // cycles added by split-K's reduction launch
+};
+
 constexpr TileModel kMmaTiles[] = {
-    {static_cast<int>(MmaTileId::T128x128), 128, 128, 2},
-    {static_cast<int>(MmaTileId::T128x64), 128, 64, 3},
-    {static_cast<int>(MmaTileId::T64x128), 64, 128, 3},
-    {static_cast<int>(MmaTileId::T64x64), 64, 64, 4},
-    {static_cast<int>(MmaTileId::T64x32), 64, 32, 6},
-    {static_cast<int>(MmaTileId::T32x64), 32, 64, 6},
+    {static_cast<int>(MmaTileId::T128x128), 128, 128, 2, 51},
+    {static_cast<int>(MmaTileId::T128x64), 128, 64, 3, 51},
+    {static_cast<int>(MmaTileId::T64x128), 64, 128, 3, 51},
+    {static_cast<int>(MmaTileId::T64x64), 64, 64, 5, 51},
+    {static_cast<int>(MmaTileId::T64x32), 64, 32, 7, 51},
+    {static_cast<int>(MmaTileId::T32x64), 32, 64, 7, 1024},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
+constexpr EngineModel kMmaModel = {220, 0};
+
 constexpr TileModel kF32Tiles[] = {
-    {static_cast<int>(F32TileId::T128x128), 128, 128, 2},
-    {static_cast<int>(F32TileId::T128x64), 128, 64, 4},
-    {static_cast<int>(F32TileId::T64x64), 64, 64, 8},
+    {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 13},
+    {static_cast<int>(F32TileId::T128x64), 128, 64, 4, 512},
+    {static_cast<int>(F32TileId::T64x64), 64, 64, 8, 384},
 };
 static_assert(sizeof(kF32Tiles) / sizeof(kF32Tiles[0]) == kF32TileCount, "a row per f32 tile");
+constexpr EngineModel kF32Model = {2400, 0};
 
 // Estimated time, in cycles of one SM, of each configuration; the smallest wins:
 //  - each SM runs ceil(blocks / SMs) blocks, up to blocks_per_sm of them at once;
-//  - a depth step (32) of a block costs at least kStepLatency cycles (copy wait, barrier and the
-//    dependent math) and otherwise its share of the SM's rate for this engine;
-//  - split-K adds writing and re-reading the partial sums and a second launch.
-// The constants are first estimates for sm_80/sm_90 class SMs; tuning measures instead.
+//  - a depth step of a block costs at least step_latency cycles and otherwise the resident
+//    blocks' flops at the tile's rate;
+//  - split-K adds the reduction launch and writing and re-reading the partial sums.
 template <size_t NT>
-GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], double flops_per_cycle,
+GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineModel& model,
                   int64_t M, int64_t N, int64_t K, int64_t nz, bool allow_split) {
-  constexpr double kStepLatency = 220.0;  // cycles per depth step of one block, at best
-  constexpr double kBytesPerCycle = 16;   // DRAM bytes per SM cycle (about 2.5 TB/s / 132)
-  constexpr double kLaunchCycles = 3000;  // a second kernel in the stream
+  constexpr double kBytesPerCycle = 16;  // DRAM bytes per SM cycle (about 2.5 TB/s / 132)
   const double sms = h.sm_count() > 0 ? h.sm_count() : 16;
   GemmConfig best;
   double best_cost = 1e300;
@@ -64,10 +73,10 @@ GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], double flops_pe
       const double per_sm = std::ceil(blocks_mn * splits / sms);
       const double together = per_sm < tm.blocks_per_sm ? per_sm : tm.blocks_per_sm;
       const double step_flops = 2.0 * tm.bm * tm.bn * 32 * together;
-      const double step = std::max(kStepLatency, step_flops / flops_per_cycle);
+      const double step = std::max(model.step_latency, step_flops / tm.rate);
       double cost = std::ceil(per_sm / together) * steps * step;
       if (splits > 1)
-        cost += kLaunchCycles + 2.0 * splits * M * N * nz * 4 / (kBytesPerCycle * sms);
+        cost += model.launch + 2.0 * splits * M * N * nz * 4 / (kBytesPerCycle * sms);
       if (cost < best_cost * 0.999) {  // ties keep the earlier (larger) tile and fewer splits
         best_cost = cost;
         best.tile = tm.id;
@@ -104,12 +113,12 @@ bool mma_available(const Handle& h) {
 
 GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
                              bool allow_split) {
-  return choose(h, kMmaTiles, 1024.0, M, N, K, nz, allow_split);  // f16 mma.sync flops per cycle
+  return choose(h, kMmaTiles, kMmaModel, M, N, K, nz, allow_split);
 }
 
 GemmConfig choose_f32_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
                              bool allow_split) {
-  return choose(h, kF32Tiles, 256.0, M, N, K, nz, allow_split);  // 128 FMA lanes per SM
+  return choose(h, kF32Tiles, kF32Model, M, N, K, nz, allow_split);
 }
 
 }  // namespace gemm
