@@ -12,6 +12,21 @@
 namespace jet {
 namespace tools {
 
+CommandLine::CommandLine(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i] != nullptr ? argv[i] : "";
+    const size_t eq = arg.find('=');
+    if (i > 0 && arg.size() > 2 && arg.compare(0, 2, "--") == 0 && eq != std::string::npos && eq > 2) {
+      args_.push_back(arg.substr(0, eq));
+      args_.push_back(arg.substr(eq + 1));
+    } else {
+      args_.push_back(arg);
+    }
+  }
+  for (std::string& a : args_) pointers_.push_back(&a[0]);
+  pointers_.push_back(nullptr);
+}
+
 bool print_usage_if_help(const std::string& arg, const char* usage) {
   if (arg != "-h" && arg != "--help") return false;
   std::printf("%s", usage);
