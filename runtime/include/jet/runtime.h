@@ -4,7 +4,7 @@
 //   jet::Status st = jet::Engine::load("resnet18.jet", jet::LoadOptions{}, &engine);
 //   std::unique_ptr<jet::ExecutionContext> ctx;
 //   st = engine->create_context(&ctx);                 // the one arena + workspace allocation
-//   std::memcpy / cudaMemcpyAsync(ctx->tensor_data(engine->input(0)), ...);  // or bind_tensor
+//   st = ctx->copy_input(engine->input(0), image, bytes, jet::DType::F32, stream);  // or bind_tensor
 //   st = ctx->run(stream);                             // zero allocations, no host sync (CUDA)
 //
 // Thread safety: an Engine is immutable after load and may be shared by any number of threads.
@@ -161,6 +161,19 @@ class ExecutionContext {
   // binding discards a captured CUDA graph (capture again to replay).
   Status bind_tensor(int index, void* data);
   Status bind_tensor(const std::string& name, void* data);
+  // Typed binding: the same, after checking that `dtype`, what the caller's buffer holds, is the
+  // tensor's dtype (BAD_PARAM naming both otherwise: float32 data bound to a float16 input would
+  // be read as garbage). Prefer these to the untyped forms, which cannot check.
+  Status bind_tensor(int index, void* data, DType dtype);
+  Status bind_tensor(const std::string& name, void* data, DType dtype);
+
+  // Typed copies between host memory and a graph input or output (its region for the next run,
+  // or the buffer bound to it): `bytes` must be the tensor's bytes (TensorInfo::bytes, in its
+  // layout) and `dtype` its dtype, else BAD_PARAM naming both. CUDA: cudaMemcpyAsync on `stream`
+  // (ordered with run() on that stream; synchronize it before reading copied-out host memory).
+  // CPU: memcpy (the stream is ignored). They allocate nothing.
+  Status copy_input(int index, const void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr);
+  Status copy_output(int index, void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr) const;
 
   // Runs the forward pass on `stream` (ignored on CPU). Asynchronous on CUDA: no host
   // synchronization, no blocking call, no allocation. Replays the captured graph when there is one.
