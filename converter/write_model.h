@@ -38,6 +38,7 @@
 
 #include "ir.h"
 #include "jet/dnn/conv.h"
+#include "jet/runtime.h"
 #include "plan_memory.h"
 
 namespace jet {
@@ -59,7 +60,13 @@ struct WriteOptions {
     std::vector<float> mean;  // per channel; x = (pixel / 255 - mean) / std
     std::vector<float> std;   // same length as mean, no zeros
     bool bgr = false;         // the model expects BGR channel order
-    bool nhwc = false;        // images arrive NHWC
+    bool nhwc = false;        // the input's dims are [N, H, W, C] (else [N, C, H, W])
+    // Schema 1.2: the image size (the input's; 0 = not recorded) and how images of other sizes
+    // are resized to it (jet::ImagePreprocessing).
+    int height = 0, width = 0;
+    ImagePreprocessing::Resize resize = ImagePreprocessing::Resize::STRETCH;
+    float crop_fraction = 1.0f;  // CENTER_CROP: in (0, 1]
+    float pad_value = 0.0f;      // LETTERBOX: in [0, 255]
   };
   std::vector<Preprocess> preprocessing;
 };

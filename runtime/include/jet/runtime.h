@@ -35,7 +35,7 @@ namespace jet {
 // The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
 // refused; newer minor versions load (their additions are ignored).
 constexpr uint32_t kSchemaMajor = 1;
-constexpr uint32_t kSchemaMinor = 1;
+constexpr uint32_t kSchemaMinor = 2;
 
 struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
@@ -68,6 +68,21 @@ struct OpInfo {
   double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
 };
 
+// How an image becomes a model input (jet-convert --preprocess; schema Preprocessing):
+// resized to height x width as `resize` says, then x = (pixel / 255 - mean[c]) / std[c] per
+// channel, in the channel order and layout given. What jet-run applies to an image file.
+struct ImagePreprocessing {
+  enum class Resize { STRETCH, CENTER_CROP, LETTERBOX };
+  int input = -1;               // tensor index of the graph input it feeds
+  int height = 0, width = 0;    // the input's image size
+  Resize resize = Resize::STRETCH;
+  float crop_fraction = 1.0f;   // CENTER_CROP, in (0, 1]
+  float pad_value = 0.0f;       // LETTERBOX: the fill, a pixel value in [0, 255]
+  std::vector<float> mean, std; // one per channel
+  bool bgr = false;             // the channel order the model expects
+  bool nhwc = false;            // the input's dims are [N, H, W, C] (else [N, C, H, W])
+};
+
 struct ModelSummary {
   uint32_t schema_major = 0, schema_minor = 0;
   std::string producer, producer_version, source_name, source_hash;
@@ -82,6 +97,7 @@ struct ModelSummary {
   // Optional metadata.
   std::vector<std::string> labels;
   std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<ImagePreprocessing> preprocessing;  // checked by the loader (docs/format.md)
 };
 
 // Per-layer timing from a profiled run (ExecutionContext::set_profiling).
