@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "image_input.h"
 #include "ir.h"
 #include "jet/runtime.h"
 #include "onnx_import.h"
@@ -131,12 +132,6 @@ std::string bytes_text(size_t n) {
   } else {
     std::snprintf(buf, sizeof buf, "%zu bytes", n);
   }
-  return buf;
-}
-
-std::string fixed_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
@@ -375,20 +370,6 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
   return true;
 }
 
-std::string preprocess_text(const jet::ir::Graph& g, const jet::WriteOptions::Preprocess& p) {
-  std::string s = "'" + g.tensors[p.input].name + "' " + std::to_string(p.height) + "x" + std::to_string(p.width) + " ";
-  s += p.resize == jet::ImagePreprocessing::Resize::STRETCH     ? "stretch"
-       : p.resize == jet::ImagePreprocessing::Resize::LETTERBOX ? "letterbox (pad " + fixed_text(p.pad_value) + ")"
-                                                                : "centre crop " + fixed_text(p.crop_fraction);
-  s += std::string(p.bgr ? ", BGR" : ", RGB") + (p.nhwc ? ", NHWC" : ", NCHW");
-  if (p.mean.empty()) return s + ", x = pixel / 255";
-  s += ", mean";
-  for (float m : p.mean) s += " " + fixed_text(m);
-  s += ", std";
-  for (float d : p.std) s += " " + fixed_text(d);
-  return s;
-}
-
 // ---- unsupported ops ---------------------------------------------------------------------------
 
 // One line per op type, most frequent first: the count and the first node with its reason.
@@ -564,7 +545,8 @@ int main(int argc, char** argv) {
     if (!resolve_preprocess(g, preprocess, &wo.preprocessing.back(), &error)) {
       return fail(error + "\nno output file was written");
     }
-    pass_notes.push_back("preprocessing for image files (jet-run): " + preprocess_text(g, wo.preprocessing.back()));
+    pass_notes.push_back("preprocessing for image files (jet-run), input '" + g.tensors[wo.preprocessing.back().input].name +
+                           "' " + jet::tools::preprocessing_text(wo.preprocessing.back()));
   }
   if (!labels.empty()) {
     // A classifier's output has one value per label per image; say so when it does not.

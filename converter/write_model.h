@@ -55,19 +55,9 @@ struct WriteOptions {
   // Metadata.
   std::vector<std::string> labels;                               // class names
   std::vector<std::pair<std::string, std::string>> properties;   // unique keys
-  struct Preprocess {
-    int input = -1;           // IR tensor index of a graph input
-    std::vector<float> mean;  // per channel; x = (pixel / 255 - mean) / std
-    std::vector<float> std;   // same length as mean, no zeros
-    bool bgr = false;         // the model expects BGR channel order
-    bool nhwc = false;        // the input's dims are [N, H, W, C] (else [N, C, H, W])
-    // Schema 1.2: the image size (the input's; 0 = not recorded) and how images of other sizes
-    // are resized to it (jet::ImagePreprocessing).
-    int height = 0, width = 0;
-    ImagePreprocessing::Resize resize = ImagePreprocessing::Resize::STRETCH;
-    float crop_fraction = 1.0f;  // CENTER_CROP: in (0, 1]
-    float pad_value = 0.0f;      // LETTERBOX: in [0, 255]
-  };
+  // Image preprocessing per input (jet::ImagePreprocessing; `input` is the IR tensor index of a
+  // graph input; height/width 0 = not recorded).
+  using Preprocess = ImagePreprocessing;
   std::vector<Preprocess> preprocessing;
 };
 
