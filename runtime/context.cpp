@@ -365,6 +365,35 @@ Status ExecutionContext::run(cudaStream_t stream) {
   return c.run_ops(stream, c.profiling);
 }
 
+Status ExecutionContext::run_observed(cudaStream_t stream, const OpObserver& observer) {
+  Impl& c = *impl_;
+  if (!observer) return Status(StatusCode::BAD_PARAM, "run_observed: no observer");
+  auto pass = [&]() -> Status {
+    c.handle.set_stream(stream);
+    c.profile_ready = false;
+    for (size_t i = 0; i < c.e->ops.size(); ++i) {
+      const Status st = rt::execute_op(c.handle, c.e->ops[i], c.op_in_ptrs.data() + c.op_in_begin[i],
+                                       c.op_out_ptrs[i], c.workspace, c.workspace_bytes);
+      if (!st.ok()) return Status(st.code(), rt::op_label(*c.e, static_cast<int>(i)) + ": " + st.message());
+#if defined(JET_HAVE_CUDA)
+      if (c.is_cuda()) {
+        const cudaError_t err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) return rt::cuda_error("run_observed: cudaStreamSynchronize", err);
+      }
+#endif
+      JET_RT_TRY(observer(static_cast<int>(i)));
+    }
+    return Status();
+  };
+#if defined(JET_HAVE_CUDA)
+  if (c.is_cuda()) {
+    rt::DeviceGuard guard(c.handle.device());
+    return pass();
+  }
+#endif
+  return pass();
+}
+
 Status ExecutionContext::capture(cudaStream_t stream) {
   Impl& c = *impl_;
   if (!c.is_cuda()) {

@@ -54,8 +54,12 @@ int fail(const char* tool, const Status& st);
 // false with the usage error in `error` when the argument is not taken.
 bool take_model_argument(const std::string& arg, std::string* model, std::string* error);
 
+// NOT_SUPPORTED, saying so and naming --device cpu, when no CUDA device can be used (a CUDA build
+// on a machine without a GPU or driver, or a build without CUDA).
+Status cuda_device_available();
+
 // Loads the model file `path` for `backend` and, when `ctx` is not null, creates an execution
-// context for it.
+// context for it. CUDA without a usable device: cuda_device_available()'s error.
 Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
                    std::unique_ptr<ExecutionContext>* ctx);
 

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -201,6 +202,15 @@ class ExecutionContext {
   // stream, nullptr) the context stays in plain mode and the Status says why. CPU: NOT_SUPPORTED.
   Status capture(cudaStream_t stream);
   bool has_graph() const;
+
+  // Debugging (jet-compare --layers): runs the pass op by op on `stream` and calls observer(i)
+  // right after op i, when its output (engine().op(i).outputs, at tensor_data()) holds the op's
+  // result and no later op has reused that arena region yet: the observer copies what it wants to
+  // see. On CUDA the stream is synchronized before every call. A non-OK Status from the observer
+  // stops the pass and is returned. Slow (a host synchronization per op on CUDA) and never
+  // replays a captured graph; run() is the production path.
+  using OpObserver = std::function<Status(int op)>;
+  Status run_observed(cudaStream_t stream, const OpObserver& observer);
 
   // Per-layer timing: off by default and then free. When on, run() records a time per op (CUDA
   // events allocated here, not in run()); layer_times() reads them (it synchronizes the stream).
