@@ -9,7 +9,7 @@
 //
 // Errors per tensor (side a is the reference): max_abs = max |a - b|; rel_rms = rms(a - b) /
 // rms(a); max_rel = max_abs / max |a|. A tensor fails when rel_rms exceeds the tolerance or a
-// value is not finite on one side only. Exit status: 0 every output passes, 1 some output fails
+// value is not finite on one side only (or differently non-finite). Exit status: 0 every output passes, 1 some output fails
 // (or an error), 2 bad command line.
 #include <algorithm>
 #include <cmath>
@@ -316,13 +316,14 @@ Error compare(const std::vector<float>& a, const std::vector<float>& b) {
 
 bool passes(const Error& e, double tolerance) { return e.nonfinite_mismatch == 0 && e.rel_rms <= tolerance; }
 
+// One table row; the tensor name last, so that long names do not break the columns.
 void print_row(const char* kind, const std::string& op, const jet::TensorInfo& info, const Error& e, bool ok,
                const char* mark) {
   const std::string verdict =
-      ok ? "ok" : e.nonfinite_mismatch ? "FAIL (" + std::to_string(e.nonfinite_mismatch) + " non-finite on one side)" : "FAIL";
-  std::printf("%-7s %-14s %-28s %-18s %-11s %-11s %-11s %s%s\n", kind, op.c_str(), info.name.c_str(),
-              format_dims(info.dims).c_str(), short_number(e.max_abs).c_str(), short_number(e.rel_rms).c_str(),
-              short_number(e.max_rel).c_str(), verdict.c_str(), mark);
+      ok ? "ok" : e.nonfinite_mismatch ? "FAIL:" + std::to_string(e.nonfinite_mismatch) + "-non-finite" : "FAIL";
+  std::printf("%-7s %-13s %-19s %-10s %-10s %-10s %-5s %s%s\n", kind, op.c_str(), format_dims(info.dims).c_str(),
+              short_number(e.max_abs).c_str(), short_number(e.rel_rms).c_str(), short_number(e.max_rel).c_str(),
+              verdict.c_str(), info.name.c_str(), mark);
 }
 
 int run(Options& opt) {
@@ -369,8 +370,8 @@ int run(Options& opt) {
   if (!st.ok()) return fail(st);
 
   std::printf("tolerance: rel_rms <= %s\n", short_number(tolerance).c_str());
-  std::printf("%-7s %-14s %-28s %-18s %-11s %-11s %-11s %s\n", "", "op", "tensor", "dims", "max_abs", "rel_rms",
-              "max_rel", "");
+  std::printf("%-7s %-13s %-19s %-10s %-10s %-10s %-5s %s\n", "", "op", "dims", "max_abs", "rel_rms", "max_rel", "",
+              "tensor");
   if (opt.layers) {
     // Every op output of side a that side b also has (same name and element count).
     bool first_failure = true;
@@ -401,7 +402,7 @@ int run(Options& opt) {
     const jet::TensorInfo& info = a.engine->tensor(a.engine->output(i));
     auto it = tb.find(info.name);
     if (it == tb.end() || it->second.size() != ta[info.name].size()) {
-      std::printf("output  %-14s %-28s side b has no output of this name and size: FAIL\n", "", info.name.c_str());
+      std::printf("output  '%s': side b has no output of this name and size: FAIL\n", info.name.c_str());
       ++failed;
       continue;
     }

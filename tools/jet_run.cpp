@@ -179,7 +179,9 @@ void print_top_k(const jet::Engine& engine, const jet::TensorInfo& info, const s
     for (size_t r = 0; r < shown; ++r) {
       const size_t i = order[r];
       const double p = probabilities ? v[i] : std::exp(static_cast<double>(v[i]) - max) / exp_sum;
-      std::printf("  %zu. class %-6zu %-10s value %-12s %s\n", r + 1, i, (fixed(100.0 * p, 2) + "%").c_str(),
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.4g%%", 100.0 * p);
+      std::printf("  %zu. class %-6zu %-10s value %-12s %s\n", r + 1, i, percent,
                   short_float(v[i]).c_str(), labelled ? labels[i].c_str() : "");
     }
   }
