@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "image_input.h"
 #include "jet/runtime.h"
 #include "npy.h"
 
@@ -254,6 +255,13 @@ int inspect(const Options& opt) {
     s += ", \"workspace_bytes\": " + std::to_string(sum.workspace_bytes);
     s += ", \"context_memory_bytes\": " + std::to_string(engine->context_memory_size());
     s += ", \"labels\": " + std::to_string(sum.labels.size());
+    s += ", \"preprocessing\": [";
+    for (size_t i = 0; i < sum.preprocessing.size(); ++i) {
+      const jet::ImagePreprocessing& p = sum.preprocessing[i];
+      s += (i > 0 ? ", {" : "{") + std::string("\"input\": ") + json_string(engine->tensor(p.input).name) +
+           ", \"text\": " + json_string(preprocessing_text(p)) + "}";
+    }
+    s += "]";
     s += ", \"properties\": {";
     for (size_t i = 0; i < sum.properties.size(); ++i) {
       s += (i > 0 ? ", " : "") + json_string(sum.properties[i].first) + ": " + json_string(sum.properties[i].second);
@@ -304,6 +312,9 @@ int inspect(const Options& opt) {
   std::printf("workspace:   %zu bytes (cpu backend)\n", sum.workspace_bytes);
   std::printf("context:     %zu bytes (arena + workspace, aligned)\n", engine->context_memory_size());
   std::printf("labels:      %zu\n", sum.labels.size());
+  for (const jet::ImagePreprocessing& p : sum.preprocessing) {  // jet-convert --preprocess
+    std::printf("preprocess:  '%s' %s\n", engine->tensor(p.input).name.c_str(), preprocessing_text(p).c_str());
+  }
   for (const auto& kv : sum.properties) std::printf("property:    %s = %s\n", kv.first.c_str(), kv.second.c_str());
   if (opt.ops) {
     for (int i = 0; i < engine->num_ops(); ++i) {

@@ -3,6 +3,7 @@
 photo through the command-line tools, against PyTorch.
 
   /usr/bin/python3 newcomer.py --work DIR --convert jet-convert --run jet-run --compare jet-compare
+                               --inspect jet-inspect
 
 1. (cached under DIR/cache/newcomer, keyed by this script and export_models.py) PyTorch exports
    ResNet-18 at batch 1 (torchvision's architecture, random weights under seed 0, BatchNorm
@@ -11,7 +12,8 @@ photo through the command-line tools, against PyTorch.
    python3-skimage) with the same preprocessing as `--preprocess imagenet`: the centred square
    of 0.875 of the shorter side (whole pixels), bilinear resize to 224x224 (half-pixel centres, no
    antialiasing: torch.nn.functional.interpolate), ImageNet mean and std.
-2. jet-convert model.onnx -o model.jet --preprocess imagenet --labels labels.txt
+2. jet-convert model.onnx -o model.jet --preprocess imagenet --labels labels.txt (jet-inspect shows
+   both)
 3. jet-run model.jet chelsea.png --top-k 5 --device cpu: the same five classes in the same order
    as PyTorch, their labels, and probabilities within 2e-3 of PyTorch's.
 4. jet-convert --precision fp16, then jet-compare model.jet model_fp16.jet --layers --input
@@ -103,6 +105,7 @@ def main():
     parser.add_argument("--convert", required=True)
     parser.add_argument("--run", required=True)
     parser.add_argument("--compare", required=True)
+    parser.add_argument("--inspect", required=True)
     args = parser.parse_args()
     work = os.path.abspath(args.work)
     os.makedirs(os.path.join(work, "cache"), exist_ok=True)
@@ -124,6 +127,10 @@ def main():
     prepare.run([args.convert, os.path.join(stage, "model.onnx"), "-o", fp32, "--preprocess", "imagenet",
                  "--labels", os.path.join(stage, "labels.txt")])
     steps.append(("jet-convert fp32", time.time() - start, ""))
+
+    inspect = prepare.run([args.inspect, fp32])
+    check("preprocess:  'input' 224x224 centre crop 0.875, RGB, NCHW, mean 0.485 0.456 0.406, std 0.229 0.224 0.225"
+          in inspect and "labels:      1000" in inspect, "jet-inspect does not show the metadata:\n" + inspect)
 
     start = time.time()
     text = prepare.run([args.run, fp32, photo, "--top-k", "5", "--device", "cpu"])
