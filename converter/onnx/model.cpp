@@ -315,11 +315,17 @@ Status nodes_for_outputs(const onnx::GraphProto& graph, const std::set<std::stri
   for (const std::string& name : names) {
     if (!seen.insert(name).second) return model_error("--outputs names '" + name + "' twice");
     if (!producer.count(name) && !defined.count(name)) {
-      std::string outputs;
+      std::string outputs, similar;
       for (const onnx::ValueInfoProto& vi : graph.output()) outputs += (outputs.empty() ? "'" : ", '") + vi.name() + "'";
+      int shown = 0;  // node outputs whose names contain the one given, the first few
+      for (const auto& kv : producer) {
+        if (kv.first.find(name) == std::string::npos || shown == 8) continue;
+        similar += (similar.empty() ? "'" : ", '") + kv.first + "'";
+        ++shown;
+      }
       return model_error("--outputs: the model has no tensor named '" + name +
-                         "' (no node, initializer or graph input defines it; its outputs are " + outputs +
-                         "; jet-convert --verbose lists every node with its tensors)");
+                         "' (no node, initializer or graph input defines it); its outputs are " + outputs +
+                         (similar.empty() ? std::string() : "; tensors whose names contain it: " + similar));
     }
     pending.push_back(name);
   }
