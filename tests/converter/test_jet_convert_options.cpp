@@ -140,6 +140,9 @@ TEST_CASE("jet-convert --outputs: the graph is cut at the named tensors; an unkn
   CHECK(unknown.status == 1);
   CHECK(contains(unknown.output, "no tensor named 'nope'"));
   CHECK(contains(unknown.output, "'post'"));  // names the model's outputs
+  const Result partial = jet_convert(in + " --outputs feat");
+  CHECK(partial.status == 1);
+  CHECK(contains(partial.output, "tensors whose names contain it: 'features'"));
   const Result empty = jet_convert(in + " --outputs features,");
   CHECK(empty.status == 2);
   CHECK(contains(empty.output, "empty name"));
