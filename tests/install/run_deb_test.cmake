@@ -1,7 +1,8 @@
 # The .deb packages (cmake/packaging.cmake): `cpack -G DEB` on the build tree makes jetinfer and
 # jetinfer-dev; their contents are unpacked (dpkg-deb -x, no installation) into a scratch root,
 # checked, and the consumer project (jet::kernels and jet::runtime) is built against that root and
-# run on MODEL. Run by ctest (see tests/CMakeLists.txt).
+# run on MODEL. Run by ctest (see tests/CMakeLists.txt). Cross builds pass EXPECT_ARCH (arm64) and
+# stop after checking the contents and the architecture.
 file(REMOVE_RECURSE ${WORK_DIR})
 
 function(run)
@@ -37,6 +38,15 @@ foreach(file ${EXPECTED_FILES})
     message(FATAL_ERROR "the packages lack usr/${file}")
   endif()
 endforeach()
+if(EXPECT_ARCH)  # cross builds: the target's architecture; nothing here can run the contents
+  foreach(deb ${debs})
+    execute_process(COMMAND dpkg-deb -f ${deb} Architecture OUTPUT_VARIABLE arch OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT arch STREQUAL EXPECT_ARCH)
+      message(FATAL_ERROR "${deb} is for ${arch}, expected ${EXPECT_ARCH}")
+    endif()
+  endforeach()
+  return()
+endif()
 
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${root} -DCMAKE_BUILD_TYPE=Release)
