@@ -2,7 +2,7 @@
 # The demo: a trained face detector (MediaPipe BlazeFace) finds the astronaut's face in a real
 # photo, on the GPU when there is one, else on the CPU.
 #
-#   scripts/demo.sh [--cpu | --cuda] [--build-dir DIR] [--no-setup] [--docs-image]
+#   scripts/demo.sh [--cpu | --cuda] [--build-dir DIR] [--no-setup] [--docs-image] [--data DIR]
 #
 #   1. scripts/setup.sh (the Debian packages; installs only what is missing)
 #   2. configure DIR (default build-demo) and build only jet-convert and samples/face_detect; the
@@ -15,6 +15,11 @@
 #   5. run face_detect: prints the faces (box, score) and the latency per stage, writes
 #      out/astronaut_faces.png with the boxes and key points drawn
 # --docs-image also writes docs/img/astronaut_faces.jpg (the README's picture).
+# --data DIR: a machine without npm or the ONNX importer (the GPU test machine) runs on models
+# and the photo prepared elsewhere (DIR holds blazeface_fp16.jet / blazeface_fp32.jet and
+# astronaut.png: <build>/demo, or scripts/gpu-data.sh's .testdata/face_detect); only face_detect
+# is built. Debian packages unpacked by scripts/gpu-deps.sh (.deb/flatbuffers, .deb/stb) are used
+# when present; add --no-setup where nothing can be installed.
 # Environment: JET_CUDA_ARCHS (default: the GPU's, from nvidia-smi; 87 on a Jetson Orin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +29,8 @@ device=auto
 build_dir=${BUILD_DIR:-build-demo}
 setup=1
 docs_image=0
-usage="usage: scripts/demo.sh [--cpu | --cuda] [--build-dir DIR] [--no-setup] [--docs-image]"
+data=""
+usage="usage: scripts/demo.sh [--cpu | --cuda] [--build-dir DIR] [--no-setup] [--docs-image] [--data DIR]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) device=cpu ;;
@@ -33,6 +39,8 @@ while [ $# -gt 0 ]; do
     --build-dir=*) build_dir=${1#--build-dir=} ;;
     --no-setup) setup=0 ;;
     --docs-image) docs_image=1 ;;
+    --data) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; data=$2; shift ;;
+    --data=*) data=${1#--data=} ;;
     -h|--help) echo "$usage"; exit 0 ;;
     *) echo "demo: unknown argument $1" >&2; echo "$usage" >&2; exit 2 ;;
   esac
@@ -76,6 +84,8 @@ cmake_args=(-S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DJET_BUILD_TE
 if command -v ninja >/dev/null 2>&1 && [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake_args+=(-G Ninja)
 fi
+if [ -d .deb/flatbuffers/usr ]; then cmake_args+=(-DJET_FLATBUFFERS_ROOT="$root/.deb/flatbuffers"); fi
+if [ -d .deb/stb/usr ]; then cmake_args+=(-DJET_STB_ROOT="$root/.deb/stb"); fi
 if [ "$device" = cuda ]; then
   archs=${JET_CUDA_ARCHS:-}
   if [ -z "$archs" ] && command -v nvidia-smi >/dev/null 2>&1; then
@@ -91,14 +101,20 @@ say "device $device, build directory $build_dir"
 mkdir -p "$build_dir"
 cmake "${cmake_args[@]}" > "$build_dir/demo-configure.log" 2>&1 ||
   { cat "$build_dir/demo-configure.log"; echo "demo: cmake configure failed" >&2; exit 1; }
-cmake --build "$build_dir" -j"$(nproc)" --target jet-convert face_detect
-step
-
-cache=$build_dir/demo-cache
-data=$build_dir/demo
-/usr/bin/python3 samples/face_detect/prepare_data.py --cache "$cache" --out "$data" \
-  --convert "$build_dir/converter/jet-convert" --precision $precision
-step
+if [ -n "$data" ]; then
+  for f in "blazeface_$precision.jet" astronaut.png; do
+    [ -f "$data/$f" ] || { echo "demo: --data $data has no $f" >&2; exit 1; }
+  done
+  cmake --build "$build_dir" -j"$(nproc)" --target face_detect
+  step
+else
+  cmake --build "$build_dir" -j"$(nproc)" --target jet-convert face_detect
+  step
+  data=$build_dir/demo
+  /usr/bin/python3 samples/face_detect/prepare_data.py --cache "$build_dir/demo-cache" \
+    --out "$data" --convert "$build_dir/converter/jet-convert" --precision $precision
+  step
+fi
 
 mkdir -p out
 "$build_dir/samples/face_detect" "$data/blazeface_$precision.jet" "$data/astronaut.png" \

@@ -40,6 +40,10 @@ if [ -d .deb/doctest/usr ]; then cmake_args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/d
 # They add the conformance.cuda.* and networks.cuda_* tests to the tests step.
 if [ -f .testdata/conformance/manifest.txt ]; then cmake_args+=(-DJET_CONFORMANCE_DIR="$(pwd)/.testdata/conformance"); fi
 if [ -d .testdata/networks ]; then cmake_args+=(-DJET_NETWORKS_DIR="$(pwd)/.testdata/networks"); fi
+# The samples need stb (.deb/stb from gpu-deps.sh); with .testdata/face_detect they add
+# samples.face_detect_cuda_fp32/fp16 (face_detect against ONNX Runtime's pipeline).
+if [ -d .deb/stb/usr ]; then cmake_args+=(-DJET_BUILD_SAMPLES=ON -DJET_STB_ROOT="$(pwd)/.deb/stb"); fi
+if [ -f .testdata/face_detect/reference.json ]; then cmake_args+=(-DJET_FACE_DETECT_DIR="$(pwd)/.testdata/face_detect"); fi
 status=0
 if ! cmake "${cmake_args[@]}" >"$logs/configure.log" 2>&1; then
   say "configure: FAILED (see configure.log)"; tail -30 "$logs/configure.log"; exit 1
