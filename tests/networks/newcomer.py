@@ -15,7 +15,7 @@ photo through the command-line tools, against PyTorch.
 2. jet-convert model.onnx -o model.jet --preprocess imagenet --labels labels.txt (jet-inspect shows
    both)
 3. jet-run model.jet chelsea.png --top-k 5 --device cpu: the same five classes in the same order
-   as PyTorch, their labels, and probabilities within 2e-3 of PyTorch's.
+   as PyTorch, their labels, and logits within 1e-4 of PyTorch's; a JPEG (rocket.jpg) runs too.
 4. jet-convert --precision fp16, then jet-compare model.jet model_fp16.jet --layers --input
    chelsea.png: every layer's error is reported (one row per intermediate tensor) and the
    outputs pass (rel_rms <= 2e-2).
@@ -88,6 +88,10 @@ def export(out_dir, photo):
     with open(os.path.join(out_dir, "reference.txt"), "w") as f:
         for i in order[:6].tolist():
             f.write("%d %.8f %.8f\n" % (i, probs[i].item(), logits[i].item()))
+    # A JPEG too (decoders may differ by a level here and there, so only its size is compared).
+    jpeg = skimage.io.imread(os.path.join(os.path.dirname(photo), "rocket.jpg"))
+    with open(os.path.join(out_dir, "jpeg_size.txt"), "w") as f:
+        f.write("%dx%d\n" % (jpeg.shape[1], jpeg.shape[0]))
     print("newcomer: exported ResNet-18 (batch 1) and PyTorch's top-5 of %s" % photo)
 
 
@@ -156,6 +160,13 @@ def main():
         check(abs(got_prob - want_prob) <= 1e-3 * want_prob + 1e-7,
               "rank %d (class %d): probability %.6g, PyTorch %.6g" % (rank + 1, got_class, got_prob, want_prob))
     print("newcomer: jet-run's top-5 is PyTorch's (classes, order, labels; logits within 1e-4)")
+    jpeg = os.path.join(os.path.dirname(photo), "rocket.jpg")
+    text = prepare.run([args.run, fp32, "--input", "input=" + jpeg, "--top-k=5", "--device=cpu"])
+    size = open(os.path.join(stage, "jpeg_size.txt")).read().strip()
+    check("from %s (image %s, 224x224 centre crop" % (jpeg, size) in text and
+          len(re.findall(r"^\s+\d\. class \d+", text, re.M)) == 5,
+          "jet-run on a JPEG (%s, %s):\n%s" % (jpeg, size, text))
+    print("newcomer: a JPEG (rocket.jpg, %s) runs too" % size)
 
     start = time.time()
     prepare.run([args.convert, os.path.join(stage, "model.onnx"), "-o", fp16, "--precision", "fp16",
