@@ -1,6 +1,7 @@
 # .deb packages through CPack, one per install component:
 #   jetinfer      (component runtime): jet-run, jet-convert, jet-compare, jet-bench, jet-inspect
-#                 (and the libraries when built shared, -DBUILD_SHARED_LIBS=ON)
+#                 (the install rules send shared libraries here too, but the project's libraries
+#                 are static and a shared build is not tested)
 #   jetinfer-dev  (component dev): headers, the static libraries, the CMake package
 #                 (find_package(jetinfer) -> jet::kernels, jet::runtime); depends on jetinfer
 # Build them from a configured and built tree:   cd build && cpack -G DEB
