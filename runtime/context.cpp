@@ -42,6 +42,7 @@ struct ExecutionContext::Impl {
 #if defined(JET_HAVE_CUDA)
   std::vector<cudaEvent_t> events;  // num_ops + 1
   cudaGraphExec_t graph = nullptr;
+  ExecutionContext::GraphNodeCounts graph_nodes;  // of the captured graph
 #endif
 
   ~Impl();
@@ -425,6 +426,30 @@ Status ExecutionContext::capture(cudaStream_t stream) {
                   std::string("capture: cudaStreamEndCapture failed: ") + cudaGetErrorString(err) +
                       "; the context stays in plain mode");
   }
+  // What one replay launches, for jet-bench (kernels per inference).
+  ExecutionContext::GraphNodeCounts counts;
+  size_t num_nodes = 0;
+  err = cudaGraphGetNodes(graph, nullptr, &num_nodes);
+  std::vector<cudaGraphNode_t> nodes(err == cudaSuccess ? num_nodes : 0);
+  if (err == cudaSuccess && num_nodes > 0) err = cudaGraphGetNodes(graph, nodes.data(), &num_nodes);
+  for (size_t i = 0; err == cudaSuccess && i < num_nodes; ++i) {
+    cudaGraphNodeType type;
+    err = cudaGraphNodeGetType(nodes[i], &type);
+    if (err != cudaSuccess) break;
+    if (type == cudaGraphNodeTypeKernel) {
+      ++counts.kernels;
+    } else if (type == cudaGraphNodeTypeMemcpy) {
+      ++counts.memcpys;
+    } else if (type == cudaGraphNodeTypeMemset) {
+      ++counts.memsets;
+    } else {
+      ++counts.others;
+    }
+  }
+  if (err != cudaSuccess) {
+    cudaGraphDestroy(graph);
+    return rt::cuda_error("capture: reading the captured graph's nodes failed (plain mode kept)", err);
+  }
   cudaGraphExec_t exec = nullptr;
   err = cudaGraphInstantiateWithFlags(&exec, graph, 0);
   cudaGraphDestroy(graph);  // the executable graph does not need it
@@ -433,6 +458,7 @@ Status ExecutionContext::capture(cudaStream_t stream) {
     return rt::cuda_error("capture: cudaGraphInstantiateWithFlags failed (plain mode kept)", err);
   }
   c.graph = exec;
+  c.graph_nodes = counts;
   return Status();
 #else
   (void)stream;
@@ -446,6 +472,19 @@ bool ExecutionContext::has_graph() const {
 #else
   return false;
 #endif
+}
+
+Status ExecutionContext::graph_node_counts(GraphNodeCounts* out) const {
+  if (!out) return Status(StatusCode::BAD_PARAM, "graph_node_counts: out is a null pointer");
+  *out = GraphNodeCounts();
+#if defined(JET_HAVE_CUDA)
+  if (impl_->graph) {
+    *out = impl_->graph_nodes;
+    return Status();
+  }
+#endif
+  return Status(StatusCode::NOT_SUPPORTED, impl_->is_cuda() ? "graph_node_counts: no CUDA graph has been captured"
+                                                            : "graph_node_counts: CUDA graphs need the CUDA backend");
 }
 
 Status ExecutionContext::set_profiling(bool on) {

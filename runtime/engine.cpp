@@ -11,6 +11,7 @@
 #include "format.h"
 #include "loader.h"
 #include "ops.h"
+#include "tuning.h"
 
 namespace jet {
 
@@ -64,7 +65,7 @@ void fill_summary(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
 
 // Metadata.preprocessing: each entry must describe a rank-4 graph input image (C, H, W from its
 // dims in the layout it names) with one finite mean and one finite non-zero std per channel (or
-// neither: no normalization), a size that is the input's (0 in files before schema 1.2: taken
+// neither: no normalization), a size that is the input's (0 in files before schema 1.3: taken
 // from the dims), a known resize mode, crop_fraction in (0, 1] and pad_value in [0, 255]; else
 // BAD_PARAM naming the entry. jet-run relies on these when it turns an image file into an input.
 Status read_preprocessing(const fb::Model& m, Engine::Impl* impl) {
@@ -124,6 +125,37 @@ Status read_preprocessing(const fb::Model& m, Engine::Impl* impl) {
     if (!(pre.crop_fraction > 0.0f && pre.crop_fraction <= 1.0f)) return bad("crop_fraction must be in (0, 1]");
     if (!(pre.pad_value >= 0.0f && pre.pad_value <= 255.0f)) return bad("pad_value must be in [0, 255]");
     impl->summary.preprocessing.push_back(pre);
+  }
+  return Status();
+}
+
+// Whether the stored convolution choices apply here: Model.tuned_on (schema 1.2) against this
+// device. Tuned elsewhere: the heuristic, said once in the notes. Tuning at load ignores them.
+Status choose_stored_choices(const fb::Model& m, Engine::Impl* impl) {
+  // The device's name costs a cudaGetDeviceProperties call: asked only when needed.
+  const fb::TunedDevice* t = m.tuned_on();
+  if (t || impl->options.tune) impl->identity = rt::device_identity(impl->handle);
+  if (!t) return Status();
+  ModelSummary& s = impl->summary;
+  s.has_tuned_on = true;
+  s.tuned_on.name = t->name() ? t->name()->str() : std::string();
+  s.tuned_on.cc_major = t->cc_major();
+  s.tuned_on.cc_minor = t->cc_minor();
+  if (s.tuned_on.name.empty() || s.tuned_on.name.size() > 256 || s.tuned_on.cc_major < 0 || s.tuned_on.cc_minor < 0) {
+    return Status(StatusCode::BAD_PARAM, "tuned_on names no valid device (name '" + s.tuned_on.name.substr(0, 256) +
+                                             "', compute capability " + std::to_string(s.tuned_on.cc_major) + "." +
+                                             std::to_string(s.tuned_on.cc_minor) + ")");
+  }
+  if (impl->options.tune) return Status();  // measured again below
+  if (rt::same_device(s.tuned_on, impl->identity)) {
+    impl->stored_choices = rt::StoredChoices::MATCH;
+    s.stored_choices_used = true;
+  } else {
+    impl->stored_choices = rt::StoredChoices::MISMATCH;
+    s.notes.push_back("the model was tuned on " + rt::device_text(s.tuned_on) + ", this is " +
+                      rt::device_text(impl->identity) +
+                      ": its stored convolution choices are not used, the heuristic chooses (re-tune with "
+                      "jet-tune on this device)");
   }
   return Status();
 }
@@ -197,6 +229,7 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
   JET_RT_TRY(st);
   impl->device_weights = device;
   impl->device_weight_bytes = total;
+  impl->summary.weight_allocation_bytes = total;
   for (size_t t = 0; t < nt; ++t) {
     const rt::TensorRecord& r = impl->tensors[t];
     if (r.constant) impl->weight_ptrs[t] = static_cast<uint8_t*>(device) + slot[r.buffer];
@@ -224,8 +257,10 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   const fb::Model* model = nullptr;
   JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
   JET_RT_TRY(rt::check_graph(*model, impl->file.size(), impl.get()));
+  JET_RT_TRY(choose_stored_choices(*model, impl.get()));
   JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
   JET_RT_TRY(rt::check_arena_overlaps(*impl));
+  if (options.tune) JET_RT_TRY(rt::tune_convolutions(impl.get()));
 
   // Context memory: the planned arena, then the workspace, each 256-aligned. Every size is below
   // 2^48 (check_graph), and op workspaces are bounded the same way here.

@@ -254,6 +254,10 @@ int inspect(const Options& opt) {
     s += ", \"planner\": " + json_string(sum.planner);
     s += ", \"workspace_bytes\": " + std::to_string(sum.workspace_bytes);
     s += ", \"context_memory_bytes\": " + std::to_string(engine->context_memory_size());
+    s += ", \"tuned_on\": " + (sum.has_tuned_on ? "{\"name\": " + json_string(sum.tuned_on.name) + ", \"cc_major\": " +
+                                                    std::to_string(sum.tuned_on.cc_major) + ", \"cc_minor\": " +
+                                                    std::to_string(sum.tuned_on.cc_minor) + "}"
+                                              : std::string("null"));
     s += ", \"labels\": " + std::to_string(sum.labels.size());
     s += ", \"preprocessing\": [";
     for (size_t i = 0; i < sum.preprocessing.size(); ++i) {
@@ -311,6 +315,10 @@ int inspect(const Options& opt) {
               format_bytes(sum.arena_bytes).c_str(), sum.lower_bound_bytes, ratio, sum.planner.c_str());
   std::printf("workspace:   %zu bytes (cpu backend)\n", sum.workspace_bytes);
   std::printf("context:     %zu bytes (arena + workspace, aligned)\n", engine->context_memory_size());
+  if (sum.has_tuned_on) {
+    std::printf("tuned on:    %s, compute capability %d.%d (its stored algorithms and tactics are used only there)\n",
+                sum.tuned_on.name.c_str(), sum.tuned_on.cc_major, sum.tuned_on.cc_minor);
+  }
   std::printf("labels:      %zu\n", sum.labels.size());
   for (const jet::ImagePreprocessing& p : sum.preprocessing) {  // jet-convert --preprocess
     std::printf("preprocess:  '%s' %s\n", engine->tensor(p.input).name.c_str(), preprocessing_text(p).c_str());

@@ -1,6 +1,6 @@
-// Metadata.preprocessing (schema 1.2): written by the converter, read back by the loader into
+// Metadata.preprocessing (schema 1.3): written by the converter, read back by the loader into
 // ModelSummary::preprocessing, and every inconsistent entry refused naming it (jet-run relies on
-// them to turn an image into an input). Files before schema 1.2 have no size or resize fields:
+// them to turn an image into an input). Files before schema 1.3 have no size or resize fields:
 // the size then comes from the input's dims.
 #include <doctest/doctest.h>
 
@@ -77,7 +77,7 @@ TEST_CASE("inconsistent preprocessing metadata is refused naming the entry") {
   expect_rejected(edited([](fb::PreprocessingT& p) { p.crop_fraction = 1.5f; }), "crop_fraction");
   expect_rejected(edited([](fb::PreprocessingT& p) { p.pad_value = -1.0f; }), "pad_value");
   expect_rejected(edited([](fb::PreprocessingT& p) { p.resize = static_cast<fb::ResizeMode>(9); }), "unknown resize mode 9");
-  // A file before schema 1.2: no size, no resize fields; the size comes from the input's dims.
+  // A file before schema 1.3: no size, no resize fields; the size comes from the input's dims.
   std::shared_ptr<Engine> e;
   REQUIRE_OK(load_cpu(edited([](fb::PreprocessingT& p) {
                         p.height = 0;

@@ -36,12 +36,27 @@ namespace jet {
 // The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
 // refused; newer minor versions load (their additions are ignored).
 constexpr uint32_t kSchemaMajor = 1;
-constexpr uint32_t kSchemaMinor = 2;
+constexpr uint32_t kSchemaMinor = 3;
 
 struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
   int device = 0;                   // CUDA device ordinal
   bool verify_checksum = true;      // hash the whole file at load (catches flipped weight bytes)
+  // Tuning (like cudnn.benchmark / TensorRT tactics): for every convolution, time each algorithm
+  // and tactic on scratch buffers of the op's real shapes (find_conv_forward_algo, random data;
+  // the scratch memory is allocated and freed inside load) and run the fastest whose workspace
+  // fits min(the op's stored workspace policy, tune_workspace_limit). Stored choices are then
+  // ignored. The context's workspace is sized for the chosen algorithms; runs stay
+  // allocation-free. ModelSummary::tuning_ms says what it cost; OpInfo the per-op times.
+  bool tune = false;
+  size_t tune_workspace_limit = SIZE_MAX;  // bytes
+};
+
+// The device a model's stored convolution choices were measured on (schema Model.tuned_on), or
+// the device an engine runs on (Engine::device_identity).
+struct DeviceIdentity {
+  std::string name;  // CUDA's device name; "cpu" for the CPU backend
+  int cc_major = 0, cc_minor = 0;
 };
 
 enum class TensorRole { INPUT, OUTPUT, CONSTANT, ACTIVATION };
@@ -65,7 +80,11 @@ struct OpInfo {
   std::vector<int> inputs;    // tensor indices
   std::vector<int> outputs;
   std::string algo;           // conv: the algorithm this backend runs; empty otherwise
+  int32_t tactic = 0;         // conv: its tactic (ConvDesc::with_tactic; 0 = the heuristic's)
   size_t workspace_bytes = 0; // what that algorithm needs
+  // conv, when tuned at load (LoadOptions::tune): the measured time of the chosen algorithm and
+  // tactic, and of the heuristic's choice (tactic 0); -1 otherwise.
+  float tuned_ms = -1.f, heuristic_ms = -1.f;
   double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
 };
 
@@ -99,6 +118,21 @@ struct ModelSummary {
   std::vector<std::string> labels;
   std::vector<std::pair<std::string, std::string>> properties;
   std::vector<ImagePreprocessing> preprocessing;  // checked by the loader (docs/format.md)
+
+  // Convolution choices (tuning).
+  bool tuned_at_load = false;   // LoadOptions::tune measured them during this load
+  double tuning_ms = 0;         // the wall time that measuring took (0 when not tuned)
+  bool has_tuned_on = false;    // the file stores measured choices (schema 1.2 Model.tuned_on)...
+  DeviceIdentity tuned_on;      // ...made on this device
+  bool stored_choices_used = false;  // tuned_on matched this device and its choices were used
+  // Things the loader wants the user to know, each said once per load (e.g. "tuned on another
+  // device: using the heuristic"). Tools print them; nothing is written to stderr by the runtime.
+  std::vector<std::string> notes;
+
+  // Memory the engine allocated for the weights (CUDA: the device allocation, each buffer in a
+  // 256-byte slot; CPU: 0, the weights are read from the mapped file). With
+  // Engine::context_memory_size() (arena + workspace) per context: the runtime's accounting.
+  size_t weight_allocation_bytes = 0;
 };
 
 // Per-layer timing from a profiled run (ExecutionContext::set_profiling).
@@ -129,6 +163,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   Backend backend() const;
   int device() const;  // the CUDA device; -1 on the CPU backend
+  // What a tuned model records (and must match to have its choices used): CUDA's name and compute
+  // capability of device(), or "cpu" 0.0. (Queried from CUDA unless the load already did.)
+  DeviceIdentity device_identity() const;
 
   // Graph inputs and outputs in binding order (values are tensor indices).
   int num_inputs() const;
@@ -211,6 +248,13 @@ class ExecutionContext {
   // replays a captured graph; run() is the production path.
   using OpObserver = std::function<Status(int op)>;
   Status run_observed(cudaStream_t stream, const OpObserver& observer);
+  // The captured graph's nodes by type: kernels launched per inference, and copies / memsets.
+  // NOT_SUPPORTED on the CPU backend and before a capture (then every op is one routine call:
+  // Engine::num_ops()).
+  struct GraphNodeCounts {
+    int kernels = 0, memcpys = 0, memsets = 0, others = 0;
+  };
+  Status graph_node_counts(GraphNodeCounts* out) const;
 
   // Per-layer timing: off by default and then free. When on, run() records a time per op (CUDA
   // events allocated here, not in run()); layer_times() reads them (it synchronizes the stream).
@@ -232,5 +276,13 @@ class ExecutionContext {
 // style over little-endian 64-bit words (the tail zero-padded), then the length mixed in. Any
 // single changed word changes it.
 uint64_t model_checksum(const void* data, size_t size);
+
+// What jet-tune writes: the model `data` (the .jet bytes `engine` was loaded from) with every
+// convolution's algo and tactic set to what `engine` runs (tuned with LoadOptions::tune),
+// Model.tuned_on set to engine.device_identity(), the plan's workspace to the engine's, schema
+// 1.2 at least; the weights re-laid behind the new FlatBuffer (64-byte aligned, same bytes) and a
+// fresh checksum footer. BAD_PARAM when the bytes are not a valid model, not the engine's model
+// (op count or kinds differ), or of a newer schema minor (re-writing would drop its new fields).
+Status write_tuned_model(const Engine& engine, const void* data, size_t size, std::vector<uint8_t>* out);
 
 }  // namespace jet
