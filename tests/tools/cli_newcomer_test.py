@@ -3,7 +3,7 @@
 jet-make-model writes (no numpy, no ONNX needed). One ctest per case:
 
   cli_newcomer_test.py CASE --work DIR --make JET_MAKE_MODEL --run JET_RUN --bench JET_BENCH
-                       --inspect JET_INSPECT --compare JET_COMPARE --cuda-build 0|1
+                       --inspect JET_INSPECT --compare JET_COMPARE --tune JET_TUNE --cuda-build 0|1
 
 CASE: opt_equals (--opt=value on every tool), no_gpu (--device cuda without a GPU names
 --device cpu), image_errors (an image for a model without preprocessing), compare (jet-compare
@@ -19,7 +19,7 @@ import sys
 
 parser = argparse.ArgumentParser()
 parser.add_argument("case")
-for tool in ("work", "make", "run", "bench", "inspect", "compare"):
+for tool in ("work", "make", "run", "bench", "inspect", "compare", "tune"):
     parser.add_argument("--" + tool, required=True)
 parser.add_argument("--cuda-build", type=int, default=0)
 args = parser.parse_args()
@@ -71,6 +71,9 @@ def case_opt_equals():
     m2 = os.path.join(work, "m2.jet")
     run([args.make, "tiny_cnn", m2, "--seed=5"])
     check(open(m, "rb").read() == open(m2, "rb").read(), "jet-make-model --seed=5 differs from --seed 5")
+    tuned = os.path.join(work, "tuned.jet")
+    run([args.tune, m, "--output=" + tuned, "--device=cpu"])
+    check(os.path.exists(tuned), "jet-tune --output=FILE --device=cpu wrote nothing")
     r = run([args.run, m, "--device=gpu"], expect_rc=2)
     check("--device takes cpu or cuda" in r.stderr, "a bad --device=value is not reported")
 
