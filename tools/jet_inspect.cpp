@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "image_input.h"
 #include "jet/runtime.h"
 #include "npy.h"
 
@@ -258,6 +259,13 @@ int inspect(const Options& opt) {
                                                     std::to_string(sum.tuned_on.cc_minor) + "}"
                                               : std::string("null"));
     s += ", \"labels\": " + std::to_string(sum.labels.size());
+    s += ", \"preprocessing\": [";
+    for (size_t i = 0; i < sum.preprocessing.size(); ++i) {
+      const jet::ImagePreprocessing& p = sum.preprocessing[i];
+      s += (i > 0 ? ", {" : "{") + std::string("\"input\": ") + json_string(engine->tensor(p.input).name) +
+           ", \"text\": " + json_string(preprocessing_text(p)) + "}";
+    }
+    s += "]";
     s += ", \"properties\": {";
     for (size_t i = 0; i < sum.properties.size(); ++i) {
       s += (i > 0 ? ", " : "") + json_string(sum.properties[i].first) + ": " + json_string(sum.properties[i].second);
@@ -312,6 +320,9 @@ int inspect(const Options& opt) {
                 sum.tuned_on.name.c_str(), sum.tuned_on.cc_major, sum.tuned_on.cc_minor);
   }
   std::printf("labels:      %zu\n", sum.labels.size());
+  for (const jet::ImagePreprocessing& p : sum.preprocessing) {  // jet-convert --preprocess
+    std::printf("preprocess:  '%s' %s\n", engine->tensor(p.input).name.c_str(), preprocessing_text(p).c_str());
+  }
   for (const auto& kv : sum.properties) std::printf("property:    %s = %s\n", kv.first.c_str(), kv.second.c_str());
   if (opt.ops) {
     for (int i = 0; i < engine->num_ops(); ++i) {
@@ -331,6 +342,9 @@ int inspect(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

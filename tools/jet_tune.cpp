@@ -43,6 +43,10 @@ int tune(const Options& opt) {
   std::vector<uint8_t> bytes;
   Status st = read_file_bytes(opt.model, &bytes);
   if (!st.ok()) return fail(st);
+  if (opt.backend == jet::Backend::CUDA) {
+    st = cuda_device_available();  // says so and names --device cpu
+    if (!st.ok()) return fail(st);
+  }
   jet::LoadOptions load;
   load.backend = opt.backend;
   load.tune = true;
@@ -129,6 +133,9 @@ int tune(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

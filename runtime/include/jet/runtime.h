@@ -4,7 +4,7 @@
 //   jet::Status st = jet::Engine::load("resnet18.jet", jet::LoadOptions{}, &engine);
 //   std::unique_ptr<jet::ExecutionContext> ctx;
 //   st = engine->create_context(&ctx);                 // the one arena + workspace allocation
-//   std::memcpy / cudaMemcpyAsync(ctx->tensor_data(engine->input(0)), ...);  // or bind_tensor
+//   st = ctx->copy_input(engine->input(0), image, bytes, jet::DType::F32, stream);  // or bind_tensor
 //   st = ctx->run(stream);                             // zero allocations, no host sync (CUDA)
 //
 // Thread safety: an Engine is immutable after load and may be shared by any number of threads.
@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +36,7 @@ namespace jet {
 // The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
 // refused; newer minor versions load (their additions are ignored).
 constexpr uint32_t kSchemaMajor = 1;
-constexpr uint32_t kSchemaMinor = 2;
+constexpr uint32_t kSchemaMinor = 3;
 
 struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
@@ -87,6 +88,21 @@ struct OpInfo {
   double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
 };
 
+// How an image becomes a model input (jet-convert --preprocess; schema Preprocessing):
+// resized to height x width as `resize` says, then x = (pixel / 255 - mean[c]) / std[c] per
+// channel, in the channel order and layout given. What jet-run applies to an image file.
+struct ImagePreprocessing {
+  enum class Resize { STRETCH, CENTER_CROP, LETTERBOX };
+  int input = -1;               // tensor index of the graph input it feeds
+  int height = 0, width = 0;    // the input's image size
+  Resize resize = Resize::STRETCH;
+  float crop_fraction = 1.0f;   // CENTER_CROP, in (0, 1]
+  float pad_value = 0.0f;       // LETTERBOX: the fill, a pixel value in [0, 255]
+  std::vector<float> mean, std; // one per channel
+  bool bgr = false;             // the channel order the model expects
+  bool nhwc = false;            // the input's dims are [N, H, W, C] (else [N, C, H, W])
+};
+
 struct ModelSummary {
   uint32_t schema_major = 0, schema_minor = 0;
   std::string producer, producer_version, source_name, source_hash;
@@ -101,6 +117,7 @@ struct ModelSummary {
   // Optional metadata.
   std::vector<std::string> labels;
   std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<ImagePreprocessing> preprocessing;  // checked by the loader (docs/format.md)
 
   // Convolution choices (tuning).
   bool tuned_at_load = false;   // LoadOptions::tune measured them during this load
@@ -198,6 +215,19 @@ class ExecutionContext {
   // binding discards a captured CUDA graph (capture again to replay).
   Status bind_tensor(int index, void* data);
   Status bind_tensor(const std::string& name, void* data);
+  // Typed binding: the same, after checking that `dtype`, what the caller's buffer holds, is the
+  // tensor's dtype (BAD_PARAM naming both otherwise: float32 data bound to a float16 input would
+  // be read as garbage). Prefer these to the untyped forms, which cannot check.
+  Status bind_tensor(int index, void* data, DType dtype);
+  Status bind_tensor(const std::string& name, void* data, DType dtype);
+
+  // Typed copies between host memory and a graph input or output (its region for the next run,
+  // or the buffer bound to it): `bytes` must be the tensor's bytes (TensorInfo::bytes, in its
+  // layout) and `dtype` its dtype, else BAD_PARAM naming both. CUDA: cudaMemcpyAsync on `stream`
+  // (ordered with run() on that stream; synchronize it before reading copied-out host memory).
+  // CPU: memcpy (the stream is ignored). They allocate nothing.
+  Status copy_input(int index, const void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr);
+  Status copy_output(int index, void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr) const;
 
   // Runs the forward pass on `stream` (ignored on CPU). Asynchronous on CUDA: no host
   // synchronization, no blocking call, no allocation. Replays the captured graph when there is one.
@@ -210,6 +240,14 @@ class ExecutionContext {
   Status capture(cudaStream_t stream);
   bool has_graph() const;
 
+  // Debugging (jet-compare --layers): runs the pass op by op on `stream` and calls observer(i)
+  // right after op i, when its output (engine().op(i).outputs, at tensor_data()) holds the op's
+  // result and no later op has reused that arena region yet: the observer copies what it wants to
+  // see. On CUDA the stream is synchronized before every call. A non-OK Status from the observer
+  // stops the pass and is returned. Slow (a host synchronization per op on CUDA) and never
+  // replays a captured graph; run() is the production path.
+  using OpObserver = std::function<Status(int op)>;
+  Status run_observed(cudaStream_t stream, const OpObserver& observer);
   // The captured graph's nodes by type: kernels launched per inference, and copies / memsets.
   // NOT_SUPPORTED on the CPU backend and before a capture (then every op is one routine call:
   // Engine::num_ops()).
