@@ -5,7 +5,7 @@
 #   OUT=/tmp/out bench/speed-check.sh [STEP...]
 # Steps (default "tests conv"): tests (jet_test_conv tactic sweep + jet_test_gemm), conv
 # (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
-# jet_bench_conv), r18 (bench/resnet18/run.py), sanitize (memcheck + racecheck of the tactic
+# jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
 # sweep and the GEMM tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -91,7 +91,7 @@ PY
   done
 fi
 if want r18; then
-  python3 bench/resnet18/run.py "$build" "$out/resnet18.md" --iterations 300 >"$out/r18.log" 2>&1 || status=1
+  python3 bench/networks/run.py "$build" "$out/resnet18.md" --networks resnet18 --iterations 300 >"$out/r18.log" 2>&1 || status=1
   tail -1 "$out/r18.log"
 fi
 # One archive comes back ($OUT returns at most 8 files).

@@ -138,13 +138,19 @@ want bench && for b in "$build"/bench/jet_bench_*; do
   grep -E 'SUMMARY|geomean|Total' "$logs/$name.log" | tail -3 | sed "s/^/  $name: /" | tee -a "$summary"
 done
 
-# ResNet-18 end to end through the runtime (jet-bench) against PyTorch, in the same run.
+# Whole networks through the runtime (jet-bench, untuned and tuned) against PyTorch, in the same
+# run (bench/networks/run.py). JET_BENCH_NETWORKS / JET_BENCH_DTYPES split the work over calls
+# (torch.compile of every network takes minutes); EfficientNet-B0 needs .testdata/networks.
 if want bench; then
   if [ -x "$build/tools/jet-bench" ] && [ -x "$build/tools/jet-make-model" ]; then
-    if python3 bench/resnet18/run.py "$build" "$out/resnet18.md" >"$logs/resnet18.log" 2>&1; then
-      say "bench resnet18: ok ($(tail -1 "$logs/resnet18.log"))"
-    else say "bench resnet18: FAILED"; tail -20 "$logs/resnet18.log" | tee -a "$summary"; status=1; fi
-  else say "bench resnet18: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
+    net_args=()
+    [ -n "${JET_BENCH_NETWORKS:-}" ] && net_args+=(--networks "$JET_BENCH_NETWORKS")
+    [ -n "${JET_BENCH_DTYPES:-}" ] && net_args+=(--dtypes "$JET_BENCH_DTYPES")
+    if python3 bench/networks/run.py "$build" "$out/networks.md" "${net_args[@]}" >"$logs/networks.log" 2>&1; then
+      say "bench networks: ok"
+    else say "bench networks: FAILED"; grep '^error:' "$logs/networks.log" | tail -10 | tee -a "$summary"; status=1; fi
+    sed -n '/^== summary ==$/,$p' "$logs/networks.log" | tail -n +2 | sed 's/^/  /' | tee -a "$summary"
+  else say "bench networks: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
 fi
 
 # The camera loop with BlazeFace on 2000 synthetic 1280x720 frames (samples/camera_loop/README.md):

@@ -241,25 +241,16 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
                     const char* routine) {
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
   const int z = static_cast<int>(nz);
+  const auto run = [&](auto tile) {
+    return launch_mma<decltype(tile)>(h, a, b, e, m, n, k, z, c.splits, workspace, routine);
+  };
   switch (static_cast<MmaTileId>(c.tile)) {
-    case MmaTileId::T128x128:
-      return launch_mma<MmaTile<128, 128, 2, 2, 3>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                    routine);
-    case MmaTileId::T128x64:
-      return launch_mma<MmaTile<128, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                   routine);
-    case MmaTileId::T64x128:
-      return launch_mma<MmaTile<64, 128, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                   routine);
-    case MmaTileId::T64x64:
-      return launch_mma<MmaTile<64, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
-    case MmaTileId::T64x32:
-      return launch_mma<MmaTile<64, 32, 4, 1, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
-    case MmaTileId::T32x64:
-      return launch_mma<MmaTile<32, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 2, 3>());
+    case MmaTileId::T128x64: return run(MmaTile<128, 64, 2, 2, 4>());
+    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 2, 4>());
+    case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
+    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
+    case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

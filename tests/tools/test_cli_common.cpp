@@ -134,3 +134,17 @@ TEST_CASE("cli_common: names, JSON strings, numbers and integer parsing") {
   CHECK(b == jet::Backend::CUDA);
   CHECK(!jet::tools::parse_backend("gpu", &b));
 }
+
+TEST_CASE("cli_common: CommandLine splits --opt=value and leaves everything else whole") {
+  std::vector<std::string> in = {"tool",        "--device=cpu", "--input=x=a.npy", "-o=keep", "NAME=FILE",
+                                 "--verbose",   "--",           "--=x",            "--seed=",  "model.jet"};
+  std::vector<char*> argv;
+  for (std::string& s : in) argv.push_back(&s[0]);
+  argv.push_back(nullptr);
+  jet::tools::CommandLine cl(static_cast<int>(in.size()), argv.data());
+  const std::vector<std::string> want = {"tool", "--device", "cpu",   "--input", "x=a.npy", "-o=keep", "NAME=FILE",
+                                         "--verbose", "--", "--=x", "--seed", "", "model.jet"};
+  REQUIRE(cl.argc() == static_cast<int>(want.size()));
+  for (int i = 0; i < cl.argc(); ++i) CHECK(std::string(cl.argv()[i]) == want[static_cast<size_t>(i)]);
+  CHECK(cl.argv()[cl.argc()] == nullptr);
+}
