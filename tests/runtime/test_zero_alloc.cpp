@@ -1,8 +1,8 @@
 // run() allocates nothing: this executable replaces malloc/calloc/realloc/memalign and every
 // operator new with counting versions (tests/common/alloc_counter.cpp, compiled into this
 // executable only), warms up, then counts the allocations the test thread makes during 100 runs
-// (and 100 profiled runs, and on CUDA 100 graph replays): exactly 0. Device allocations are counted through the
-// runtime's single allocation point (runtime/device_memory.h).
+// (and 100 profiled runs, and on CUDA 100 graph replays): exactly 0. Device allocations are
+// counted through the runtime's single allocation point (runtime/device_memory.h).
 //
 // Under AddressSanitizer (which owns malloc) the host counting is skipped with a message.
 #include <doctest/doctest.h>
