@@ -160,6 +160,15 @@ Status choose_stored_choices(const fb::Model& m, Engine::Impl* impl) {
   return Status();
 }
 
+// dst[k][t][c] = src[k][c][t]. The file's weights are 64-byte aligned and the staging block
+// 256-byte aligned, so the element-width accesses are aligned.
+template <class E>
+void reorder_kcrs_to_krsc(const E* src, size_t k, size_t c, size_t taps, E* dst) {
+  for (size_t ki = 0; ki < k; ++ki, src += c * taps, dst += c * taps)
+    for (size_t ti = 0; ti < taps; ++ti)
+      for (size_t ci = 0; ci < c; ++ci) dst[ti * c + ci] = src[ci * taps + ti];
+}
+
 // Weight pointers for the kernels. CPU: in place in the file (64-aligned offsets of a 64-aligned
 // base). CUDA: one device allocation, each buffer in a 256-aligned slot, filled by one upload.
 Status place_weights(const fb::Model& m, Engine::Impl* impl) {
@@ -201,14 +210,15 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
       std::memcpy(dst, src, static_cast<size_t>(buf->size()));
       continue;
     }
-    // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked).
-    const size_t es = dtype_size(r.desc.dtype());
+    // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked). Element by
+    // element in the element's width: a memcpy call per element made ResNet-50's load 100 ms
+    // slower.
     const size_t k = static_cast<size_t>(r.desc.dim(0)), c = static_cast<size_t>(r.desc.dim(1));
     const size_t taps = static_cast<size_t>(r.desc.elements()) / (k * c);
-    for (size_t ki = 0; ki < k; ++ki)
-      for (size_t ci = 0; ci < c; ++ci)
-        for (size_t ti = 0; ti < taps; ++ti)
-          std::memcpy(dst + ((ki * taps + ti) * c + ci) * es, src + ((ki * c + ci) * taps + ti) * es, es);
+    if (dtype_size(r.desc.dtype()) == 2)
+      reorder_kcrs_to_krsc(reinterpret_cast<const uint16_t*>(src), k, c, taps, reinterpret_cast<uint16_t*>(dst));
+    else
+      reorder_kcrs_to_krsc(reinterpret_cast<const uint32_t*>(src), k, c, taps, reinterpret_cast<uint32_t*>(dst));
   }
   void* device = nullptr;
   Status st = rt::device_alloc(total, &device, "the model's weights");
