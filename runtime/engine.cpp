@@ -191,7 +191,8 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
   rt::FileBytes file;
-  JET_RT_TRY(rt::FileBytes::map_file(path, &file));  // its messages name the path
+  // Their messages name the path.
+  JET_RT_TRY(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
