@@ -76,6 +76,9 @@ Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Eng
                    std::unique_ptr<ExecutionContext>* ctx) {
   LoadOptions load;
   load.backend = backend;
+  // The tools own a copy of the file: `cp new.jet live.jet` while jet-bench runs on live.jet
+  // cannot crash it (runtime/README.md, "Replacing a model file under a running process").
+  load.copy_file = true;
   Status st = Engine::load(path, load, engine);
   if (!st.ok() || ctx == nullptr) return st;
   return (*engine)->create_context(ctx);

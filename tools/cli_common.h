@@ -38,7 +38,8 @@ int fail(const char* tool, const Status& st);
 // false with the usage error in `error` when the argument is not taken.
 bool take_model_argument(const std::string& arg, std::string* model, std::string* error);
 
-// Loads the model file `path` for `backend` and, when `ctx` is not null, creates an execution
+// Loads the model file `path` for `backend` (with LoadOptions::copy_file: a tool survives the
+// file being rewritten in place while it runs) and, when `ctx` is not null, creates an execution
 // context for it.
 Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
                    std::unique_ptr<ExecutionContext>* ctx);
