@@ -201,14 +201,31 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   impl->context_bytes = impl->arena_bytes + impl->workspace_bytes;
   // What create_context says when it cannot allocate: what the bytes are for and where they come
   // from, so a huge figure points at its cause.
-  impl->context_what = "an execution context of " + std::to_string(impl->context_bytes) + " bytes: the arena of " +
-                       std::to_string(impl->arena_bytes) + " bytes (the memory plan: every activation of the model" +
-                       ") + a workspace of " + std::to_string(impl->workspace_bytes) + " bytes (" +
-                       (largest_op >= 0 && largest_op_workspace >= plan_workspace
-                            ? "op " + std::to_string(largest_op) + " '" + impl->op_infos[static_cast<size_t>(largest_op)].name +
-                                  "' (" + impl->op_infos[static_cast<size_t>(largest_op)].type + ") needs the most"
-                            : std::string("the memory plan's workspace_bytes")) +
-                       ")";
+  int largest_tensor = -1;
+  for (size_t t = 0; t < impl->tensors.size(); ++t) {
+    if (impl->tensors[t].in_arena &&
+        (largest_tensor < 0 || impl->tensors[t].arena_size > impl->tensors[static_cast<size_t>(largest_tensor)].arena_size)) {
+      largest_tensor = static_cast<int>(t);
+    }
+  }
+  std::string arena_why = "the memory plan's activations";
+  if (largest_tensor >= 0) {
+    const TensorInfo& info = impl->tensor_infos[static_cast<size_t>(largest_tensor)];
+    std::string dims;
+    for (size_t d = 0; d < info.dims.size(); ++d) dims += (d ? "x" : "") + std::to_string(info.dims[d]);
+    arena_why += "; the largest is tensor '" + info.name + "', " + dims + " " + dtype_name(info.dtype) + ", " +
+                 std::to_string(info.arena_size) + " bytes";
+  }
+  std::string workspace_why = "none needed";
+  if (impl->workspace_bytes > 0) {
+    workspace_why = largest_op >= 0 && largest_op_workspace >= plan_workspace
+                        ? "op " + std::to_string(largest_op) + " '" + impl->op_infos[static_cast<size_t>(largest_op)].name +
+                              "' (" + impl->op_infos[static_cast<size_t>(largest_op)].type + ") needs the most"
+                        : std::string("the memory plan's workspace_bytes");
+  }
+  impl->context_what = "an execution context of " + std::to_string(impl->context_bytes) + " bytes: an arena of " +
+                       std::to_string(impl->arena_bytes) + " bytes (" + arena_why + ") + a workspace of " +
+                       std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")";
 
   fill_summary(*model, impl->file.size(), impl.get());
   impl->summary.workspace_bytes = largest_op_workspace;

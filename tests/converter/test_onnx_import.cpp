@@ -2031,3 +2031,36 @@ TEST_CASE("onnx import: the new op types survive the passes, the writer and the 
 }
 
 #endif  // JET_HAVE_ONNX_IMPORT
+
+TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad included)") {
+  // 1x1x(4 + 2^21)x(4 + 2^21): 2^42 elements, a 16 TiB tensor.
+  const int64_t big = int64_t(1) << 21;
+  for (bool into_conv : {false, true}) {
+    CAPTURE(into_conv);
+    OnnxModel m(13);
+    m.input("x", {1, 1, 4, 4});
+    m.initializer_i64("pads", {8}, {0, 0, 0, 0, 0, 0, big, big});
+    m.node("Pad", {"x", "pads"}, {"xp"}, "huge_pad");
+    if (into_conv) {  // folded into the Conv's pads: the Conv's output is what is too large
+      m.initializer("w", {1, 1, 1, 1}, {1.f});
+      m.node("Conv", {"xp", "w"}, {"y"}, "conv");
+      m.output("y");
+    } else {
+      m.output("xp");
+    }
+    Graph g;
+    const Status st = import_model(m, &g);
+    INFO(st.to_string());
+    CHECK_FALSE(st.ok());
+    CHECK(contains(st.message(), "more than 2^40 elements"));
+    CHECK(contains(st.message(), into_conv ? "Conv" : "Pad"));
+  }
+  // Just under the cap converts (the limit is the cap, not something smaller).
+  OnnxModel m(13);
+  m.input("x", {1, 1, 4, 4});
+  m.initializer_i64("pads", {8}, {0, 0, 0, 0, 0, 0, (int64_t(1) << 19) - 4, (int64_t(1) << 19) - 4});
+  m.node("Pad", {"x", "pads"}, {"y"}, "large_pad");
+  m.output("y");
+  Graph g;
+  CHECK(import_model(m, &g).ok());
+}
