@@ -92,11 +92,24 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
   // gathered into one host staging block and uploaded with a single copy.
   void* staging = nullptr;
   JET_RT_TRY(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
-  for (size_t b = 0; b < nb; ++b) {
-    if (slot[b] == SIZE_MAX) continue;
-    const fb::Buffer* buf = buffers->Get(static_cast<flatbuffers::uoffset_t>(b));
-    std::memcpy(static_cast<uint8_t*>(staging) + slot[b], impl->file.data() + buf->offset(),
-                static_cast<size_t>(buf->size()));
+  for (size_t t = 0; t < nt; ++t) {
+    const rt::TensorRecord& r = impl->tensors[t];
+    if (!r.constant) continue;
+    const fb::Buffer* buf = buffers->Get(static_cast<flatbuffers::uoffset_t>(r.buffer));
+    uint8_t* dst = static_cast<uint8_t*>(staging) + slot[r.buffer];
+    const uint8_t* src = impl->file.data() + buf->offset();
+    if (!r.filter_krsc) {  // buffers shared by several tensors are copied again, unchanged
+      std::memcpy(dst, src, static_cast<size_t>(buf->size()));
+      continue;
+    }
+    // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked).
+    const size_t es = dtype_size(r.desc.dtype());
+    const size_t k = static_cast<size_t>(r.desc.dim(0)), c = static_cast<size_t>(r.desc.dim(1));
+    const size_t taps = static_cast<size_t>(r.desc.elements()) / (k * c);
+    for (size_t ki = 0; ki < k; ++ki)
+      for (size_t ci = 0; ci < c; ++ci)
+        for (size_t ti = 0; ti < taps; ++ti)
+          std::memcpy(dst + ((ki * taps + ti) * c + ci) * es, src + ((ki * c + ci) * taps + ti) * es, es);
   }
   void* device = nullptr;
   Status st = rt::device_alloc(total, &device, "the model's weights");

@@ -55,11 +55,13 @@ struct TensorRecord {
   int first_step = -1;    // liveness on the op order (like the converter's planner)
   int last_step = -1;
   int producer = -1;      // the op that writes it; -1 for inputs and constants
+  bool filter_krsc = false;  // CUDA: a KCRS conv filter the upload stores KRSC (place_weights)
 };
 
 // Per-op-type prepared parameters. Plain members; only the ones of the op's kind are used.
 struct ConvPrepared {
-  FilterDesc filter;
+  FilterDesc filter;        // KCRS as stored, or KRSC when the upload reorders it (filter_krsc)
+  bool filter_krsc = false;
   ConvDesc conv;
   ConvAlgo algo = ConvAlgo::DIRECT;
   ActivationDesc act;

@@ -212,7 +212,17 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     return bad("groups " + std::to_string(groups) + " do not fit x's " + std::to_string(x.dim(1)) +
                " channels and the filter " + dims_text(w) + " (C = groups x filter C, K a multiple of groups)");
   }
-  c.filter = FilterDesc::make(w.dtype(), FilterLayout::KCRS, w.rank(), w.dims());
+  // The CUDA backend runs channels-last convolutions on its tensor cores with KRSC filters
+  // (channels fastest, like the activations). The file stores KCRS; when x is channels-last, the
+  // window has more than one tap (1x1 filters are both) and this op alone reads the constant
+  // filter, the upload stores it KRSC (place_weights), as TensorRT reformats weights at build.
+  const bool channels_last = x.dim(1) > 1 && x.stride(1) == 1;
+  const bool krsc = a.handle.backend() == Backend::CUDA && channels_last &&
+                    product(w.dims(), 2, w.rank()) > 1 && input(a, *p, 1).constant &&
+                    a.sole_user[p->inputs[1]] == a.step;
+  c.filter = FilterDesc::make(w.dtype(), krsc ? FilterLayout::KRSC : FilterLayout::KCRS, w.rank(),
+                              w.dims());
+  c.filter_krsc = krsc;
   JET_RT_TRY(c.filter.validate("w"));
   int64_t out[kMaxRank] = {};
   JET_RT_TRY(conv_output_dims(x, c.filter, c.conv, out));
@@ -904,14 +914,32 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
       return Status(StatusCode::INTERNAL_ERROR, "runtime op table out of OpKind order");
     }
   }
+  // Which op is a tensor's only reader (a constant buffer shared by two tensors counts as read
+  // by several: reordering it for one would change it for the other).
+  std::vector<int> sole_user(impl->tensors.size(), -1), readers(impl->tensors.size(), 0);
+  std::vector<int> buffer_tensors;
+  for (const TensorRecord& r : impl->tensors) {
+    if (!r.constant) continue;
+    if (static_cast<size_t>(r.buffer) >= buffer_tensors.size()) buffer_tensors.resize(r.buffer + 1, 0);
+    ++buffer_tensors[r.buffer];
+  }
+  for (size_t s = 0; s < impl->ops.size(); ++s)
+    for (int t : impl->ops[s].inputs) {
+      if (readers[t]++ == 0) sole_user[t] = static_cast<int>(s);
+    }
+  for (size_t t = 0; t < impl->tensors.size(); ++t) {
+    const TensorRecord& r = impl->tensors[t];
+    if (readers[t] != 1 || (r.constant && buffer_tensors[r.buffer] != 1)) sole_user[t] = -1;
+  }
   for (size_t s = 0; s < impl->ops.size(); ++s) {
     PreparedOp& p = impl->ops[s];
     for (int t : p.inputs) p.in_descs.push_back(impl->tensors[t].desc);
     p.out_desc = impl->tensors[p.output].desc;
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
-                           impl->tensor_infos, impl->handle};
+                           impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s)};
     const Status st = op_type(p.kind).prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
+    if (p.kind == OpKind::CONV && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
   }
   return Status();
 }

@@ -19,6 +19,8 @@ struct PrepareArgs {
   const std::vector<TensorRecord>& tensors;
   const std::vector<TensorInfo>& infos;
   const Handle& handle;
+  const std::vector<int>& sole_user;  // per tensor: the only op reading it, -1 when none or several
+  int step;                           // this op's index
 };
 
 // Fills out (descriptors, parameters, workspace) and info (algo, flops). The op's kind, inputs

@@ -17,7 +17,9 @@
 //
 //   jet_bench_conv [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]
 //                  [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]
-//                  [--cudnn-ws-mb MB] [--verbose] [--no-graph]
+//                  [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]
+// --tactics times every tactic (tensor-core tile x split-K factor) of each algorithm and keeps
+// its fastest, as a tuned runtime would choose; "best" then names the tactic (algo#t).
 // --verbose adds what cudnnFindConvolutionForwardAlgorithmEx returned per layer. Exit status 1
 // when an algorithm's output mismatches cuDNN's.
 #include <cuda_fp16.h>
@@ -437,7 +439,8 @@ struct AlgoResult {
   float host_us = 0;
   bool graph = false;
   size_t ws = 0;
-  double err = -1;  // max |ours - cudnn| / max |cudnn|
+  double err = -1;  // max |ours - cudnn| / max |cudnn|, the worst over its tactics
+  int tactic = 0;   // the fastest tactic (0: the heuristic's configuration)
 };
 
 struct LayerResult {
@@ -452,6 +455,7 @@ struct LayerResult {
   AlgoResult algo[kAlgoCount];
   int best = -1;  // index into algo
   jet::ConvAlgo heuristic = jet::ConvAlgo::COUNT;
+  float heuristic_ms = -1;  // the heuristic's algorithm with tactic 0
   double gflop = 0;
 };
 
@@ -465,6 +469,7 @@ struct Context {
   unsigned* err_dev;  // 2 words
   uint64_t seed = 1;
   bool verbose = false;
+  bool tactics = false;  // --tactics: time every tactic of every algorithm
 };
 
 template <class T>
@@ -640,48 +645,66 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
                                      0, &res.heuristic)
            .ok())
     res.heuristic = jet::ConvAlgo::COUNT;
+  // Each algorithm with tactic 0 (the heuristic's configuration) and, with --tactics, every
+  // tactic it has: the algorithm's entry is its fastest; heuristic_ms is what the heuristic's
+  // algorithm runs in with tactic 0 (an untuned runtime's time).
   for (int a = 0; a < kAlgoCount; ++a) {
     AlgoResult& ar = res.algo[a];
     const jet::ConvAlgo algo = kAlgos[a];
-    size_t wsb = 0;
-    jet::Status s = jet::conv_forward_workspace_size(cx.jet, xd, wd, cd, yd, algo, &wsb);
-    if (!s.ok()) {
-      ar.why = s.code() == jet::StatusCode::NOT_SUPPORTED ? "n/a" : "err: " + s.to_string();
-      continue;
-    }
-    if (!cx.ws.reserve(std::max<size_t>(wsb, 256))) {
-      ar.why = "workspace " + fmt_mib(wsb) + " does not fit";
-      continue;
-    }
-    ar.ws = wsb;
-    jet::Status call_status;
-    const Timing tm = time_calls(cx.timer, nrot, [&](int r) {
-      jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(r), wd, W(r), cd, algo,
-                                         wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(r));
-      if (!cs.ok()) {
-        if (call_status.ok()) call_status = cs;
-        return false;
+    int tactics = 0;
+    if (cx.tactics && !jet::conv_forward_tactic_count(cx.jet, xd, wd, cd, yd, algo, &tactics).ok())
+      tactics = 0;
+    for (int tactic = 0; tactic <= tactics; ++tactic) {
+      const jet::ConvDesc ct = cd.with_tactic(tactic);
+      size_t wsb = 0;
+      jet::Status s = jet::conv_forward_workspace_size(cx.jet, xd, wd, ct, yd, algo, &wsb);
+      if (!s.ok()) {
+        if (tactic == 0)
+          ar.why = s.code() == jet::StatusCode::NOT_SUPPORTED ? "n/a" : "err: " + s.to_string();
+        if (tactic == 0) break;
+        continue;
       }
-      return true;
-    });
-    const float ms = tm.ms;
-    if (ms < 0 || !call_status.ok()) {
-      ar.why = call_status.code() == jet::StatusCode::NOT_SUPPORTED
-                   ? "n/a"
-                   : "err: " + call_status.to_string();
-      continue;
+      if (!cx.ws.reserve(std::max<size_t>(wsb, 256))) {
+        if (tactic == 0) ar.why = "workspace " + fmt_mib(wsb) + " does not fit";
+        continue;
+      }
+      jet::Status call_status;
+      const Timing tm = time_calls(cx.timer, nrot, [&](int r) {
+        jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(r), wd, W(r), ct, algo,
+                                           wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(r));
+        if (!cs.ok()) {
+          if (call_status.ok()) call_status = cs;
+          return false;
+        }
+        return true;
+      });
+      const float ms = tm.ms;
+      if (ms < 0 || !call_status.ok()) {
+        if (tactic == 0)
+          ar.why = call_status.code() == jet::StatusCode::NOT_SUPPORTED
+                       ? "n/a"
+                       : "err: " + call_status.to_string();
+        continue;
+      }
+      if (tactic == 0 && algo == res.heuristic) res.heuristic_ms = ms;
+      double err = -1;
+      if (res.cudnn_ok) {  // correctness: slice 0, y pre-filled with NaNs
+        CUDA_CHECK(cudaMemsetAsync(Y(0), 0xff, yb, cx.timer.stream));
+        const jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(0), wd, W(0), ct, algo,
+                                                 wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(0));
+        err = cs.ok() ? compare(cx, dt, Y(0), cx.yref.p, y_elems) : INFINITY;
+        ar.err = std::max(ar.err, err);
+      }
+      if (!ar.ran || ms < ar.ms) {
+        ar.ran = true;
+        ar.ms = ms;
+        ar.host_us = tm.host_us;
+        ar.graph = tm.graph;
+        ar.ws = wsb;
+        ar.tactic = tactic;
+      }
     }
-    ar.ran = true;
-    ar.ms = ms;
-    ar.host_us = tm.host_us;
-    ar.graph = tm.graph;
-    if (res.cudnn_ok) {  // correctness: slice 0, y pre-filled with NaNs
-      CUDA_CHECK(cudaMemsetAsync(Y(0), 0xff, yb, cx.timer.stream));
-      const jet::Status cs = jet::conv_forward(cx.jet, 1.f, xd, X(0), wd, W(0), cd, algo,
-                                               wsb ? cx.ws.p : nullptr, wsb, 0.f, yd, Y(0));
-      ar.err = cs.ok() ? compare(cx, dt, Y(0), cx.yref.p, y_elems) : INFINITY;
-    }
-    if (res.best < 0 || ms < res.algo[res.best].ms) res.best = a;
+    if (ar.ran && (res.best < 0 || ar.ms < res.algo[res.best].ms)) res.best = a;
   }
   cleanup();
   return res;
@@ -698,6 +721,7 @@ int main(int argc, char** argv) {
   int64_t max_n = 0;
   size_t cudnn_ws_mb = 4096;
   bool verbose = false;
+  bool tactics = false;
   bool graph = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -709,13 +733,14 @@ int main(int argc, char** argv) {
     else if (a == "--runs" && more) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--max-n" && more) max_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--verbose") verbose = true;
+    else if (a == "--tactics") tactics = true;
     else if (a == "--no-graph") graph = false;
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]\n"
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
-                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph]\n",
+                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]\n",
                    argv[0]);
       return 2;
     }
@@ -745,6 +770,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaEventCreate(&cx.timer.e1));
   cx.timer.runs = runs;
   cx.verbose = verbose;
+  cx.tactics = tactics;
   cx.timer.graph = graph;
   CUDNN_CHECK(cudnnCreate(&cx.cudnn));
   CUDNN_CHECK(cudnnSetStream(cx.cudnn, cx.timer.stream));
@@ -823,8 +849,8 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 13 + kAlgoCount + 9; ++i) std::printf("---|");
         std::printf("\n");
         GeoMean gm_algo[kAlgoCount], gm_best, gm_igemm;
-        double net_cudnn = 0, net_ours = 0;
-        bool net_complete = true;
+        double net_cudnn = 0, net_ours = 0, net_heur = 0;
+        bool net_complete = true, net_heur_complete = true;
         std::vector<std::string> notes;
         for (const Layer& l : set.layers) {
           const LayerResult r = run_layer(cx, l, cfg);
@@ -867,8 +893,9 @@ int main(int argc, char** argv) {
           }
           if (r.best >= 0) {
             const AlgoResult& b = r.algo[r.best];
-            std::printf(" %s | %s | %.1f | %s | %.1f |", jet::conv_algo_name(kAlgos[r.best]),
-                        fmt_ms(b.ms).c_str(), r.gflop / b.ms, fmt_mib(b.ws).c_str(), b.host_us);
+            std::printf(" %s#%d | %s | %.1f | %s | %.1f |", jet::conv_algo_name(kAlgos[r.best]),
+                        b.tactic, fmt_ms(b.ms).c_str(), r.gflop / b.ms, fmt_mib(b.ws).c_str(),
+                        b.host_us);
             if (r.cudnn_ok) {
               gm_best.add(r.cudnn_ms / b.ms);
               std::printf(" %.3f |", r.cudnn_ms / b.ms);
@@ -883,6 +910,8 @@ int main(int argc, char** argv) {
               std::printf(" n/a |");
             }
             net_ours += b.ms * l.reps;
+            if (r.heuristic_ms > 0) net_heur += r.heuristic_ms * l.reps;
+            else net_heur_complete = false;
           } else {
             std::printf(" n/a | - | - | - | - | n/a | n/a |");
             net_complete = false;
@@ -912,8 +941,10 @@ int main(int argc, char** argv) {
                       gm_igemm.str().c_str(), gm_igemm.count);
           if (net_complete)
             std::printf("network (all 53 convolutions, reps counted): cuDNN %s ms, ours %s ms, "
-                        "ratio %.3f\n", fmt_ms(net_cudnn).c_str(), fmt_ms(net_ours).c_str(),
-                        net_cudnn / net_ours);
+                        "ratio %.3f; ours with the heuristic's choices %s ms\n",
+                        fmt_ms(net_cudnn).c_str(), fmt_ms(net_ours).c_str(),
+                        net_cudnn / net_ours,
+                        net_heur_complete ? fmt_ms(net_heur).c_str() : "n/a");
         }
         for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
         std::printf("\n");

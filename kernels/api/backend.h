@@ -93,6 +93,9 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
 Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                    const FilterDesc& w_desc, const ConvDesc& conv,
                                    const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes);
+Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
+                                 const FilterDesc& w_desc, const ConvDesc& conv,
+                                 const TensorDesc& y_desc, ConvAlgo algo, int* count);
 Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
                                 const FilterDesc& w_desc, const ConvDesc& conv,
                                 const TensorDesc& y_desc, ConvPreference preference,

@@ -2,10 +2,10 @@
 // and conv_forward / conv_bias_act_forward: validation and backend dispatch.
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "backend.h"
 #include "check.h"
-#include "../common/small_sort.h"
 
 namespace jet {
 
@@ -98,10 +98,33 @@ Status check_algo(const char* fn, ConvAlgo algo) {
 Status backend_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                               const FilterDesc& w_desc, const ConvDesc& conv,
                               const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes) {
-  if (handle.backend() == Backend::CPU)
+  if (handle.backend() == Backend::CPU) {
+    if (conv.tactic() != 0)
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "the CPU backend has no tactics (tactic %d requested; use 0)",
+                         static_cast<int>(conv.tactic()));
     return cpu::conv_forward_workspace_size(x_desc, w_desc, conv, y_desc, algo, bytes);
+  }
 #if defined(JET_HAVE_CUDA)
   return cuda::conv_forward_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, bytes);
+#else
+  return cuda_not_available("convolution");
+#endif
+}
+
+// The backend's tactic count (see conv_forward_tactic_count).
+Status backend_tactic_count(const Handle& handle, const TensorDesc& x_desc,
+                            const FilterDesc& w_desc, const ConvDesc& conv,
+                            const TensorDesc& y_desc, ConvAlgo algo, int* count) {
+  size_t bytes = 0;
+  JET_TRY(backend_workspace_size(handle, x_desc, w_desc, conv.with_tactic(0), y_desc, algo,
+                                 &bytes));
+  if (handle.backend() == Backend::CPU) {
+    *count = 0;
+    return Status();
+  }
+#if defined(JET_HAVE_CUDA)
+  return cuda::conv_forward_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, count);
 #else
   return cuda_not_available("convolution");
 #endif
@@ -192,6 +215,9 @@ Status ConvDesc::validate() const {
                          "conv: dilation %lld on spatial dim %d must be in [1, 2^31]",
                          static_cast<long long>(dilation_[i]), i);
   }
+  if (tactic_ < 0)
+    return make_status(StatusCode::BAD_PARAM, "conv: tactic %d must be >= 0 (0: heuristic)",
+                       static_cast<int>(tactic_));
   if (groups_ < 1)
     return make_status(StatusCode::BAD_PARAM, "conv: groups = %lld must be >= 1",
                        static_cast<long long>(groups_));
@@ -231,6 +257,16 @@ Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_des
   JET_TRY(check_algo(fn, algo));
   JET_TRY(check_ptr(fn, bytes, "bytes"));
   return in_routine(fn, backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, bytes));
+}
+
+Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
+                                 const FilterDesc& w_desc, const ConvDesc& conv,
+                                 const TensorDesc& y_desc, ConvAlgo algo, int* count) {
+  const char* fn = "conv_forward_tactic_count";
+  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_TRY(check_algo(fn, algo));
+  JET_TRY(check_ptr(fn, count, "count"));
+  return in_routine(fn, backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, count));
 }
 
 Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
@@ -334,35 +370,21 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
   if (handle.backend() != Backend::CPU) return cuda_not_available(fn);
 #endif
   // Every algorithm gets an entry: the ones the backend does not claim for this problem, or that
-  // need more workspace than given, keep their reason and go last.
-  constexpr int kAlgos = static_cast<int>(ConvAlgo::COUNT);
+  // need more workspace than given, keep their reason and go last. Each tactic of an algorithm
+  // that runs gets an entry of its own; tactics that do not apply are left out.
   constexpr int kRuns = 5;  // timed runs after one warm-up; the median is reported
-  ConvAlgoPerf perf[kAlgos];
-  for (int i = 0; i < kAlgos; ++i) {
-    ConvAlgoPerf& p = perf[i];
-    p.algo = static_cast<ConvAlgo>(i);
-    size_t need = 0;
-    Status s = backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, p.algo, &need);
-    if (!s.ok()) {
-      p.status = in_routine(fn, s);
-      continue;
-    }
-    p.workspace_bytes = need;
-    if (need > 0 && (!workspace || workspace_bytes < need)) {
-      p.status = make_status(StatusCode::BAD_PARAM,
-                             "%s: workspace too small: %zu bytes given%s, algo %s needs %zu", fn,
-                             workspace_bytes, workspace ? "" : " (null)",
-                             conv_algo_name(p.algo), need);
-      continue;
-    }
+  std::vector<ConvAlgoPerf> perf;
+  const auto time_one = [&](ConvAlgoPerf& p) {
+    const ConvDesc c = conv.with_tactic(p.tactic);
+    Status s;
     if (handle.backend() == Backend::CPU) {
       ConvEpilogue epilogue;  // alpha 1, beta 0: y = conv(x, w)
-      s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, conv, p.algo, workspace,
+      s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, c, p.algo, workspace,
                         workspace_bytes, epilogue, y_desc, y);  // warm-up
       float times[kRuns];
       for (int r = 0; r < kRuns && s.ok(); ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, conv, p.algo, workspace,
+        s = dispatch_conv(fn, handle, 1.f, x_desc, x, w_desc, w, c, p.algo, workspace,
                           workspace_bytes, epilogue, y_desc, y);
         const auto t1 = std::chrono::steady_clock::now();
         times[r] = std::chrono::duration<float, std::milli>(t1 - t0).count();
@@ -374,20 +396,50 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
     } else {
 #if defined(JET_HAVE_CUDA)
       float ms = -1.f;
-      s = in_routine(fn, cuda::time_conv_forward_algo(handle, x_desc, x, w_desc, w, conv, p.algo,
+      s = in_routine(fn, cuda::time_conv_forward_algo(handle, x_desc, x, w_desc, w, c, p.algo,
                                                       workspace, workspace_bytes, y_desc, y,
                                                       kRuns, &ms));
       if (s.ok()) p.time_ms = ms;
 #endif
     }
     p.status = s;
+  };
+  for (int i = 0; i < static_cast<int>(ConvAlgo::COUNT); ++i) {
+    const ConvAlgo algo = static_cast<ConvAlgo>(i);
+    int tactics = 0;
+    Status s = backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, &tactics);
+    for (int t = 0; t <= tactics; ++t) {
+      ConvAlgoPerf p;
+      p.algo = algo;
+      p.tactic = t;
+      size_t need = 0;
+      if (s.ok())
+        s = backend_workspace_size(handle, x_desc, w_desc, conv.with_tactic(t), y_desc, algo,
+                                   &need);
+      if (s.ok() && need > 0 && (!workspace || workspace_bytes < need))
+        s = make_status(StatusCode::BAD_PARAM,
+                        "%s: workspace too small: %zu bytes given%s, algo %s needs %zu", fn,
+                        workspace_bytes, workspace ? "" : " (null)", conv_algo_name(algo), need);
+      if (!s.ok()) {
+        if (t == 0) {  // the algorithm itself cannot run
+          p.status = in_routine(fn, s);
+          perf.push_back(p);
+          break;
+        }
+        s = Status();  // this tactic does not apply or does not fit: left out
+        continue;
+      }
+      p.workspace_bytes = need;
+      time_one(p);
+      perf.push_back(p);
+    }
   }
   // Fastest first; the failures after, in algorithm order.
-  small_stable_sort(perf, kAlgos, [](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
+  std::stable_sort(perf.begin(), perf.end(), [](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
     if (a.status.ok() != b.status.ok()) return a.status.ok();
     return a.status.ok() && a.time_ms < b.time_ms;
   });
-  const int n = std::min(max_results, kAlgos);
+  const int n = std::min(max_results, static_cast<int>(perf.size()));
   for (int i = 0; i < n; ++i) results[i] = perf[i];
   *returned = n;
   return Status();

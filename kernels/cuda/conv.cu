@@ -24,13 +24,21 @@ Status algo_applies(const ConvGeom& g, ConvAlgo algo) {
   }
 }
 
-size_t workspace_of(const ConvGeom& g, DType t, ConvAlgo algo) {
+// The algorithm's workspace for this problem and tactic; NOT_SUPPORTED when the tactic does not
+// apply (DIRECT and WINOGRAD have none).
+Status workspace_of(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo, size_t* bytes) {
+  *bytes = 0;
   switch (algo) {
-    case ConvAlgo::IMPLICIT_PRECOMP_GEMM: return implicit_precomp_gemm_workspace(g, t);
-    case ConvAlgo::GEMM: return gemm_workspace(g, t);
-    case ConvAlgo::WINOGRAD: return winograd_workspace(g, t);
-    default: return 0;
+    case ConvAlgo::IMPLICIT_GEMM: return implicit_gemm_workspace(h, g, t, bytes);
+    case ConvAlgo::IMPLICIT_PRECOMP_GEMM: return implicit_precomp_gemm_workspace(h, g, t, bytes);
+    case ConvAlgo::GEMM: return gemm_workspace(h, g, t, bytes);
+    case ConvAlgo::WINOGRAD: *bytes = winograd_workspace(g, t); break;
+    default: break;
   }
+  if (g.tactic != 0)
+    return make_status(StatusCode::NOT_SUPPORTED, "%s has no tactics (tactic %d requested)",
+                       conv_algo_name(algo), g.tactic);
+  return Status();
 }
 
 // Fastest first, by problem shape and dtype: measured on the H100 test machine (cudaEvent
@@ -44,11 +52,12 @@ size_t workspace_of(const ConvGeom& g, DType t, ConvAlgo algo) {
 //    stride-1 layer (1.07-2.9x); otherwise IMPLICIT_PRECOMP_GEMM, mostly a few percent ahead of
 //    IMPLICIT_GEMM (table reads instead of index decoding), then GEMM.
 //  - DIRECT is far slower except for depthwise layers, which have their own kernel.
-int rank_algos(const ConvGeom& g, DType t, ConvAlgo* order) {
+int rank_algos(const Handle& h, const ConvGeom& g, DType t, ConvAlgo* order) {
   int n = 0;
   const bool depthwise = g.cg == 1 && g.kg == 1 && g.groups > 1;
   const bool wino = winograd_applies(g);
-  const bool gemm_in_place = gemm_workspace(g, t) == 0;
+  size_t gemm_ws = 0;
+  const bool gemm_in_place = gemm_workspace(h, g, t, &gemm_ws).ok() && gemm_ws == 0;
   if (depthwise) order[n++] = ConvAlgo::DIRECT;
   if (t == DType::F16) {
     if (gemm_in_place) order[n++] = ConvAlgo::GEMM;
@@ -68,24 +77,37 @@ int rank_algos(const ConvGeom& g, DType t, ConvAlgo* order) {
 
 }  // namespace
 
-Status conv_forward_workspace_size(const Handle&, const TensorDesc& x_desc,
+Status conv_forward_workspace_size(const Handle& h, const TensorDesc& x_desc,
                                    const FilterDesc& w_desc, const ConvDesc& conv,
                                    const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes) {
   const ConvGeom g = make_conv_geom(x_desc, w_desc, conv, y_desc);
   JET_TRY(algo_applies(g, algo));
-  *bytes = workspace_of(g, x_desc.dtype(), algo);
+  return workspace_of(h, g, x_desc.dtype(), algo, bytes);
+}
+
+Status conv_forward_tactic_count(const Handle& h, const TensorDesc& x_desc,
+                                 const FilterDesc& w_desc, const ConvDesc& conv,
+                                 const TensorDesc& y_desc, ConvAlgo algo, int* count) {
+  const ConvGeom g = make_conv_geom(x_desc, w_desc, conv, y_desc);
+  JET_TRY(algo_applies(g, algo));
+  *count = 0;
+  if (algo == ConvAlgo::IMPLICIT_GEMM || algo == ConvAlgo::IMPLICIT_PRECOMP_GEMM ||
+      algo == ConvAlgo::GEMM)
+    return gemm_family_tactic_count(h, g, x_desc.dtype(), algo, count);
   return Status();
 }
 
-Status choose_conv_forward_algo(const Handle&, const TensorDesc& x_desc,
+Status choose_conv_forward_algo(const Handle& h, const TensorDesc& x_desc,
                                 const FilterDesc& w_desc, const ConvDesc& conv,
                                 const TensorDesc& y_desc, ConvPreference preference,
                                 size_t workspace_limit, ConvAlgo* algo) {
-  const ConvGeom g = make_conv_geom(x_desc, w_desc, conv, y_desc);
+  // The heuristic chooses with tactic 0 (the heuristic's tile) whatever conv carries.
+  const ConvGeom g = make_conv_geom(x_desc, w_desc, conv.with_tactic(0), y_desc);
   ConvAlgo order[8];
-  const int n = rank_algos(g, x_desc.dtype(), order);
+  const int n = rank_algos(h, g, x_desc.dtype(), order);
   for (int i = 0; i < n; ++i) {
-    const size_t ws = workspace_of(g, x_desc.dtype(), order[i]);
+    size_t ws = 0;
+    if (!workspace_of(h, g, x_desc.dtype(), order[i], &ws).ok()) continue;
     const bool fits = preference == ConvPreference::PREFER_FASTEST ||
                       (preference == ConvPreference::NO_WORKSPACE && ws == 0) ||
                       (preference == ConvPreference::SPECIFY_WORKSPACE_LIMIT &&
@@ -106,7 +128,9 @@ Status conv_forward(const Handle& h, float alpha1, const TensorDesc& x_desc, con
   const ConvGeom g = make_conv_geom(x_desc, w_desc, conv, y_desc);
   JET_TRY(algo_applies(g, algo));
   const DType t = x_desc.dtype();
-  if (workspace_bytes < workspace_of(g, t, algo))
+  size_t need = 0;
+  JET_TRY(workspace_of(h, g, t, algo, &need));
+  if (workspace_bytes < need)
     return make_status(StatusCode::BAD_PARAM, "workspace too small for %s", conv_algo_name(algo));
   const ConvOut e = make_conv_out(alpha1, epilogue, g);
   switch (algo) {

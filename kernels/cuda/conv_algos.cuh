@@ -15,22 +15,32 @@ namespace cuda {
 Status conv_direct(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                    const void* w, void* y);
 
+// The GEMM family (conv_gemm.cu) runs f16 channels-last problems on the tensor-core core
+// (gemm_mma.cuh) with tactics choosing its tile and split-K factor; the workspace queries check
+// the tactic and give NOT_SUPPORTED when it does not apply.
+//
 // IMPLICIT_GEMM (conv_gemm.cu): GEMM over (output pixels) x (K per group) x (C/groups * window)
-// whose lowered-input tiles are formed on the fly in shared memory. No workspace.
+// whose lowered-input tiles are formed on the fly. No workspace (so no split-K).
+Status implicit_gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes);
 Status conv_implicit_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                           const void* x, const void* w, void* y);
 
-// IMPLICIT_PRECOMP_GEMM (conv_gemm.cu): implicit GEMM with the lowered matrix's input offsets
-// precomputed into the workspace.
-size_t implicit_precomp_gemm_workspace(const ConvGeom& g, DType t);
+// IMPLICIT_PRECOMP_GEMM (conv_gemm.cu): implicit GEMM with workspace: the lowered matrix's input
+// offsets precomputed (register-staged kernel), or split-K partial sums (tensor-core kernel).
+Status implicit_precomp_gemm_workspace(const Handle& h, const ConvGeom& g, DType t,
+                                       size_t* bytes);
 Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                                   const void* x, const void* w, void* workspace, void* y);
 
 // GEMM (conv_gemm.cu): explicit im2col into the workspace, then the tiled GEMM. 1x1, stride 1,
 // unpadded problems with a GEMM-compatible x layout read x directly.
-size_t gemm_workspace(const ConvGeom& g, DType t);
+Status gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes);
 Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                  const void* w, void* workspace, void* y);
+
+// Tactics of the GEMM family for this problem (0 when it is off the tensor-core path).
+Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo,
+                                int* count);
 
 // WINOGRAD (conv_winograd.cu): F(2x2, 3x3) for 2D 3x3 filters with stride 1 and dilation 1.
 bool winograd_applies(const ConvGeom& g);

@@ -24,6 +24,7 @@
 // same kernels with element-wise loads.
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
+#include "gemm_mma.cuh"
 
 namespace jet {
 namespace cuda {
@@ -184,6 +185,60 @@ struct ConvLoader {
            static_cast<unsigned>(r.c[1] + e.d[1]) < static_cast<unsigned>(s.in[1]) &&
            static_cast<unsigned>(r.c[2] + e.d[2]) < static_cast<unsigned>(s.in[2]);
   }
+  // Async operand (gemm_mma.cuh), `vec` only: a chunk is 8 consecutive channels of one tap.
+  // The cursor walks (channel, tap) without dividing: advance adds the step to the channel and
+  // carries into the tap coordinates.
+  struct Cursor {
+    int64_t off;  // x offset of (c, tap') from a row's base
+    int d[3];     // the tap's displacement, kBadCoord past the depth
+    int c, t[3];  // channel within the group, tap coordinates (t[0] == win[0]: past the end)
+  };
+  __device__ void settle(Cursor& u) const {
+    if (u.t[0] >= s.win[0]) {
+      u.off = 0;
+      u.d[0] = u.d[1] = u.d[2] = kBadCoord;
+      return;
+    }
+    u.off = u.c;  // xs_c == 1 on the vec path
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const int ti = s.flip ? s.win[i] - 1 - u.t[i] : u.t[i];
+      u.d[i] = ti * s.dil[i];
+      u.off += static_cast<int64_t>(u.d[i]) * s.xs[i];
+    }
+  }
+  __device__ Cursor cursor(int k) const {
+    Cursor u;
+    const int tap = k / s.cg;
+    u.c = k - tap * s.cg;
+    u.t[2] = tap % s.win[2];
+    const int q = tap / s.win[2];
+    u.t[1] = q % s.win[1];
+    u.t[0] = q / s.win[1];
+    settle(u);
+    return u;
+  }
+  __device__ void advance(Cursor& u, int step) const {
+    u.c += step;
+    while (u.c >= s.cg && u.t[0] < s.win[0]) {
+      u.c -= s.cg;
+      if (++u.t[2] == s.win[2]) {
+        u.t[2] = 0;
+        if (++u.t[1] == s.win[1]) {
+          u.t[1] = 0;
+          ++u.t[0];
+        }
+      }
+    }
+    settle(u);
+  }
+  __device__ const T* chunk(const Row& r, const Cursor& u, int* bytes) const {
+    const bool in = static_cast<unsigned>(r.c[0] + u.d[0]) < static_cast<unsigned>(s.in[0]) &&
+                    static_cast<unsigned>(r.c[1] + u.d[1]) < static_cast<unsigned>(s.in[1]) &&
+                    static_cast<unsigned>(r.c[2] + u.d[2]) < static_cast<unsigned>(s.in[2]);
+    *bytes = in ? 16 : 0;
+    return in ? x + r.base + u.off : x;
+  }
   template <class S> __device__ __forceinline__ T load(const Row& r, const S& st, int kk, int) const {
     const TapEntry& e = st.e[kk];
     return inside(r, e) ? x[r.base + e.off] : gemm::zero_of<T>();
@@ -235,9 +290,8 @@ struct ConvEpi {
     w.k0 = z * g.kg;
     return w;
   }
-  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
-    const int64_t k = w.k0 + col;
-    T* yp = y + w.yo + k * g.ys_c;
+  // The value of output channel k (conv_store's formula) from its accumulator.
+  __device__ __forceinline__ float finish(const Row& w, int64_t k, float acc, const T* yp) const {
     float v = e.alpha1 * acc;
     if (e.fused) {
       if (e.z) v += e.alpha2 * to_f32(static_cast<const T*>(e.z)[w.zo + k * e.zs_c]);
@@ -249,7 +303,26 @@ struct ConvEpi {
     } else if (e.beta != 0.f) {
       v += e.beta * to_f32(*yp);
     }
-    *yp = from_f32<T>(v);
+    return v;
+  }
+  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
+    const int64_t k = w.k0 + col;
+    T* yp = y + w.yo + k * g.ys_c;
+    *yp = from_f32<T>(finish(w, k, acc, yp));
+  }
+  // Channels col and col + 1: one 4-byte store when they are adjacent halves (NHWC f16).
+  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
+    const int64_t k = w.k0 + col;
+    T* yp = y + w.yo + k * g.ys_c;
+    if (std::is_same<T, __half>::value && g.ys_c == 1 &&
+        reinterpret_cast<uintptr_t>(yp) % 4 == 0) {
+      const float v0 = finish(w, k, a0, yp), v1 = finish(w, k + 1, a1, yp + 1);
+      *reinterpret_cast<__half2*>(yp) = __floats2half2_rn(v0, v1);
+      return;
+    }
+    *yp = from_f32<T>(finish(w, k, a0, yp));
+    yp += g.ys_c;
+    *yp = from_f32<T>(finish(w, k + 1, a1, yp));
   }
 };
 
@@ -290,6 +363,105 @@ bool depth_fast(const ConvShape& s) {
   return s.rsc && (s.out[2] == 1 || s.xs_c < static_cast<int64_t>(s.stride[2]) * s.xs[2]);
 }
 
+// ---- The tensor-core path (gemm_mma.cuh) ------------------------------------------------------
+// Static conditions, checked when the workspace is sized: f16, sm_80+ code for this device, RSC
+// depth order (KRSC filters, or 1x1), C/groups % 8 == 0, unit channel stride and strides that
+// keep every 8-channel chunk 16-byte aligned, filter rows of a multiple of 8. Pointer alignment
+// is checked per call: unaligned buffers take the register-staged kernel (tactic 0) or give
+// NOT_SUPPORTED (an explicit tactic).
+bool mma_implicit_applies(const Handle& h, const ConvGeom& g, DType t) {
+  return t == DType::F16 && gemm::mma_available(h) && g.ws_c == 1 && g.cg % 8 == 0 &&
+         g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 && g.xs[1] % 8 == 0 &&
+         g.xs[2] % 8 == 0 && g.ws_k % 8 == 0;
+}
+
+bool direct_rows(const ConvGeom& g, int64_t* row_stride);
+
+// GEMM's A operand: x itself (1x1 direct rows) or the im2col matrix (row stride = depth).
+bool mma_rows_applies(const Handle& h, const ConvGeom& g, DType t) {
+  if (t != DType::F16 || !gemm::mma_available(h) || g.ws_k % 8 != 0) return false;
+  int64_t rs;
+  if (direct_rows(g, &rs)) return g.xs_c == 1 && rs % 8 == 0 && g.cg % 8 == 0;
+  return g.cg * g.win[0] * g.win[1] * g.win[2] % 8 == 0 && g.ws_c == 1;
+}
+
+constexpr int kMmaTactics = gemm::kMmaTileCount * gemm::kSplitChoiceCount;
+
+int64_t gemm_rows(const ConvGeom& g) { return g.n * g.out[0] * g.out[1] * g.out[2]; }
+int64_t gemm_depth(const ConvGeom& g) { return g.cg * g.win[0] * g.win[1] * g.win[2]; }
+
+// The configuration for this problem: the tactic's (tactic t >= 1 is tile (t - 1) / 8 with the
+// split-K factor kSplitChoices[(t - 1) % 8]), or the heuristic's. allow_split: the algorithm
+// has workspace for partial sums.
+Status mma_config(const Handle& h, const ConvGeom& g, bool allow_split, const char* routine,
+                  gemm::MmaConfig* c) {
+  const int64_t M = gemm_rows(g), N = g.kg, K = gemm_depth(g);
+  if (g.tactic == 0) {
+    *c = gemm::choose_mma_config(h, M, N, K, g.groups, allow_split);
+    return Status();
+  }
+  if (g.tactic > kMmaTactics)
+    return make_status(StatusCode::NOT_SUPPORTED, "%s: tactic %d is outside 1..%d", routine,
+                       g.tactic, kMmaTactics);
+  c->tile = static_cast<gemm::MmaTileId>((g.tactic - 1) / gemm::kSplitChoiceCount);
+  c->splits = gemm::kSplitChoices[(g.tactic - 1) % gemm::kSplitChoiceCount];
+  if (c->splits > 1 && !allow_split)
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: tactic %d splits the depth %d ways, which needs workspace; "
+                       "implicit_gemm has none (implicit_precomp_gemm has)",
+                       routine, g.tactic, c->splits);
+  if (gemm::mma_effective_splits(K, c->splits) != c->splits)
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: tactic %d: a depth of %lld leaves some of %d splits empty", routine,
+                       g.tactic, static_cast<long long>(K), c->splits);
+  return Status();
+}
+
+Status no_tactics(const ConvGeom& g, const char* routine) {
+  if (g.tactic == 0) return Status();
+  return make_status(StatusCode::NOT_SUPPORTED,
+                     "%s: tactic %d: tactics choose tensor-core tiles, and this problem does not "
+                     "take the tensor-core path (it needs f16, sm_80+, channels-last x with "
+                     "C/groups %% 8 == 0 and KRSC filters)",
+                     routine, g.tactic);
+}
+
+constexpr size_t kWorkspaceAlign = 256;
+size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+
+// Partial-sum bytes of the tensor-core configuration, 0 off that path.
+Status mma_workspace(const Handle& h, const ConvGeom& g, bool on_path, bool allow_split,
+                     const char* routine, size_t* bytes) {
+  *bytes = 0;
+  if (!on_path) return no_tactics(g, routine);
+  gemm::MmaConfig c;
+  JET_TRY(mma_config(h, g, allow_split, routine, &c));
+  *bytes = gemm::mma_workspace(c, gemm_rows(g), g.kg, gemm_depth(g), g.groups);
+  return Status();
+}
+
+template <class LA>
+Status run_mma(const Handle& h, const ConvGeom& g, const ConvOut& e, const LA& a, bool a_aligned,
+               const void* w, void* partials, bool allow_split, void* y, const char* routine,
+               bool* ran) {
+  *ran = false;
+  const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
+  if (!a_aligned || !b.vec) {
+    if (g.tactic != 0)
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
+                         g.tactic);
+    return Status();  // the caller runs the register-staged kernel
+  }
+  gemm::MmaConfig c;
+  JET_TRY(mma_config(h, g, allow_split, routine, &c));
+  *ran = true;
+  return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), gemm_rows(g), g.kg,
+                            gemm_depth(g), g.groups, c, partials, routine);
+}
+
+// ---- The register-staged kernels (gemm_core.cuh): every other problem -----------------------
+
 template <class T, bool kDF>
 Status run_implicit(const Handle& h, const ConvGeom& g, const ConvOut& e, const ConvShape& s,
                     const void* x, const void* w, const TapEntry* table, void* y,
@@ -305,19 +477,39 @@ Status run_implicit(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
                         s.depth, g.groups, routine);
 }
 
-Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
-                         const void* x, const void* w, const TapEntry* table, void* y,
-                         const char* routine) {
-  JET_TRY(check_shape(g, routine));
-  const ConvShape s = make_shape(g);
-  if (t == DType::F16) return run_implicit<__half, false>(h, g, e, s, x, w, table, y, routine);
-  if (depth_fast(s)) return run_implicit<float, true>(h, g, e, s, x, w, table, y, routine);
-  return run_implicit<float, false>(h, g, e, s, x, w, table, y, routine);
-}
-
 __global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
   for (int d = blockIdx.x * blockDim.x + threadIdx.x; d < s.depth; d += gridDim.x * blockDim.x)
     table[d] = tap_entry(s, d);
+}
+
+// Implicit GEMM on either engine: the tensor-core one when the problem allows it.
+Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
+                         const void* x, const void* w, const TapEntry* table, void* partials,
+                         bool allow_split, void* y, const char* routine) {
+  JET_TRY(check_shape(g, routine));
+  const ConvShape s = make_shape(g);
+  if (mma_implicit_applies(h, g, t)) {
+    ConvLoader<__half, false> a;
+    a.s = s;
+    a.x = static_cast<const __half*>(x);
+    a.table = nullptr;
+    a.vec = true;
+    bool ran = false;
+    const Status st = run_mma(h, g, e, a, aligned16(x) && aligned16(partials), w, partials,
+                              allow_split, y, routine, &ran);
+    if (!st.ok() || ran) return st;
+  } else {
+    JET_TRY(no_tactics(g, routine));
+  }
+  if (table == nullptr && allow_split) {  // implicit_precomp_gemm off the fast path: the table
+    TapEntry* tab = static_cast<TapEntry*>(partials);
+    tap_table_kernel<<<grid_for(s.depth, 256, h.sm_count()), 256, 0, h.stream()>>>(s, tab);
+    JET_TRY(launch_status(routine));
+    table = tab;
+  }
+  if (t == DType::F16) return run_implicit<__half, false>(h, g, e, s, x, w, table, y, routine);
+  if (depth_fast(s)) return run_implicit<float, true>(h, g, e, s, x, w, table, y, routine);
+  return run_implicit<float, false>(h, g, e, s, x, w, table, y, routine);
 }
 
 // Lowered matrix [groups][rows][depth] in x's dtype.
@@ -365,68 +557,103 @@ bool direct_rows(const ConvGeom& g, int64_t* row_stride) {
 }
 
 template <class T, bool kDF>
-Status run_rows(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* a_ptr,
-                int64_t rs, int64_t ks, int64_t zs, const void* w, void* y, const char* routine) {
+gemm::RowsLoader<T, kDF> rows_operand(const ConvGeom& g, const void* a_ptr, int64_t rs,
+                                      int64_t ks, int64_t zs) {
   gemm::RowsLoader<T, kDF> a;
   a.p = static_cast<const T*>(a_ptr);
-  a.rows = static_cast<int>(g.n * g.out[0] * g.out[1] * g.out[2]);
-  a.depth = static_cast<int>(g.cg * g.win[0] * g.win[1] * g.win[2]);
+  a.rows = static_cast<int>(gemm_rows(g));
+  a.depth = static_cast<int>(gemm_depth(g));
   a.rs = rs;
   a.ks = ks;
   a.zs = zs;
   a.vec = std::is_same<T, __half>::value && ks == 1 && rs % 8 == 0 && zs % 8 == 0 &&
           aligned16(a_ptr);
+  return a;
+}
+
+template <class T, bool kDF>
+Status run_rows(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* a_ptr,
+                int64_t rs, int64_t ks, int64_t zs, const void* w, void* y, const char* routine) {
+  const gemm::RowsLoader<T, kDF> a = rows_operand<T, kDF>(g, a_ptr, rs, ks, zs);
   return gemm::run_gemm(h, a, filter_operand<T, true>(g, w), make_epi<T>(g, e, y), a.rows, g.kg,
                         a.depth, g.groups, routine);
 }
 
 Status rows_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
-                     const void* a, int64_t rs, int64_t ks, int64_t zs, const void* w, void* y,
-                     const char* routine) {
+                     const void* a, int64_t rs, int64_t ks, int64_t zs, const void* w,
+                     void* partials, void* y, const char* routine) {
+  if (mma_rows_applies(h, g, t)) {
+    const gemm::RowsLoader<__half, false> ra = rows_operand<__half, false>(g, a, rs, ks, zs);
+    bool ran = false;
+    const Status st = run_mma(h, g, e, ra, ra.vec && aligned16(partials), w, partials, true, y,
+                              routine, &ran);
+    if (!st.ok() || ran) return st;
+  } else {
+    JET_TRY(no_tactics(g, routine));
+  }
   if (t == DType::F16) return run_rows<__half, false>(h, g, e, a, rs, ks, zs, w, y, routine);
   if (ks <= rs) return run_rows<float, true>(h, g, e, a, rs, ks, zs, w, y, routine);
   return run_rows<float, false>(h, g, e, a, rs, ks, zs, w, y, routine);
 }
 
+size_t im2col_bytes(const ConvGeom& g, DType t) {
+  int64_t rs;
+  if (direct_rows(g, &rs)) return 0;
+  return static_cast<size_t>(g.groups * gemm_rows(g) * gemm_depth(g)) * dtype_size(t);
+}
+
+size_t tap_table_bytes(const ConvGeom& g) {
+  return static_cast<size_t>(gemm_depth(g)) * sizeof(TapEntry);
+}
+
 }  // namespace
+
+Status implicit_gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes) {
+  return mma_workspace(h, g, mma_implicit_applies(h, g, t), false, "implicit_gemm", bytes);
+}
 
 Status conv_implicit_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                           const void* x, const void* w, void* y) {
-  return implicit_dispatch(h, g, e, t, x, w, nullptr, y, "implicit_gemm");
+  return implicit_dispatch(h, g, e, t, x, w, nullptr, nullptr, false, y, "implicit_gemm");
 }
 
-size_t implicit_precomp_gemm_workspace(const ConvGeom& g, DType) {
-  return static_cast<size_t>(g.cg * g.win[0] * g.win[1] * g.win[2]) * sizeof(TapEntry);
+// The workspace holds either the tap table (register-staged kernel) or the split-K partial sums
+// (tensor-core kernel); which one is decided per call, so it is sized for the larger.
+Status implicit_precomp_gemm_workspace(const Handle& h, const ConvGeom& g, DType t,
+                                       size_t* bytes) {
+  size_t partials = 0;
+  JET_TRY(mma_workspace(h, g, mma_implicit_applies(h, g, t), true, "implicit_precomp_gemm",
+                        &partials));
+  *bytes = partials > tap_table_bytes(g) ? partials : tap_table_bytes(g);
+  return Status();
 }
 
 Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                                   const void* x, const void* w, void* workspace, void* y) {
   const char* routine = "implicit_precomp_gemm";
-  JET_TRY(check_shape(g, routine));
   if (reinterpret_cast<uintptr_t>(workspace) % alignof(TapEntry) != 0)
     return make_status(StatusCode::BAD_PARAM, "%s: the workspace must be 8-byte aligned", routine);
-  const ConvShape s = make_shape(g);
-  TapEntry* table = static_cast<TapEntry*>(workspace);
-  tap_table_kernel<<<grid_for(s.depth, 256, h.sm_count()), 256, 0, h.stream()>>>(s, table);
-  JET_TRY(launch_status(routine));
-  return implicit_dispatch(h, g, e, t, x, w, table, y, routine);
+  return implicit_dispatch(h, g, e, t, x, w, nullptr, workspace, true, y, routine);
 }
 
-size_t gemm_workspace(const ConvGeom& g, DType t) {
-  int64_t rs;
-  if (direct_rows(g, &rs)) return 0;
-  return static_cast<size_t>(g.groups * g.n * g.out[0] * g.out[1] * g.out[2] * g.cg * g.win[0] *
-                             g.win[1] * g.win[2]) *
-         dtype_size(t);
+// im2col matrix first (when x is not already the lowered matrix), the partial sums after it.
+Status gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes) {
+  size_t partials = 0;
+  JET_TRY(mma_workspace(h, g, mma_rows_applies(h, g, t), true, "gemm", &partials));
+  const size_t lowered = im2col_bytes(g, t);
+  *bytes = partials == 0 ? lowered : align_up(lowered) + partials;
+  return Status();
 }
 
 Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                  const void* w, void* workspace, void* y) {
   const char* routine = "gemm";
   JET_TRY(check_shape(g, routine));
+  const size_t lowered = im2col_bytes(g, t);
+  void* partials = static_cast<char*>(workspace) + (lowered == 0 ? 0 : align_up(lowered));
   int64_t rs;
   if (direct_rows(g, &rs))  // x is the lowered matrix: depth = channels
-    return rows_dispatch(h, g, e, t, x, rs, g.xs_c, g.cg * g.xs_c, w, y, routine);
+    return rows_dispatch(h, g, e, t, x, rs, g.xs_c, g.cg * g.xs_c, w, partials, y, routine);
   const ConvShape s = make_shape(g);
   const int64_t total = g.groups * s.rows * static_cast<int64_t>(s.depth);
   const int grid = grid_for(total, 256, h.sm_count());
@@ -438,7 +665,15 @@ Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, 
                                                        static_cast<float*>(workspace));
   JET_TRY(launch_status(routine));
   const int64_t rows_elems = static_cast<int64_t>(s.rows) * s.depth;
-  return rows_dispatch(h, g, e, t, workspace, s.depth, 1, rows_elems, w, y, routine);
+  return rows_dispatch(h, g, e, t, workspace, s.depth, 1, rows_elems, w, partials, y, routine);
+}
+
+Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo,
+                                int* count) {
+  const bool on_path = algo == ConvAlgo::GEMM ? mma_rows_applies(h, g, t)
+                                              : mma_implicit_applies(h, g, t);
+  *count = on_path ? kMmaTactics : 0;
+  return Status();
 }
 
 }  // namespace cuda

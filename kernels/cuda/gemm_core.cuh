@@ -92,6 +92,17 @@ struct RowsLoader {
   template <class S> __device__ T load(const Row& r, const S&, int, int k) const {
     return r.valid && k < depth ? p[r.off + k * ks] : zero_of<T>();
   }
+  // Async operand (gemm_mma.cuh), f16 with `vec` only.
+  struct Cursor {
+    int k;
+  };
+  __device__ Cursor cursor(int k) const { return Cursor{k}; }
+  __device__ void advance(Cursor& c, int step) const { c.k += step; }
+  __device__ const T* chunk(const Row& r, const Cursor& c, int* bytes) const {
+    const int left = depth - c.k;
+    *bytes = r.valid && left > 0 ? (left >= 8 ? 16 : left * 2) : 0;
+    return *bytes ? p + r.off + c.k : p;
+  }
   template <class S> __device__ uint4 load8(const Row& r, const S& s, int kk, int k) const {
     if (vec && r.valid && k + 8 <= depth)
       return __ldg(reinterpret_cast<const uint4*>(p + r.off + k));

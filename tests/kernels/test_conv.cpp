@@ -4,6 +4,7 @@
 // fused routine; algorithm choice; workspace queries; invalid input.
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "kernels/util.h"
 #include "reference/activation.h"
@@ -415,6 +416,115 @@ TEST_CASE("conv_forward IMPLICIT_PRECOMP_GEMM") {
 TEST_CASE("conv_forward GEMM") {
   conv_forward_suite(ConvAlgo::GEMM);
   fused_suite(ConvAlgo::GEMM);
+}
+
+// Every tactic of the GEMM family (tensor-core tile x split-K factor) run directly, not only the
+// heuristic's, on f16 channels-last problems with KRSC filters: depths with a partial last tile
+// and enough depth tiles (48) for every split factor, odd M and N against every tile, groups, a
+// 3D problem, the smallest channel count (8). Odd tactics run the fused routine (bias, residual
+// aliasing y, ReLU), even ones conv_forward with alpha/beta. The CPU backend has no tactics.
+TEST_CASE("conv_forward tactics: every tile and split-K factor") {
+  const std::vector<ConvCase> cases = {
+      make_case("3x3 C=168 K=40 9x11 (depth 1512)", {1, 168, 9, 11}, {40, 168, 3, 3}, {1, 1},
+                {1, 1}, {1, 1}, {1, 1}, 1, false),
+      make_case("1x1 C=1528 K=72 5x7 (depth 1528)", {1, 1528, 5, 7}, {72, 1528, 1, 1}, {0, 0},
+                {0, 0}, {1, 1}, {1, 1}, 1, false),
+      make_case("3x3 stride 2 groups 2 conv mode, asymmetric pad", {2, 32, 13, 10},
+                {24, 16, 3, 3}, {1, 0}, {0, 1}, {2, 2}, {1, 1}, 2, true),
+      make_case("5x3 dilated C=8 K=16", {1, 8, 17, 9}, {16, 8, 5, 3}, {4, 2}, {4, 2}, {1, 1},
+                {2, 1}, 1, false),
+      make_case("3d 3x3x3 C=16 K=8", {1, 16, 5, 6, 7}, {8, 16, 3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+                {1, 1, 1}, {1, 1, 1}, 1, false),
+  };
+  const DType t = DType::F16;
+  const ConvAlgo algos[] = {ConvAlgo::IMPLICIT_GEMM, ConvAlgo::IMPLICIT_PRECOMP_GEMM,
+                            ConvAlgo::GEMM};
+  for (const Handle& h : test_handles()) {
+    CAPTURE(backend_name(h));
+    const bool tensor_cores = is_cuda(h) && h.compute_capability() >= 80;
+    for (const ConvCase& c : cases) {
+      CAPTURE(c.name);
+      const ConvDesc conv = conv_desc(c);
+      const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+      std::vector<int64_t> bias_dims(y_dims.size(), 1);
+      bias_dims[1] = y_dims[1];
+      const FilterDesc wd = filter_desc(t, FilterLayout::KRSC, c.w_dims);
+      const TensorDesc xd = make_desc(t, c.x_dims, Layout::CHANNELS_LAST);
+      const TensorDesc yd = make_desc(t, y_dims, Layout::CHANNELS_LAST);
+      const std::vector<double> xv = random_values(t, c.x_dims);
+      const std::vector<double> wv = random_values(t, c.w_dims);
+      const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
+      const HostTensor x = tensor_with(xd, xv);
+      const HostTensor w = tensor_with(wd.as_tensor(), wv);
+      HostTensor bias(make_desc(t, bias_dims, Layout::PADDED));
+      bias.fill_random();
+      for (ConvAlgo algo : algos) {
+        CAPTURE(conv_algo_name(algo));
+        int count = -1;
+        REQUIRE_OK(conv_forward_tactic_count(h, xd, wd, conv, yd, algo, &count));
+        if (!tensor_cores) {
+          CHECK(count == 0);
+          size_t bytes = 0;
+          CHECK_STATUS(conv_forward_workspace_size(h, xd, wd, conv.with_tactic(1), yd, algo,
+                                                   &bytes),
+                       StatusCode::NOT_SUPPORTED);
+          continue;
+        }
+        REQUIRE(count == 48);  // 6 tiles x 8 split-K factors
+        int ran = 0, split_ran = 0;
+        for (int tactic = 1; tactic <= count; ++tactic) {
+          CAPTURE(tactic);
+          const ConvDesc ct = conv.with_tactic(tactic);
+          size_t bytes = 0;
+          const Status ws = conv_forward_workspace_size(h, xd, wd, ct, yd, algo, &bytes);
+          // A tactic is refused only for a split-K factor: on IMPLICIT_GEMM (no workspace) or
+          // one that leaves splits without depth. tile (t - 1) / 8, factor (t - 1) % 8.
+          if (!ws.ok()) {
+            INFO(ws.to_string());
+            CHECK(ws.code() == StatusCode::NOT_SUPPORTED);
+            CHECK((tactic - 1) % 8 != 0);
+            continue;
+          }
+          ++ran;
+          if ((tactic - 1) % 8 != 0) ++split_ran;
+          const bool fused = tactic % 2 == 1;
+          const float alpha = fused ? 0.7f : 0.5f, beta = tactic % 4 == 0 ? 0.f : 0.25f;
+          HostTensor y(yd);
+          y.fill_random();  // the residual (fused) or the blended y
+          if (!fused && beta == 0.f) y.poison();  // must not be read
+          const HostTensor before = y;
+          Staging st(h);
+          const void* xp = st.in(x);
+          const void* wp = st.in(w);
+          const void* bp = st.in(bias);
+          void* yp = st.out(y);
+          std::vector<double> ref;
+          if (fused) {
+            REQUIRE_OK(conv_bias_act_forward(h, alpha, xd, xp, wd, wp, ct, algo,
+                                             st.scratch(bytes), bytes, 0.4f, yd, yp, bias.desc(),
+                                             bp, ActivationDesc::relu(), yd, yp));
+            ref = ref::conv_bias_act(conv_ref, y_dims, alpha, before.to_ref(), 0.4f,
+                                     bias.to_ref(), ActivationDesc::relu());
+          } else {
+            REQUIRE_OK(conv_forward(h, alpha, xd, xp, wd, wp, ct, algo, st.scratch(bytes), bytes,
+                                    beta, yd, yp));
+            ref = blend(conv_ref, alpha, beta, before.to_ref());
+          }
+          st.finish();
+          check_output(y, before, ref, tol_for(t));
+        }
+        // Every tile ran without split-K; with workspace some factors ran, and on the depths of
+        // 48 tiles (1512, 1528) every one.
+        CHECK(ran - split_ran == 6);
+        if (algo == ConvAlgo::IMPLICIT_GEMM) {
+          CHECK(split_ran == 0);
+        } else {
+          CHECK(split_ran > 0);
+          if (std::string(c.name).find("(depth 15") != std::string::npos) CHECK(ran == 48);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("conv_forward WINOGRAD") {

@@ -1,4 +1,7 @@
 // gemm_forward on every backend against the float64 reference.
+#include <cmath>
+#include <string>
+
 #include "kernels/util.h"
 #include "reference/gemm.h"
 
@@ -249,4 +252,68 @@ TEST_CASE("gemm_forward rejects invalid input") {
   CHECK_STATUS(gemm_forward(h, g, 1.f, TensorDesc::packed(f32, {3, 5}), yp, TensorDesc::packed(f32, {5, 5}), bp,
                             bias, biasp, 0.f, y, yp),
                StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("gemm_forward: small M (the GEMV path of fully connected layers)") {
+  // CUDA takes its GEMV kernel for M <= 8 with both operands contiguous along K and 16-byte
+  // aligned rows: these shapes cover M = 1..8, N from 1 (all eight warps of a block on one column)
+  // to 1000 (one warp per column), depths that are and are not a multiple of the 16-byte chunk
+  // (the tail loop; rows padded to keep them aligned), batch with a broadcast a, bias, and alpha
+  // / beta with beta == 0 over a poisoned y. M = 9 falls back to the tiled engines.
+  struct Case {
+    int64_t m, n, k, batch;
+  };
+  const Case cases[] = {{1, 1000, 2048, 1}, {1, 1, 4096, 1}, {3, 37, 2053, 1}, {8, 129, 520, 1},
+                        {2, 64, 1030, 2}, {9, 33, 264, 1}, {1, 7, 3, 1}};
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (const Case& c : cases) {
+        for (float beta : {0.f, 0.25f}) {
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(c.m);
+          CAPTURE(c.n);
+          CAPTURE(c.k);
+          CAPTURE(c.batch);
+          CAPTURE(beta);
+          const int64_t kp = (c.k + 7) / 8 * 8 + 8;  // padded row stride, a multiple of 8
+          const bool batched = c.batch > 1;
+          const std::vector<int64_t> a_dims = batched ? std::vector<int64_t>{1, c.m, c.k}
+                                                      : std::vector<int64_t>{c.m, c.k};
+          const std::vector<int64_t> b_dims = batched ? std::vector<int64_t>{c.batch, c.n, c.k}
+                                                      : std::vector<int64_t>{c.n, c.k};
+          const std::vector<int64_t> y_dims = batched ? std::vector<int64_t>{c.batch, c.m, c.n}
+                                                      : std::vector<int64_t>{c.m, c.n};
+          const std::vector<int64_t> bias_dims = batched ? std::vector<int64_t>{1, 1, c.n}
+                                                         : std::vector<int64_t>{1, c.n};
+          const int rank = batched ? 3 : 2;
+          const int64_t a_str3[3] = {c.m * kp, kp, 1}, b_str3[3] = {c.n * kp, kp, 1};
+          const int64_t* a_str = batched ? a_str3 : a_str3 + 1;
+          const int64_t* b_str = batched ? b_str3 : b_str3 + 1;
+          const HostTensor a = tensor_with(TensorDesc::strided(t, rank, a_dims.data(), a_str),
+                                           random_values(t, a_dims));
+          const HostTensor b = tensor_with(TensorDesc::strided(t, rank, b_dims.data(), b_str),
+                                           random_values(t, b_dims));
+          const HostTensor bias = tensor_with(make_desc(t, bias_dims, Layout::CHANNELS_FIRST),
+                                              random_values(t, bias_dims));
+          HostTensor y(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
+          if (beta == 0.f) y.poison(); else y.fill_random();
+          const HostTensor before = y;
+          GemmDesc g;
+          g.trans_b = true;  // b holds the N rows of K weights, as a fully connected layer
+          Staging st(h);
+          REQUIRE_OK(gemm_forward(h, g, 0.75f, a.desc(), st.in(a), b.desc(), st.in(b),
+                                  bias.desc(), st.in(bias), beta, y.desc(), st.out(y)));
+          st.finish();
+          const std::vector<double> prod = ref::gemm(a.to_ref(), a_dims, false, b.to_ref(),
+                                                     b_dims, true, bias.to_ref(), bias_dims, y_dims);
+          // A dot product of K terms of rms 1/3 (uniform [-1, 1] factors) cancels to O(sqrt(K) / 3)
+          // while its rounding error grows with the terms, not the result: judge it against that
+          // magnitude (a single output element gives check_output no rms to go by).
+          const double terms = 0.75 * std::sqrt(static_cast<double>(c.k)) / 3.0;
+          check_output(y, before, blend(prod, 0.75, beta, before.to_ref()), tol_for(t), terms);
+        }
+      }
+    }
+  }
 }

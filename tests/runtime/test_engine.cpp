@@ -67,10 +67,16 @@ TEST_CASE("channels-last models (set_channels_last) run like the reference execu
   REQUIRE_OK(set_channels_last(&both));
   ir::Graph r = resnet18_small(static_cast<uint64_t>(uniform_int(1, 1 << 30)));
   REQUIRE_OK(set_channels_last(&r));
+  // f16 channels-last ResNet-18: on CUDA its 3x3 filters are reordered to KRSC at upload and
+  // run on the tensor-core path (the default CUDA configuration of a converted model).
+  ir::Graph r16 = resnet18_small(static_cast<uint64_t>(uniform_int(1, 1 << 30)));
+  REQUIRE_OK(convert_precision(&r16, DType::F16));
+  REQUIRE_OK(set_channels_last(&r16));
   for (const Handle& h : test_handles()) {
     check_against_reference(g, h, "tiny_cnn channels-last f32");
     check_against_reference(both, h, "tiny_cnn channels-last f16");
     check_against_reference(r, h, "resnet18 channels-last f32");
+    check_against_reference(r16, h, "resnet18 channels-last f16");
   }
 }
 

@@ -35,8 +35,19 @@ class ConvDesc {
                          ConvMode mode = ConvMode::CROSS_CORRELATION,
                          ComputeType compute = ComputeType::F32);
 
+  // A kernel configuration within the algorithm (tile shape, split-K factor), like TensorRT's
+  // tactics: 0, the default, lets the backend choose by its heuristic; 1 ..
+  // conv_forward_tactic_count() pick one, and find_conv_forward_algo measures them. A tactic
+  // that does not apply to the problem gives NOT_SUPPORTED, never a different kernel.
+  ConvDesc with_tactic(int32_t tactic) const {
+    ConvDesc c = *this;
+    c.tactic_ = tactic;
+    return c;
+  }
+  int32_t tactic() const { return tactic_; }
+
   // BAD_PARAM unless spatial_rank in 1..3, pads >= 0, strides >= 1, dilations >= 1, groups >= 1,
-  // and pads, strides and dilations <= 2^31 (so offset arithmetic cannot overflow).
+  // pads, strides and dilations <= 2^31 (so offset arithmetic cannot overflow), tactic >= 0.
   Status validate() const;
 
   int spatial_rank() const { return spatial_rank_; }
@@ -57,6 +68,7 @@ class ConvDesc {
   int64_t groups_ = 1;
   ConvMode mode_ = ConvMode::CROSS_CORRELATION;
   ComputeType compute_ = ComputeType::F32;
+  int32_t tactic_ = 0;
 };
 
 // Output dims of a convolution: out_dims gets x's rank entries (N, K, spatial...).
@@ -99,18 +111,28 @@ Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
                                 const TensorDesc& y_desc, ConvPreference preference,
                                 size_t workspace_limit, ConvAlgo* algo);
 
-// One measured algorithm, as find_conv_forward_algo returns them.
+// How many tactics `algo` has for this problem on this backend: *count gets 0 when the
+// algorithm has only the heuristic's configuration (tactic 0), else n (tactics 1..n; some may
+// still be NOT_SUPPORTED for the problem, e.g. a split-K factor on an algorithm with no
+// workspace). NOT_SUPPORTED when the algorithm does not apply at all.
+Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
+                                 const FilterDesc& w_desc, const ConvDesc& conv,
+                                 const TensorDesc& y_desc, ConvAlgo algo, int* count);
+
+// One measured algorithm and tactic, as find_conv_forward_algo returns them.
 struct ConvAlgoPerf {
   ConvAlgo algo = ConvAlgo::DIRECT;
+  int32_t tactic = 0;          // 0: the heuristic's configuration (conv.tactic() is ignored)
   Status status;               // SUCCESS, or why the algorithm could not run (e.g. workspace)
   float time_ms = -1.f;        // median of the timed runs; -1 when it did not run
   size_t workspace_bytes = 0;  // what the algorithm needs for this problem
 };
 
 // Times every algorithm of the backend on the caller's buffers, like
-// cudnnFindConvolutionForwardAlgorithmEx: y is overwritten (alpha = 1, beta = 0), the workspace
-// bounds which algorithms can run. Writes up to max_results entries to results, fastest first,
-// algorithms that could not run last; *returned gets the count. Synchronizes the handle's
+// cudnnFindConvolutionForwardAlgorithmEx, and every tactic of each (tactic 0, the heuristic's
+// choice, included): y is overwritten (alpha = 1, beta = 0), the workspace bounds which can run.
+// Writes up to max_results entries to results, fastest first; algorithms that could not run
+// come last (one entry each; tactics that do not apply are left out); *returned gets the count. Synchronizes the handle's
 // stream (it measures time): call it ahead of inference, never inside it.
 Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, const void* x,
                               const FilterDesc& w_desc, const void* w, const ConvDesc& conv,

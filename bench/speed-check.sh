@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# One device call of kernel work (METHOD.md: build, check, time several variants, print a short
+# table last): builds only what the steps need for sm_90, runs the GPU tests of the GEMM family
+# against the CPU reference, then the benchmarks. Logs go to $OUT.
+#   OUT=/tmp/out bench/speed-check.sh [STEP...]
+# Steps (default "tests conv"): tests (jet_test_conv tactic sweep + jet_test_gemm), conv
+# (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
+# jet_bench_conv), r18 (bench/resnet18/run.py), sanitize (memcheck + racecheck of the tactic
+# sweep and the GEMM tests).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$(pwd)/speed-out}
+mkdir -p "$out"
+build=${BUILD_DIR:-build-gpu}
+export PATH="/usr/local/cuda/bin:$PATH"
+steps=" ${*:-tests conv} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF)
+[ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
+[ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
+
+cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
+targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
+want conv || want conv-all && targets+=(jet_bench_conv)
+want r18 || want nets && targets+=(jet-bench jet-make-model)
+t0=$(date +%s)
+if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
+  grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
+fi
+echo "build: $(( $(date +%s) - t0 )) s"
+status=0
+if want tests; then
+  "$build/tests/jet_test_conv" -tc='*tactics*,*IMPLICIT_GEMM*,*PRECOMP*,conv_forward GEMM' \
+    >"$out/test_conv.log" 2>&1 || status=1
+  "$build/tests/jet_test_gemm" >"$out/test_gemm.log" 2>&1 || status=1
+  "$build/tests/jet_runtime_test_engine" >"$out/test_engine.log" 2>&1 || status=1
+  echo "test_engine: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_engine.log" | tr '\n' ' ')"
+  echo "test_conv: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_conv.log" | tr '\n' ' ')"
+  echo "test_gemm: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_gemm.log" | tr '\n' ' ')"
+  grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" "$out/test_engine.log" | head -20
+fi
+if want sanitize; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool "$build/tests/jet_test_conv" -tc='*tactics*' \
+      >"$out/san_${tool}_conv.log" 2>&1 || status=1
+    compute-sanitizer --tool $tool "$build/tests/jet_test_gemm" -tc='*small M*,*larger*' \
+      >"$out/san_${tool}_gemm.log" 2>&1 || status=1
+    echo "sanitize $tool: $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$out"/san_${tool}_*.log | tr '\n' ' ')"
+  done
+fi
+if want conv; then
+  "$build/bench/jet_bench_conv" --sets resnet50 --dtypes f16 --layouts nhwc --tactics --runs 5 \
+    >"$out/conv_r50.log" 2>&1 || status=1
+  grep -E '^(geomean|network|SUMMARY)' "$out/conv_r50.log"
+fi
+if want conv-all; then
+  "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
+  grep -E '^SUMMARY' "$out/conv_all.log"
+fi
+# ResNet-18/50 and MobileNetV2 at batch 1 through the runtime (zoo models, random weights):
+# CUDA-graph replay time and the slowest layers of a profiled pass, f16 channels-last and f32.
+if want nets; then
+  for m in resnet18 resnet50 mobilenet_v2; do
+    for v in f16nhwc f32; do
+      flags=(); [ $v = f16nhwc ] && flags=(--f16 --channels-last)
+      "$build/tools/jet-make-model" $m "$out/$m-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
+      "$build/tools/jet-bench" "$out/$m-$v.jet" --device cuda --warmup 50 --iterations 300 \
+        --profile --json >"$out/$m-$v.json" 2>"$out/$m-$v.err" || { status=1; cat "$out/$m-$v.err"; continue; }
+      rm -f "$out/$m-$v.jet"
+      python3 - "$out/$m-$v.json" "$m-$v" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+g = j.get("graph") or {}
+p = j.get("plain") or {}
+med = lambda ph, k: ph.get(k, {}).get("median") if ph.get("ran") else None
+prof = j.get("profile") or {}
+layers = sorted(prof.get("layers", []), key=lambda l: -l["ms"])
+top = ", ".join("%s %s %.4f" % (l["name"], l.get("algo", l["type"]), l["ms"]) for l in layers[:6])
+print("%-22s graph %s ms, plain %s ms, profile total %.3f ms; top: %s" % (
+    sys.argv[2], med(g, "gpu_compute_ms"), med(p, "gpu_compute_ms"), prof.get("total_ms", -1), top))
+PY
+    done
+  done
+fi
+if want r18; then
+  python3 bench/resnet18/run.py "$build" "$out/resnet18.md" --iterations 300 >"$out/r18.log" 2>&1 || status=1
+  tail -1 "$out/r18.log"
+fi
+exit $status

@@ -1,0 +1,365 @@
+// The tensor-core GEMM core for sm_80 and newer (Orin sm_87, the H100, Thor): f16 operands, f32
+// accumulation with mma.sync m16n8k16, fed by a cp.async pipeline of STAGES shared-memory
+// stages and ldmatrix. Part of the engine in gemm_core.cuh, which keeps the register-staged
+// kernel for operands that cannot be copied 16 bytes at a time and for sm_72.
+//
+// A block owns a BM x BN tile of C and walks its share of the depth in steps of BK = 32. While
+// tile k is multiplied, the copies of tiles k+1 .. k+STAGES-1 are in flight. Each thread copies
+// the same 8-element depth chunk of a few rows every step, so an operand needs no shared tables:
+// it keeps a *cursor* for that chunk (the depth index, or for a convolution the channel and tap
+// it is at) and advances it by BK.
+//
+// Async operand concept (in addition to gemm_core.cuh's loaders; f16 storage):
+//   struct Row;   Row row(int r) const;       // as in gemm_core.cuh
+//   struct Cursor; Cursor cursor(int k) const; // chunk at depth k (k % 8 == 0)
+//   void advance(Cursor&, int step) const;     // k += step (step % 8 == 0)
+//   const __half* chunk(const Row&, const Cursor&, int* bytes) const;
+//       // the chunk's first element and how many of its 16 bytes exist (0: all zero, e.g. the
+//       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
+//       // it); the copy zero-fills the rest.
+//
+// Split-K: `splits` blocks share one output tile, each with its own range of the depth (a
+// multiple of BK), and write f32 partial sums through a PartialEpi into the workspace;
+// reduce_splits_kernel adds them in a fixed order (deterministic) and applies the real epilogue
+// once.
+#pragma once
+
+#include "gemm_core.cuh"
+
+namespace jet {
+namespace cuda {
+namespace gemm {
+
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_>
+struct MmaTile {
+  static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, STAGES = STAGES_;
+  static constexpr int THREADS = WM * WN * 32;
+  static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
+  // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
+  static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
+};
+
+// 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// A tile row is BK = 32 halves: four 16-byte chunks. Chunk c of row r is stored at chunk
+// c ^ ((r >> 1) & 3): the 8 rows one ldmatrix phase reads (same logical chunk) then fall in 8
+// distinct 16-byte bank groups, and so do the copies. Offset in halves.
+__device__ __forceinline__ int swizzle(int r, int c) { return r * 32 + ((c ^ ((r >> 1) & 3)) << 3); }
+
+template <class Cfg, class LA, class LB, class E>
+__global__ void __launch_bounds__(Cfg::THREADS)
+    gemm_mma_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
+                    int k_per_split) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, STAGES = Cfg::STAGES;
+  constexpr int THREADS = Cfg::THREADS;
+  constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN;
+  constexpr int MI = WTM / 16, NI = WTN / 8;
+  static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0, "warp tile: 16 x 16 at least");
+  // Four chunks per row; thread t copies chunk t % 4 of rows t / 4 + e * THREADS / 4.
+  constexpr int RSTEP = THREADS / 4;
+  static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "tile rows not divisible among threads");
+  constexpr int CA = BM / RSTEP, CB = BN / RSTEP;
+  extern __shared__ uint4 smem_u4[];
+  __half* const As = reinterpret_cast<__half*>(smem_u4);
+  __half* const Bs = As + STAGES * BM * BK;
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int kc = tid & 3, r_first = tid >> 2;
+  uint32_t a_dst[CA], b_dst[CB];  // shared offsets (bytes) of this thread's chunks in stage 0
+#pragma unroll
+  for (int e = 0; e < CA; ++e) a_dst[e] = swizzle(r_first + e * RSTEP, kc) * 2;
+#pragma unroll
+  for (int e = 0; e < CB; ++e) b_dst[e] = swizzle(r_first + e * RSTEP, kc) * 2;
+  const uint32_t a_base = smem_addr(As), b_base = smem_addr(Bs);
+
+  for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
+    const int z = zz / splits, split = zz - z * splits;
+    const int k_begin = split * k_per_split;
+    const int k_end = min(K, k_begin + k_per_split);
+    const int nk = (k_end - k_begin + BK - 1) / BK;
+    __syncthreads();  // the previous problem's shared reads are done
+    const LA A = la.bind(z);
+    const LB B = lb.bind(z);
+    typename LA::Row ra[CA];
+    typename LB::Row rb[CB];
+#pragma unroll
+    for (int e = 0; e < CA; ++e) ra[e] = A.row(m0 + r_first + e * RSTEP);
+#pragma unroll
+    for (int e = 0; e < CB; ++e) rb[e] = B.row(n0 + r_first + e * RSTEP);
+    typename LA::Cursor ca = A.cursor(k_begin + kc * 8);
+    typename LB::Cursor cb = B.cursor(k_begin + kc * 8);
+
+    // Issues the copies of the next depth tile into `stage` and advances the cursors.
+    auto issue = [&](int stage) {
+#pragma unroll
+      for (int e = 0; e < CA; ++e) {
+        int bytes;
+        const __half* src = A.chunk(ra[e], ca, &bytes);
+        cp_async16(a_base + stage * (BM * BK * 2) + a_dst[e], src, bytes);
+      }
+#pragma unroll
+      for (int e = 0; e < CB; ++e) {
+        int bytes;
+        const __half* src = B.chunk(rb[e], cb, &bytes);
+        cp_async16(b_base + stage * (BN * BK * 2) + b_dst[e], src, bytes);
+      }
+      A.advance(ca, BK);
+      B.advance(cb, BK);
+    };
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+    // Prologue: STAGES - 1 tiles in flight. Every step commits one group (empty past the end)
+    // so that wait_group<STAGES - 2> always means "tile kt has landed".
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nk) issue(s);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < nk; ++kt) {
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
+      if (kt + STAGES - 1 < nk) issue((kt + STAGES - 1) % STAGES);
+      cp_async_commit();
+      const int stage = kt % STAGES;
+      const __half* as = As + stage * BM * BK;
+      const __half* bs = Bs + stage * BN * BK;
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          // Lanes 0-15 give rows 0-15 of the k-half 0, lanes 16-31 of k-half 1.
+          const int r = wm * WTM + i * 16 + (lane & 15);
+          ldmatrix_x4(af[i], as + swizzle(r, ks * 2 + (lane >> 4)));
+        }
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {
+          // Matrices: (n-tile j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1).
+          const int r = wn * WTN + j * 8 + (lane & 7) + ((lane >> 4) << 3);
+          uint32_t q[4];
+          ldmatrix_x4(q, bs + swizzle(r, ks * 2 + ((lane >> 3) & 1)));
+          bf[j][0] = q[0];
+          bf[j][1] = q[1];
+          bf[j + 1][0] = q[2];
+          bf[j + 1][1] = q[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+      }
+    }
+    cp_async_wait<0>();
+
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
+        if (r >= M) continue;
+        const typename E::Row er = ep.row(zz, r);
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+          const int c = n0 + wn * WTN + j * 8 + 2 * t;
+          if (c + 1 < N) {
+            ep.store2(er, c, acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
+          } else if (c < N) {
+            ep.store(er, c, acc[i][j][h * 2]);
+          }
+        }
+      }
+  }
+#endif
+}
+
+// The split-K partial sums: problem z's split s at ws[((z * splits + s) * M + r) * N + c].
+// The kernel passes zz = z * splits + s as the problem index.
+struct PartialEpi {
+  float* ws;
+  int M, N;
+  struct Row {
+    int64_t off;
+  };
+  __device__ Row row(int zz, int r) const { return Row{(static_cast<int64_t>(zz) * M + r) * N}; }
+  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
+    ws[w.off + col] = acc;
+  }
+  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
+    ws[w.off + col] = a0;
+    ws[w.off + col + 1] = a1;
+  }
+};
+
+template <class E>
+__global__ void reduce_splits_kernel(const float* ws, E ep, int M, int N, int nz, int splits) {
+  const int64_t per = static_cast<int64_t>(M) * N;
+  const int64_t total = per * nz;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int z = static_cast<int>(i / per);
+    const int64_t rc = i - z * per;
+    const int r = static_cast<int>(rc / N), c = static_cast<int>(rc - static_cast<int64_t>(r) * N);
+    const float* p = ws + static_cast<int64_t>(z) * splits * per + rc;
+    float s = 0.f;
+    for (int k = 0; k < splits; ++k) s += p[k * per];
+    ep.store(ep.row(z, r), c, s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tile menu. Values are part of the tactic numbering (conv tactics, tests): append only.
+enum class MmaTileId : int {
+  T128x128 = 0,  // 4 warps of 64 x 64, 3 stages: large M and N
+  T128x64 = 1,   // 4 warps of 64 x 32, 4 stages
+  T64x128 = 2,   // 4 warps of 32 x 64, 4 stages
+  T64x64 = 3,    // 4 warps of 32 x 32, 4 stages
+  T64x32 = 4,    // 4 warps of 16 x 32, 4 stages: small N
+  T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 4 stages: small M (7x7 and 14x14 maps at batch 1)
+  COUNT = 6,
+};
+constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
+
+struct MmaTileDims {
+  int bm, bn;
+};
+inline MmaTileDims mma_tile_dims(MmaTileId t) {
+  switch (t) {
+    case MmaTileId::T128x128: return {128, 128};
+    case MmaTileId::T128x64: return {128, 64};
+    case MmaTileId::T64x128: return {64, 128};
+    case MmaTileId::T64x64: return {64, 64};
+    case MmaTileId::T64x32: return {64, 32};
+    case MmaTileId::T32x64: return {32, 64};
+    case MmaTileId::COUNT: break;
+  }
+  return {64, 64};
+}
+
+// Split-K factors a tactic can ask for.
+constexpr int kSplitChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
+constexpr int kSplitChoiceCount = sizeof(kSplitChoices) / sizeof(kSplitChoices[0]);
+
+// One launch configuration of the core.
+struct MmaConfig {
+  MmaTileId tile = MmaTileId::T64x64;
+  int splits = 1;
+};
+
+// Depth per split: a multiple of BK so that splits never share a depth tile.
+inline int mma_k_per_split(int64_t K, int splits) {
+  const int64_t tiles = (K + 31) / 32;
+  return static_cast<int>((tiles + splits - 1) / splits * 32);
+}
+// The splits that actually get depth (a large factor on a short depth leaves some empty).
+inline int mma_effective_splits(int64_t K, int splits) {
+  const int64_t kps = mma_k_per_split(K, splits);
+  return static_cast<int>((K + kps - 1) / kps);
+}
+
+// Workspace bytes of a configuration: the f32 partial sums of every split.
+inline size_t mma_workspace(const MmaConfig& c, int64_t M, int64_t N, int64_t K, int64_t nz) {
+  const int s = mma_effective_splits(K, c.splits);
+  return s > 1 ? static_cast<size_t>(s) * M * N * nz * sizeof(float) : 0;
+}
+
+// The heuristic: the configuration with the smallest estimated time, counting whole waves of
+// blocks (sm_count x blocks per SM), per-block work and the extra pass of split-K. With
+// allow_split false (no workspace) only splits == 1.
+MmaConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
+                            bool allow_split);
+
+// Whether this device runs the mma kernels (sm_80+ code in this binary).
+bool mma_available(const Handle& h);
+
+template <class Cfg, class LA, class LB, class E>
+Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
+                  int nz, int splits, void* workspace, const char* routine) {
+  const int kps = mma_k_per_split(k, splits);
+  const int s = mma_effective_splits(k, splits);
+  const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
+  const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
+  const int64_t zs = static_cast<int64_t>(nz) * s;
+  const unsigned gz = static_cast<unsigned>(zs < 65535 ? zs : 65535);
+  if (s <= 1) {
+    gemm_mma_kernel<Cfg, LA, LB, E><<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES,
+                                      h.stream()>>>(a, b, e, m, n, k, nz, 1, kps);
+    return launch_status(routine);
+  }
+  PartialEpi pe;
+  pe.ws = static_cast<float*>(workspace);
+  pe.M = m;
+  pe.N = n;
+  gemm_mma_kernel<Cfg, LA, LB, PartialEpi><<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES,
+                                             h.stream()>>>(a, b, pe, m, n, k, nz, s, kps);
+  JET_TRY(launch_status(routine));
+  const int64_t total = static_cast<int64_t>(m) * n * nz;
+  reduce_splits_kernel<E><<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
+      pe.ws, e, m, n, nz, s);
+  return launch_status(routine);
+}
+
+// Runs C = A * B^T-rows with configuration c. The caller checks mma_available(h), the async
+// operand conditions, the dims (kMaxDim, grid y) and that the workspace holds
+// mma_workspace(c, ...) bytes (16-byte aligned).
+template <class LA, class LB, class E>
+Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M, int64_t N,
+                    int64_t K, int64_t nz, const MmaConfig& c, void* workspace,
+                    const char* routine) {
+  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+  const int z = static_cast<int>(nz);
+  switch (c.tile) {
+    case MmaTileId::T128x128:
+      return launch_mma<MmaTile<128, 128, 2, 2, 3>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                    routine);
+    case MmaTileId::T128x64:
+      return launch_mma<MmaTile<128, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                   routine);
+    case MmaTileId::T64x128:
+      return launch_mma<MmaTile<64, 128, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                   routine);
+    case MmaTileId::T64x64:
+      return launch_mma<MmaTile<64, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                  routine);
+    case MmaTileId::T64x32:
+      return launch_mma<MmaTile<64, 32, 4, 1, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                  routine);
+    case MmaTileId::T32x64:
+      return launch_mma<MmaTile<32, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
+                                                  routine);
+    case MmaTileId::COUNT: break;
+  }
+  return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine,
+                     static_cast<int>(c.tile));
+}
+
+}  // namespace gemm
+}  // namespace cuda
+}  // namespace jet
