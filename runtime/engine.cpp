@@ -154,7 +154,7 @@ uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
   const uint64_t groups = op.in_descs.empty() || w.c() <= 0
                               ? 1
                               : static_cast<uint64_t>(std::max<int64_t>(op.in_descs[0].dim(1) / w.c(), 1));
-  // Each term is below 2^48 * 2^48 / k...: compute in long double to stay clear of overflow.
+  // For a hostile file the products can pass 64 bits: long double, then capped.
   const long double im2col = static_cast<long double>(w_elements / k) * static_cast<long double>(y_elements / k) *
                              static_cast<long double>(groups);
   const long double values = 2 * im2col + 16.0L * (x_elements + y_elements) + 16.0L * w_elements;
