@@ -98,6 +98,20 @@ double time_ms(cudaStream_t stream, const std::function<Status()>& call, std::st
   return ms[ms.size() / 2];
 }
 
+// Median over kRuns of the time per call of `reps` back-to-back calls (call(i) for i = 0..reps-1),
+// as in a network's CUDA graph: for kernels of a few microseconds, one call between two events
+// would mostly measure the launch.
+double time_batched_ms(cudaStream_t stream, int reps, const std::function<Status(int)>& call,
+                       std::string* why) {
+  return time_ms(stream, [&] {
+    for (int i = 0; i < reps; ++i) {
+      const Status s = call(i);
+      if (!s.ok()) return s;
+    }
+    return Status();
+  }, why) / reps;
+}
+
 struct Row {
   std::string name;
   double bytes;
@@ -214,6 +228,27 @@ int main(int argc, char** argv) {
       const TensorDesc ry = TensorDesc::nchw(t, nb, c, 1, 1);
       add("reduce mean over HW NCHW", s,
           [&] { return reduce_forward(h, ReduceOp::MEAN, 1.f, nchw, x, 0.f, ry, y); });
+    }
+
+    // Fully connected layers at batch 1 (gemm_forward's GEMV path): the weights, N rows of K,
+    // stream once; the calls rotate over copies of them spread through x's 64 MiB so that each
+    // call reads DRAM, not the 50 MB L2 of the previous one. Bytes: weights + input + output.
+    for (const int64_t k : {int64_t(2048), int64_t(512)}) {
+      const int64_t n = 1000;
+      const size_t wbytes = static_cast<size_t>(n * k) * esz;
+      const int copies = static_cast<int>(kBytes / wbytes);
+      const TensorDesc ad = TensorDesc::packed(t, {1, k});
+      const TensorDesc bd = TensorDesc::packed(t, {n, k});
+      const TensorDesc yd = TensorDesc::packed(t, {1, n});
+      GemmDesc g;
+      g.trans_b = true;
+      std::string w;
+      const double ms = time_batched_ms(stream, copies, [&](int i) {
+        return gemm_forward(h, g, 1.f, ad, small, bd, static_cast<char*>(x) + i * wbytes,
+                            TensorDesc(), nullptr, 0.f, yd, y);
+      }, &w);
+      const std::string name = "gemv FC " + std::to_string(k) + "x1000 batch 1";
+      rows.push_back({name, static_cast<double>(wbytes + (k + n) * esz), ms, w});
     }
 
     std::printf("\n%s, x = %lld x %lld x %lld x %lld (%.0f MiB)\n", dtype_name(t),

@@ -5,7 +5,7 @@
 #   OUT=/tmp/out bench/speed-check.sh [STEP...]
 # Steps (default "tests conv"): tests (jet_test_conv tactic sweep + jet_test_gemm), conv
 # (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
-# jet_bench_conv), r18 (bench/resnet18/run.py), sanitize (memcheck + racecheck of the tactic
+# jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
 # sweep and the GEMM tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,9 +50,11 @@ if want sanitize; then
   done
 fi
 if want conv; then
-  "$build/bench/jet_bench_conv" --sets resnet50 --dtypes f16 --layouts nhwc --tactics --runs 5 \
-    >"$out/conv_r50.log" 2>&1 || status=1
-  grep -E '^(geomean|network|SUMMARY)' "$out/conv_r50.log"
+  for v in f16:nhwc f32:nchw; do
+    "$build/bench/jet_bench_conv" --sets resnet50 --dtypes ${v%:*} --layouts ${v#*:} --tactics \
+      --runs 5 --csv "$out/conv_r50_${v%:*}.csv" >"$out/conv_r50_${v%:*}.log" 2>&1 || status=1
+    grep -E '^(geomean|network|SUMMARY)' "$out/conv_r50_${v%:*}.log"
+  done
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
@@ -67,7 +69,7 @@ if want nets; then
       "$build/tools/jet-make-model" $m "$out/$m-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
       "$build/tools/jet-bench" "$out/$m-$v.jet" --device cuda --warmup 50 --iterations 300 \
         --profile --json >"$out/$m-$v.json" 2>"$out/$m-$v.err" || { status=1; cat "$out/$m-$v.err"; continue; }
-      rm -f "$out/$m-$v.jet"
+      rm -f "$out/$m-$v.jet"; [ -s "$out/$m-$v.err" ] || rm -f "$out/$m-$v.err"
       python3 - "$out/$m-$v.json" "$m-$v" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -77,14 +79,21 @@ med = lambda ph, k: ph.get(k, {}).get("median") if ph.get("ran") else None
 prof = j.get("profile") or {}
 layers = sorted(prof.get("layers", []), key=lambda l: -l["ms"])
 top = ", ".join("%s %s %.4f" % (l["name"], l.get("algo", l["type"]), l["ms"]) for l in layers[:6])
-print("%-22s graph %s ms, plain %s ms, profile total %.3f ms; top: %s" % (
-    sys.argv[2], med(g, "gpu_compute_ms"), med(p, "gpu_compute_ms"), prof.get("total_ms", -1), top))
+by_type = {}
+for l in prof.get("layers", []):
+    n, t = by_type.get(l["type"], (0, 0.0))
+    by_type[l["type"]] = (n + 1, t + l["ms"])
+types = ", ".join("%s %dx %.4f" % (k, v[0], v[1]) for k, v in sorted(by_type.items(), key=lambda kv: -kv[1][1]))
+print("%-22s graph %s ms, plain %s ms, profile total %.3f ms; by type: %s; top: %s" % (
+    sys.argv[2], med(g, "gpu_compute_ms"), med(p, "gpu_compute_ms"), prof.get("total_ms", -1), types, top))
 PY
     done
   done
 fi
 if want r18; then
-  python3 bench/resnet18/run.py "$build" "$out/resnet18.md" --iterations 300 >"$out/r18.log" 2>&1 || status=1
+  python3 bench/networks/run.py "$build" "$out/resnet18.md" --networks resnet18 --iterations 300 >"$out/r18.log" 2>&1 || status=1
   tail -1 "$out/r18.log"
 fi
+# One archive comes back ($OUT returns at most 8 files).
+(cd "$out" && tar czf /tmp/speed-logs.tgz . && rm -rf ./* && mv /tmp/speed-logs.tgz .)
 exit $status

@@ -3,17 +3,23 @@
 //   jet-convert model.onnx -o model.jet [--precision fp32|fp16] [--io-precision fp32|fp16]
 //               [--input-shape NAME=1x3x224x224 ...]
 //               [--layout auto|nchw|nhwc] [--workspace-limit BYTES] [--labels FILE] [--no-fuse]
-//               [--disable-pass NAME] [--verbose]
+//               [--preprocess SPEC] [--outputs NAME,...] [--disable-pass NAME] [--verbose]
 //
 // Import (onnx_import.h), optimization (optimize.h: folding, fusion, dead nodes), passes
 // (passes.h: precision, layout), memory plan and writer
 // (write_model.h); then a short report. Exit status: 0 written, 1 the model could not be
-// converted (unsupported ops are all listed; no output file is created), 2 bad command line.
+// converted (unsupported ops are summarized per op type, then all listed; no output file is
+// created), 2 bad command line.
 // The output is written through jet::write_file_atomically (a temporary file in the same
 // directory, renamed into place), so a failed run never leaves a partial model behind and never
 // destroys an existing one; writing over the input model is refused.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "image_input.h"
 #include "ir.h"
 #include "jet/file_io.h"
 #include "jet/runtime.h"
@@ -44,7 +51,23 @@ const char kUsage[] =
     "                             (repeat for several inputs)\n"
     "  --layout auto|nchw|nhwc    activation layout; auto = nhwc for fp16, nchw for fp32\n"
     "  --workspace-limit BYTES    bound the convolution workspace (0 = algorithms without one)\n"
-    "  --labels FILE              class names, one per line, stored as metadata\n"
+    "  --labels FILE              class names, one per line, stored as metadata (a regular\n"
+    "                             file of at most 4 MiB, 65536 lines of at most 1024 bytes)\n"
+    "  --preprocess SPEC          how jet-run turns an image file into the input, stored as\n"
+    "                             metadata: comma-separated items of\n"
+    "                               imagenet        = resize=crop,crop=0.875,order=rgb,\n"
+    "                                                 mean=0.485:0.456:0.406,std=0.229:0.224:0.225\n"
+    "                               input=NAME      the image input (default: the only rank-4 one)\n"
+    "                               resize=stretch|crop|letterbox   (default stretch)\n"
+    "                               crop=F          crop: the centred fraction kept (0.875 = 224/256)\n"
+    "                               pad=V           letterbox: fill pixel value 0..255 (default 0)\n"
+    "                               mean=R:G:B std=R:G:B   x = (pixel / 255 - mean) / std\n"
+    "                               range=LO:HI     pixels 0..255 mapped linearly onto LO..HI\n"
+    "                               scale=S         x = pixel * S\n"
+    "                               order=rgb|bgr   layout=nchw|nhwc (default: from the input's dims)\n"
+    "                             e.g. --preprocess imagenet, --preprocess range=-1:1,resize=letterbox\n"
+    "  --outputs NAME,...         cut the graph: these tensors become the outputs, and only what\n"
+    "                             they depend on is converted (e.g. before post-processing)\n"
     "  --no-fuse                  no batchnorm folding and no epilogue fusion (debugging)\n"
     "  --disable-pass NAME        turn one optimization pass off: fold_constants, fold_reshapes,\n"
     "                             fold_batchnorm, fuse_epilogues, eliminate_dead_nodes\n"
@@ -93,7 +116,6 @@ bool parse_input_shape(const std::string& arg, std::string* name, std::vector<in
 // Size limits of what jet-convert reads: protobuf refuses messages of 2 GiB and more (weights
 // beyond that live in external data files, read by the importer); a labels file is text.
 constexpr size_t kMaxModelBytes = (size_t(2) << 30) - 1;
-constexpr size_t kMaxLabelsBytes = size_t(64) << 20;
 
 std::string bytes_text(size_t n) {
   char buf[64];
@@ -123,14 +145,245 @@ std::string dir_name(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
+
+// ---- --labels ----------------------------------------------------------------------------------
+
+constexpr size_t kMaxLabelsBytes = size_t(4) << 20;
+constexpr size_t kMaxLabels = 65536;
+constexpr size_t kMaxLabelBytes = 1024;
+
+// One label a line ('\r\n' or '\n'; a last line without newline counts). Only a regular file of at
+// most kMaxLabelsBytes: a FIFO, device or directory is refused without reading from it.
+bool read_labels(const std::string& path, std::vector<std::string>* labels, std::string* error) {
+  // jet::read_regular_file: O_NONBLOCK and fstat before any read, the system's reason on failure.
+  std::vector<uint8_t> bytes;
+  const jet::Status read = jet::read_regular_file(path, kMaxLabelsBytes, "a labels file", &bytes);
+  if (!read.ok()) {
+    *error = "labels: " + read.message();
+    return false;
+  }
+  const std::string text(bytes.begin(), bytes.end());
+  labels->clear();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > kMaxLabelBytes) {
+      *error = "labels file '" + path + "': line " + std::to_string(labels->size() + 1) + " has " +
+               std::to_string(line.size()) + " bytes; at most " + std::to_string(kMaxLabelBytes) + " are accepted";
+      return false;
+    }
+    if (labels->size() == kMaxLabels) {
+      *error = "labels file '" + path + "' has more than " + std::to_string(kMaxLabels) + " lines";
+      return false;
+    }
+    labels->push_back(line);
+    start = end + 1;
+  }
+  return true;
+}
+
+// ---- --preprocess ------------------------------------------------------------------------------
+
+// What --preprocess says before the model is known (the input's index and dims come later).
+struct PreprocessSpec {
+  bool given = false;
+  std::string input;  // empty: the only rank-4 input
+  std::string layout; // "", "nchw", "nhwc"
+  jet::ImagePreprocessing::Resize resize = jet::ImagePreprocessing::Resize::STRETCH;
+  float crop_fraction = 1.0f, pad_value = 0.0f;
+  std::vector<float> mean, std;
+  bool bgr = false;
+};
+
+// The whole string as a finite float (strtof; from_chars for floats is missing on gcc 9).
+bool parse_float(const std::string& text, float* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const float v = std::strtof(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_floats(const std::string& text, size_t count, std::vector<float>* out) {
+  out->clear();
+  size_t start = 0;
+  while (true) {
+    const size_t colon = text.find(':', start);
+    float v = 0;
+    if (!parse_float(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start), &v)) return false;
+    out->push_back(v);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out->size() == count;
+}
+
+// Parses SPEC (see kUsage); false with the reason in `error`.
+bool parse_preprocess(const std::string& text, PreprocessSpec* spec, std::string* error) {
+  spec->given = true;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    std::vector<float> v;
+    float f = 0;
+    if (item == "imagenet") {
+      spec->resize = jet::ImagePreprocessing::Resize::CENTER_CROP;
+      spec->crop_fraction = 0.875f;
+      spec->mean = {0.485f, 0.456f, 0.406f};
+      spec->std = {0.229f, 0.224f, 0.225f};
+      spec->bgr = false;
+    } else if (eq == std::string::npos) {
+      *error = "--preprocess: '" + item + "' is neither a preset (imagenet) nor KEY=VALUE";
+      return false;
+    } else if (key == "input" && !value.empty()) {
+      spec->input = value;
+    } else if (key == "resize" && (value == "stretch" || value == "crop" || value == "letterbox")) {
+      spec->resize = value == "stretch" ? jet::ImagePreprocessing::Resize::STRETCH
+                     : value == "crop"  ? jet::ImagePreprocessing::Resize::CENTER_CROP
+                                        : jet::ImagePreprocessing::Resize::LETTERBOX;
+    } else if (key == "crop" && parse_float(value, &f) && f > 0.0f && f <= 1.0f) {
+      spec->resize = jet::ImagePreprocessing::Resize::CENTER_CROP;
+      spec->crop_fraction = f;
+    } else if (key == "pad" && parse_float(value, &f) && f >= 0.0f && f <= 255.0f) {
+      spec->pad_value = f;
+    } else if (key == "mean" && parse_floats(value, 3, &v)) {
+      spec->mean = v;
+      if (spec->std.empty()) spec->std = {1.0f, 1.0f, 1.0f};
+    } else if (key == "std" && parse_floats(value, 3, &v) && v[0] != 0 && v[1] != 0 && v[2] != 0) {
+      spec->std = v;
+      if (spec->mean.empty()) spec->mean = {0.0f, 0.0f, 0.0f};
+    } else if (key == "range" && parse_floats(value, 2, &v) && v[0] != v[1]) {
+      // x = lo + (pixel / 255) (hi - lo) = (pixel / 255 - mean) / std
+      const float s = 1.0f / (v[1] - v[0]), m = -v[0] / (v[1] - v[0]);
+      spec->mean = {m, m, m};
+      spec->std = {s, s, s};
+    } else if (key == "scale" && parse_float(value, &f) && f != 0.0f) {
+      // x = pixel * scale = (pixel / 255 - 0) / (1 / (255 scale))
+      const float s = 1.0f / (255.0f * f);
+      spec->mean = {0.0f, 0.0f, 0.0f};
+      spec->std = {s, s, s};
+    } else if (key == "order" && (value == "rgb" || value == "bgr")) {
+      spec->bgr = value == "bgr";
+    } else if (key == "layout" && (value == "nchw" || value == "nhwc")) {
+      spec->layout = value;
+    } else {
+      *error = "--preprocess: bad item '" + item +
+               "' (keys: input=NAME, resize=stretch|crop|letterbox, crop=F in (0, 1], pad=0..255, "
+               "mean=R:G:B, std=R:G:B (non-zero), range=LO:HI, scale=S, order=rgb|bgr, layout=nchw|nhwc)";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The metadata entry for the converted graph: finds the input and checks it is an image of 3
+// channels in the layout given (or the one its dims say).
+bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet::WriteOptions::Preprocess* out,
+                        std::string* error) {
+  std::vector<int> candidates;
+  for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
+    const jet::ir::Tensor& x = g.tensors[t];
+    if (x.kind != jet::ir::TensorKind::INPUT) continue;
+    if (spec.input.empty() ? x.dims.size() == 4 : x.name == spec.input) candidates.push_back(t);
+  }
+  if (candidates.size() != 1) {
+    std::string inputs;
+    for (const jet::ir::Tensor& x : g.tensors) {
+      if (x.kind == jet::ir::TensorKind::INPUT) inputs += (inputs.empty() ? "'" : ", '") + x.name + "' " + dims_text(x.dims);
+    }
+    *error = spec.input.empty() ? "--preprocess: say which input is the image (input=NAME); the inputs are " + inputs
+                                : "--preprocess: the model has no input '" + spec.input + "'; its inputs are " + inputs;
+    return false;
+  }
+  const jet::ir::Tensor& x = g.tensors[candidates[0]];
+  if (x.dims.size() != 4) {
+    *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + "; an image input has rank 4";
+    return false;
+  }
+  bool nhwc = false;
+  if (spec.layout.empty()) {
+    if (x.dims[1] == 3) {
+      nhwc = false;
+    } else if (x.dims[3] == 3) {
+      nhwc = true;
+    } else {
+      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) +
+               ": neither dim 1 (NCHW) nor dim 3 (NHWC) is 3 channels; images need 3";
+      return false;
+    }
+  } else {
+    nhwc = spec.layout == "nhwc";
+    if (x.dims[nhwc ? 3 : 1] != 3) {
+      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + ": as " + spec.layout +
+               " that is " + std::to_string(x.dims[nhwc ? 3 : 1]) + " channels; images need 3";
+      return false;
+    }
+  }
+  out->input = candidates[0];
+  out->nhwc = nhwc;
+  out->height = static_cast<int>(nhwc ? x.dims[1] : x.dims[2]);
+  out->width = static_cast<int>(nhwc ? x.dims[2] : x.dims[3]);
+  out->resize = spec.resize;
+  out->crop_fraction = spec.crop_fraction;
+  out->pad_value = spec.pad_value;
+  out->mean = spec.mean;
+  out->std = spec.std;
+  out->bgr = spec.bgr;
+  return true;
+}
+
+// ---- unsupported ops ---------------------------------------------------------------------------
+
+// One line per op type, most frequent first: the count and the first node with its reason.
+void print_unsupported_summary(const jet::ImportReport& report) {
+  struct Group {
+    std::string type;
+    size_t count = 0;
+    size_t first = 0;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < report.unsupported.size(); ++i) {
+    const jet::ImportReport::Unsupported& u = report.unsupported[i];
+    const std::string type = u.domain.empty() ? u.op_type : u.domain + "::" + u.op_type;
+    size_t g = 0;
+    while (g < groups.size() && groups[g].type != type) ++g;
+    if (g == groups.size()) groups.push_back({type, 0, i});
+    ++groups[g].count;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.count > b.count; });
+  std::fprintf(stderr, "jet-convert: %zu unsupported op%s of %zu type%s (nothing was converted):\n",
+               report.unsupported.size(), report.unsupported.size() == 1 ? "" : "s", groups.size(),
+               groups.size() == 1 ? "" : "s");
+  for (const Group& g : groups) {
+    const jet::ImportReport::Unsupported& u = report.unsupported[g.first];
+    std::fprintf(stderr, "  %-24s %5zu  first: '%s': %s\n", g.type.c_str(), g.count, u.node_name.c_str(), u.reason.c_str());
+  }
+  std::fprintf(stderr, "  (if they are post-processing, --outputs NAME,... converts the graph up to the tensors named)\n"
+                       "the full list:\n");
+}
+
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   std::string model_path, out_path, precision = "fp32", io_precision = "fp32", layout = "auto", labels_path;
   bool verbose = false, has_workspace_limit = false;
   jet::OptimizeOptions optimize_options;
   int64_t workspace_limit = 0;
   jet::ImportOptions import_options;
+  PreprocessSpec preprocess;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -166,6 +419,23 @@ static int tool_main(int argc, char** argv) {
     } else if (arg == "--labels") {
       if (!has_value) return usage_error("--labels needs a file name");
       labels_path = argv[++i];
+    } else if (arg == "--preprocess") {
+      if (!has_value) return usage_error("--preprocess needs a specification, e.g. imagenet");
+      std::string error;
+      if (preprocess.given) return usage_error("--preprocess given twice (one input image is supported)");
+      if (!parse_preprocess(argv[++i], &preprocess, &error)) return usage_error(error);
+    } else if (arg == "--outputs") {
+      if (!has_value) return usage_error("--outputs needs tensor names, e.g. --outputs boxes,scores");
+      const std::string list = argv[++i];
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        const std::string name = list.substr(start, comma - start);
+        if (name.empty()) return usage_error("--outputs: an empty name in '" + list + "'");
+        import_options.outputs.push_back(name);
+        start = comma + 1;
+      }
     } else if (arg == "--no-fuse") {
       optimize_options.disable("fuse");
     } else if (arg == "--disable-pass") {
@@ -195,19 +465,8 @@ static int tool_main(int argc, char** argv) {
 
   std::vector<std::string> labels;
   if (!labels_path.empty()) {
-    std::vector<uint8_t> text;
-    jet::Status read = jet::read_regular_file(labels_path, kMaxLabelsBytes, "a labels file", &text);
-    if (!read.ok()) return fail("labels: " + read.message());
-    std::string line;
-    for (size_t i = 0; i <= text.size(); ++i) {
-      if (i == text.size() || text[i] == '\n') {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (i < text.size() || !line.empty()) labels.push_back(line);
-        line.clear();
-      } else {
-        line += text[i];
-      }
-    }
+    std::string error;
+    if (!read_labels(labels_path, &labels, &error)) return fail(error);
   }
 
   // Import.
@@ -222,6 +481,7 @@ static int tool_main(int argc, char** argv) {
   jet::Status st = jet::import_onnx_bytes(model_bytes.data(), model_bytes.size(), import_options, &g, &report);
   if (!st.ok()) {
     for (const std::string& n : report.notes) std::fprintf(stderr, "  note: %s\n", jet::tools::printable(n).c_str());
+    if (st.code() == jet::StatusCode::NOT_SUPPORTED && !report.unsupported.empty()) print_unsupported_summary(report);
     return fail(model_path + ": " + st.to_string() + "\nno output file was written");
   }
 
@@ -260,6 +520,29 @@ static int tool_main(int argc, char** argv) {
     wo.source_hash = std::string("fnv64w:") + hex;
   }
   wo.labels = labels;
+  if (preprocess.given) {
+    wo.preprocessing.emplace_back();
+    std::string error;
+    if (!resolve_preprocess(g, preprocess, &wo.preprocessing.back(), &error)) {
+      return fail(error + "\nno output file was written");
+    }
+    pass_notes.push_back("preprocessing for image files (jet-run), input '" + g.tensors[wo.preprocessing.back().input].name +
+                           "' " + jet::tools::preprocessing_text(wo.preprocessing.back()));
+  }
+  if (!labels.empty()) {
+    // A classifier's output has one value per label per image; say so when it does not.
+    std::string outputs;
+    bool matches = false;
+    for (const jet::ir::Tensor& t : g.tensors) {
+      if (t.kind != jet::ir::TensorKind::OUTPUT || t.dims.empty()) continue;
+      int64_t per_image = 1;
+      for (size_t d = 1; d < t.dims.size(); ++d) per_image *= t.dims[d];
+      matches = matches || per_image == static_cast<int64_t>(labels.size());
+      outputs += (outputs.empty() ? "'" : ", '") + t.name + "' " + dims_text(t.dims);
+    }
+    pass_notes.push_back(std::to_string(labels.size()) + " labels from " + labels_path +
+                         (matches ? "" : "; warning: no output has that many values per image (outputs " + outputs + ")"));
+  }
   if (has_workspace_limit) {
     wo.conv_preference = workspace_limit == 0 ? jet::ConvPreference::NO_WORKSPACE : jet::ConvPreference::SPECIFY_WORKSPACE_LIMIT;
     wo.workspace_limit = static_cast<size_t>(workspace_limit);

@@ -52,6 +52,11 @@ struct ImportOptions {
   // import_onnx_bytes only: the directory external data files are relative to. Empty: a model
   // with external data is an error. import_onnx_file uses the model file's directory.
   std::string external_data_dir;
+  // jet-convert --outputs: the graph outputs become these tensors (ONNX value names) instead of
+  // the model's, and only the nodes they depend on are imported (so unsupported post-processing
+  // behind them does not matter). A name no node, initializer or graph input defines is
+  // BAD_PARAM naming it.
+  std::vector<std::string> outputs;
 };
 
 struct ImportReport {

@@ -110,6 +110,9 @@ Status check_metadata(const ir::Graph& g, const WriteOptions& o) {
     for (float s : p.std) {
       if (!(s != 0.f)) return bad(label + ": std has a zero (or NaN)");
     }
+    if (p.height < 0 || p.width < 0) return bad(label + ": negative image size");
+    if (!(p.crop_fraction > 0.f && p.crop_fraction <= 1.f)) return bad(label + ": crop_fraction must be in (0, 1]");
+    if (!(p.pad_value >= 0.f && p.pad_value <= 255.f)) return bad(label + ": pad_value must be in [0, 255]");
   }
   return Status::success();
 }
@@ -354,9 +357,13 @@ void build_flatbuffer(const ir::Graph& g, const std::vector<int>& order, const i
   for (const WriteOptions::Preprocess& p : o.preprocessing) {
     const auto mean = b.CreateVector(p.mean);
     const auto stdv = b.CreateVector(p.std);
+    const fb::ResizeMode resize = p.resize == ImagePreprocessing::Resize::CENTER_CROP ? fb::ResizeMode::CenterCrop
+                                  : p.resize == ImagePreprocessing::Resize::LETTERBOX ? fb::ResizeMode::Letterbox
+                                                                                       : fb::ResizeMode::Stretch;
     pre.push_back(fb::CreatePreprocessing(b, p.input, mean, stdv,
                                           p.bgr ? fb::ChannelOrder::BGR : fb::ChannelOrder::RGB,
-                                          p.nhwc ? fb::ImageLayout::NHWC : fb::ImageLayout::NCHW));
+                                          p.nhwc ? fb::ImageLayout::NHWC : fb::ImageLayout::NCHW, p.height,
+                                          p.width, resize, p.crop_fraction, p.pad_value));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> labels;
   for (const std::string& l : o.labels) labels.push_back(b.CreateString(l));

@@ -38,6 +38,7 @@
 
 #include "ir.h"
 #include "jet/dnn/conv.h"
+#include "jet/runtime.h"
 #include "plan_memory.h"
 
 namespace jet {
@@ -54,13 +55,9 @@ struct WriteOptions {
   // Metadata.
   std::vector<std::string> labels;                               // class names
   std::vector<std::pair<std::string, std::string>> properties;   // unique keys
-  struct Preprocess {
-    int input = -1;           // IR tensor index of a graph input
-    std::vector<float> mean;  // per channel; x = (pixel / 255 - mean) / std
-    std::vector<float> std;   // same length as mean, no zeros
-    bool bgr = false;         // the model expects BGR channel order
-    bool nhwc = false;        // images arrive NHWC
-  };
+  // Image preprocessing per input (jet::ImagePreprocessing; `input` is the IR tensor index of a
+  // graph input; height/width 0 = not recorded).
+  using Preprocess = ImagePreprocessing;
   std::vector<Preprocess> preprocessing;
 };
 

@@ -6,6 +6,7 @@
 // stream is set per call, and profiling costs one branch per op while off.
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct ExecutionContext::Impl {
 #if defined(JET_HAVE_CUDA)
   std::vector<cudaEvent_t> events;  // num_ops + 1
   cudaGraphExec_t graph = nullptr;
+  ExecutionContext::GraphNodeCounts graph_nodes;  // of the captured graph
 #endif
 
   ~Impl();
@@ -263,6 +265,92 @@ Status ExecutionContext::bind_tensor(const std::string& name, void* data) {
   return bind_tensor(index, data);
 }
 
+namespace {
+
+enum class Access { BIND, COPY_IN, COPY_OUT };
+
+// BAD_PARAM unless `index` names a graph input or output (an input for COPY_IN, an output for
+// COPY_OUT) of dtype `dtype`, and, for copies, spanning `bytes` bytes. `what` names the call.
+Status check_typed_access(const Engine::Impl& e, const char* what, Access access, int index, DType dtype,
+                          size_t bytes) {
+  const bool inputs_only = access == Access::COPY_IN, outputs_only = access == Access::COPY_OUT;
+  if (index < 0 || index >= static_cast<int>(e.tensor_infos.size())) {
+    return Status(StatusCode::BAD_PARAM, std::string(what) + ": tensor index " + std::to_string(index) +
+                                             " out of range [0, " + std::to_string(e.tensor_infos.size()) + ")");
+  }
+  const TensorInfo& info = e.tensor_infos[index];
+  const bool input = info.role == TensorRole::INPUT, output = info.role == TensorRole::OUTPUT;
+  if ((inputs_only && !input) || (outputs_only && !output) || (!input && !output)) {
+    return Status(StatusCode::BAD_PARAM, std::string(what) + ": " + rt::tensor_label(e, index) + " is not a graph " +
+                                             (inputs_only ? "input" : outputs_only ? "output" : "input or output"));
+  }
+  if (dtype != DType::F32 && dtype != DType::F16) {
+    return Status(StatusCode::BAD_PARAM, std::string(what) + ": dtype value " +
+                                             std::to_string(static_cast<int>(dtype)) + " is not a DType");
+  }
+  if (dtype != info.dtype) {
+    return Status(StatusCode::BAD_PARAM, std::string(what) + ": " + rt::tensor_label(e, index) + " is " +
+                                             dtype_name(info.dtype) + ", but the data is " + dtype_name(dtype) +
+                                             "; convert the data to " + dtype_name(info.dtype) +
+                                             " (or the model's inputs and outputs: jet-convert --io-precision)");
+  }
+  if (access != Access::BIND && bytes != info.bytes) {
+    return Status(StatusCode::BAD_PARAM, std::string(what) + ": " + rt::tensor_label(e, index) + " holds " +
+                                             std::to_string(info.bytes) + " bytes, but " + std::to_string(bytes) +
+                                             " were given");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status ExecutionContext::bind_tensor(int index, void* data, DType dtype) {
+  JET_RT_TRY(check_typed_access(*impl_->e, "bind_tensor", Access::BIND, index, dtype, 0));
+  return bind_tensor(index, data);
+}
+
+Status ExecutionContext::bind_tensor(const std::string& name, void* data, DType dtype) {
+  const int index = impl_->e->tensor_by_name.count(name) ? impl_->e->tensor_by_name.at(name) : -1;
+  if (index < 0) return Status(StatusCode::BAD_PARAM, "bind_tensor: the model has no tensor named '" + name + "'");
+  return bind_tensor(index, data, dtype);
+}
+
+Status ExecutionContext::copy_input(int index, const void* host, size_t bytes, DType dtype, cudaStream_t stream) {
+  const Impl& c = *impl_;
+  JET_RT_TRY(check_typed_access(*c.e, "copy_input", Access::COPY_IN, index, dtype, bytes));
+  if (host == nullptr && bytes > 0) return Status(StatusCode::BAD_PARAM, "copy_input: host is null");
+  if (bytes == 0) return Status();
+#if defined(JET_HAVE_CUDA)
+  if (c.is_cuda()) {
+    rt::DeviceGuard guard(c.handle.device());
+    const cudaError_t err = cudaMemcpyAsync(c.tensor_ptrs[index], host, bytes, cudaMemcpyHostToDevice, stream);
+    if (err != cudaSuccess) return rt::cuda_error("copy_input: cudaMemcpyAsync", err);
+    return Status();
+  }
+#endif
+  (void)stream;
+  std::memcpy(c.tensor_ptrs[index], host, bytes);
+  return Status();
+}
+
+Status ExecutionContext::copy_output(int index, void* host, size_t bytes, DType dtype, cudaStream_t stream) const {
+  const Impl& c = *impl_;
+  JET_RT_TRY(check_typed_access(*c.e, "copy_output", Access::COPY_OUT, index, dtype, bytes));
+  if (host == nullptr && bytes > 0) return Status(StatusCode::BAD_PARAM, "copy_output: host is null");
+  if (bytes == 0) return Status();
+#if defined(JET_HAVE_CUDA)
+  if (c.is_cuda()) {
+    rt::DeviceGuard guard(c.handle.device());
+    const cudaError_t err = cudaMemcpyAsync(host, c.tensor_ptrs[index], bytes, cudaMemcpyDeviceToHost, stream);
+    if (err != cudaSuccess) return rt::cuda_error("copy_output: cudaMemcpyAsync", err);
+    return Status();
+  }
+#endif
+  (void)stream;
+  std::memcpy(host, c.tensor_ptrs[index], bytes);
+  return Status();
+}
+
 Status ExecutionContext::run(cudaStream_t stream) {
   Impl& c = *impl_;
 #if defined(JET_HAVE_CUDA)
@@ -278,6 +366,35 @@ Status ExecutionContext::run(cudaStream_t stream) {
   }
 #endif
   return c.run_ops(stream, c.profiling);
+}
+
+Status ExecutionContext::run_observed(cudaStream_t stream, const OpObserver& observer) {
+  Impl& c = *impl_;
+  if (!observer) return Status(StatusCode::BAD_PARAM, "run_observed: no observer");
+  auto pass = [&]() -> Status {
+    c.handle.set_stream(stream);
+    c.profile_ready = false;
+    for (size_t i = 0; i < c.e->ops.size(); ++i) {
+      const Status st = rt::execute_op(c.handle, c.e->ops[i], c.op_in_ptrs.data() + c.op_in_begin[i],
+                                       c.op_out_ptrs[i], c.workspace, c.workspace_bytes);
+      if (!st.ok()) return Status(st.code(), rt::op_label(*c.e, static_cast<int>(i)) + ": " + st.message());
+#if defined(JET_HAVE_CUDA)
+      if (c.is_cuda()) {
+        const cudaError_t err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) return rt::cuda_error("run_observed: cudaStreamSynchronize", err);
+      }
+#endif
+      JET_RT_TRY(observer(static_cast<int>(i)));
+    }
+    return Status();
+  };
+#if defined(JET_HAVE_CUDA)
+  if (c.is_cuda()) {
+    rt::DeviceGuard guard(c.handle.device());
+    return pass();
+  }
+#endif
+  return pass();
 }
 
 Status ExecutionContext::capture(cudaStream_t stream) {
@@ -311,6 +428,30 @@ Status ExecutionContext::capture(cudaStream_t stream) {
                   std::string("capture: cudaStreamEndCapture failed: ") + cudaGetErrorString(err) +
                       "; the context stays in plain mode");
   }
+  // What one replay launches, for jet-bench (kernels per inference).
+  ExecutionContext::GraphNodeCounts counts;
+  size_t num_nodes = 0;
+  err = cudaGraphGetNodes(graph, nullptr, &num_nodes);
+  std::vector<cudaGraphNode_t> nodes(err == cudaSuccess ? num_nodes : 0);
+  if (err == cudaSuccess && num_nodes > 0) err = cudaGraphGetNodes(graph, nodes.data(), &num_nodes);
+  for (size_t i = 0; err == cudaSuccess && i < num_nodes; ++i) {
+    cudaGraphNodeType type;
+    err = cudaGraphNodeGetType(nodes[i], &type);
+    if (err != cudaSuccess) break;
+    if (type == cudaGraphNodeTypeKernel) {
+      ++counts.kernels;
+    } else if (type == cudaGraphNodeTypeMemcpy) {
+      ++counts.memcpys;
+    } else if (type == cudaGraphNodeTypeMemset) {
+      ++counts.memsets;
+    } else {
+      ++counts.others;
+    }
+  }
+  if (err != cudaSuccess) {
+    cudaGraphDestroy(graph);
+    return rt::cuda_error("capture: reading the captured graph's nodes failed (plain mode kept)", err);
+  }
   cudaGraphExec_t exec = nullptr;
   err = cudaGraphInstantiateWithFlags(&exec, graph, 0);
   cudaGraphDestroy(graph);  // the executable graph does not need it
@@ -319,6 +460,7 @@ Status ExecutionContext::capture(cudaStream_t stream) {
     return rt::cuda_error("capture: cudaGraphInstantiateWithFlags failed (plain mode kept)", err);
   }
   c.graph = exec;
+  c.graph_nodes = counts;
   return Status();
 #else
   (void)stream;
@@ -332,6 +474,19 @@ bool ExecutionContext::has_graph() const {
 #else
   return false;
 #endif
+}
+
+Status ExecutionContext::graph_node_counts(GraphNodeCounts* out) const {
+  if (!out) return Status(StatusCode::BAD_PARAM, "graph_node_counts: out is a null pointer");
+  *out = GraphNodeCounts();
+#if defined(JET_HAVE_CUDA)
+  if (impl_->graph) {
+    *out = impl_->graph_nodes;
+    return Status();
+  }
+#endif
+  return Status(StatusCode::NOT_SUPPORTED, impl_->is_cuda() ? "graph_node_counts: no CUDA graph has been captured"
+                                                            : "graph_node_counts: CUDA graphs need the CUDA backend");
 }
 
 Status ExecutionContext::set_profiling(bool on) {

@@ -1,6 +1,7 @@
 // Engine::load: the loader's steps in order (loader.h), then weights and the summary; and the
 // Engine's accessors. Contexts are created in context.cpp.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "format.h"
 #include "loader.h"
 #include "ops.h"
+#include "tuning.h"
 
 namespace jet {
 
@@ -59,6 +61,103 @@ void fill_summary(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
       }
     }
   }
+}
+
+// Metadata.preprocessing: each entry must describe a rank-4 graph input image (C, H, W from its
+// dims in the layout it names) with one finite mean and one finite non-zero std per channel (or
+// neither: no normalization), a size that is the input's (0 in files before schema 1.3: taken
+// from the dims), a known resize mode, crop_fraction in (0, 1] and pad_value in [0, 255]; else
+// BAD_PARAM naming the entry. jet-run relies on these when it turns an image file into an input.
+Status read_preprocessing(const fb::Model& m, Engine::Impl* impl) {
+  const fb::Metadata* md = m.metadata();
+  if (md == nullptr || md->preprocessing() == nullptr) return Status();
+  for (flatbuffers::uoffset_t i = 0; i < md->preprocessing()->size(); ++i) {
+    const fb::Preprocessing* p = md->preprocessing()->Get(i);
+    const std::string label = "metadata.preprocessing[" + std::to_string(i) + "]";
+    auto bad = [&](const std::string& why) { return Status(StatusCode::BAD_PARAM, label + ": " + why); };
+    ImagePreprocessing pre;
+    pre.input = p->input();
+    if (std::find(impl->inputs.begin(), impl->inputs.end(), pre.input) == impl->inputs.end()) {
+      return bad("tensor " + std::to_string(pre.input) + " is not a graph input");
+    }
+    const TensorInfo& info = impl->tensor_infos[static_cast<size_t>(pre.input)];
+    if (info.dims.size() != 4) return bad("input '" + info.name + "' is not an image (rank 4) input");
+    if (p->layout() != fb::ImageLayout::NCHW && p->layout() != fb::ImageLayout::NHWC) return bad("unknown layout");
+    if (p->channel_order() != fb::ChannelOrder::RGB && p->channel_order() != fb::ChannelOrder::BGR) {
+      return bad("unknown channel order");
+    }
+    pre.nhwc = p->layout() == fb::ImageLayout::NHWC;
+    pre.bgr = p->channel_order() == fb::ChannelOrder::BGR;
+    const int64_t channels = pre.nhwc ? info.dims[3] : info.dims[1];
+    const int64_t height = pre.nhwc ? info.dims[1] : info.dims[2];
+    const int64_t width = pre.nhwc ? info.dims[2] : info.dims[3];
+    if (channels != 3) {
+      return bad("input '" + info.name + "' has " + std::to_string(channels) + " channels in its " +
+                 (pre.nhwc ? "NHWC" : "NCHW") + " dims; image preprocessing needs 3");
+    }
+    if ((p->height() != 0 || p->width() != 0) && (p->height() != height || p->width() != width)) {
+      return bad("size " + std::to_string(p->height()) + "x" + std::to_string(p->width()) + " is not input '" +
+                 info.name + "''s " + std::to_string(height) + "x" + std::to_string(width));
+    }
+    pre.height = static_cast<int>(height);
+    pre.width = static_cast<int>(width);
+    const size_t n_mean = p->mean() ? p->mean()->size() : 0, n_std = p->std() ? p->std()->size() : 0;
+    if (n_mean != n_std || (n_mean != 0 && n_mean != static_cast<size_t>(channels))) {
+      return bad(std::to_string(n_mean) + " means and " + std::to_string(n_std) + " stds for " +
+                 std::to_string(channels) + " channels");
+    }
+    for (flatbuffers::uoffset_t c = 0; c < n_mean; ++c) {
+      const float mean = p->mean()->Get(c), stdv = p->std()->Get(c);
+      if (!std::isfinite(mean) || !std::isfinite(stdv) || stdv == 0.0f) {
+        return bad("mean and std must be finite and std non-zero (channel " + std::to_string(c) + ")");
+      }
+      pre.mean.push_back(mean);
+      pre.std.push_back(stdv);
+    }
+    switch (p->resize()) {
+      case fb::ResizeMode::Stretch: pre.resize = ImagePreprocessing::Resize::STRETCH; break;
+      case fb::ResizeMode::CenterCrop: pre.resize = ImagePreprocessing::Resize::CENTER_CROP; break;
+      case fb::ResizeMode::Letterbox: pre.resize = ImagePreprocessing::Resize::LETTERBOX; break;
+      default: return bad("unknown resize mode " + std::to_string(static_cast<int>(p->resize())));
+    }
+    pre.crop_fraction = p->crop_fraction();
+    pre.pad_value = p->pad_value();
+    if (!(pre.crop_fraction > 0.0f && pre.crop_fraction <= 1.0f)) return bad("crop_fraction must be in (0, 1]");
+    if (!(pre.pad_value >= 0.0f && pre.pad_value <= 255.0f)) return bad("pad_value must be in [0, 255]");
+    impl->summary.preprocessing.push_back(pre);
+  }
+  return Status();
+}
+
+// Whether the stored convolution choices apply here: Model.tuned_on (schema 1.2) against this
+// device. Tuned elsewhere: the heuristic, said once in the notes. Tuning at load ignores them.
+Status choose_stored_choices(const fb::Model& m, Engine::Impl* impl) {
+  // The device's name costs a cudaGetDeviceProperties call: asked only when needed.
+  const fb::TunedDevice* t = m.tuned_on();
+  if (t || impl->options.tune) impl->identity = rt::device_identity(impl->handle);
+  if (!t) return Status();
+  ModelSummary& s = impl->summary;
+  s.has_tuned_on = true;
+  s.tuned_on.name = t->name() ? t->name()->str() : std::string();
+  s.tuned_on.cc_major = t->cc_major();
+  s.tuned_on.cc_minor = t->cc_minor();
+  if (s.tuned_on.name.empty() || s.tuned_on.name.size() > 256 || s.tuned_on.cc_major < 0 || s.tuned_on.cc_minor < 0) {
+    return Status(StatusCode::BAD_PARAM, "tuned_on names no valid device (name '" + s.tuned_on.name.substr(0, 256) +
+                                             "', compute capability " + std::to_string(s.tuned_on.cc_major) + "." +
+                                             std::to_string(s.tuned_on.cc_minor) + ")");
+  }
+  if (impl->options.tune) return Status();  // measured again below
+  if (rt::same_device(s.tuned_on, impl->identity)) {
+    impl->stored_choices = rt::StoredChoices::MATCH;
+    s.stored_choices_used = true;
+  } else {
+    impl->stored_choices = rt::StoredChoices::MISMATCH;
+    s.notes.push_back("the model was tuned on " + rt::device_text(s.tuned_on) + ", this is " +
+                      rt::device_text(impl->identity) +
+                      ": its stored convolution choices are not used, the heuristic chooses (re-tune with "
+                      "jet-tune on this device)");
+  }
+  return Status();
 }
 
 // Weight pointers for the kernels. CPU: in place in the file (64-aligned offsets of a 64-aligned
@@ -130,6 +229,7 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
   JET_RT_TRY(st);
   impl->device_weights = device;
   impl->device_weight_bytes = total;
+  impl->summary.weight_allocation_bytes = total;
   for (size_t t = 0; t < nt; ++t) {
     const rt::TensorRecord& r = impl->tensors[t];
     if (r.constant) impl->weight_ptrs[t] = static_cast<uint8_t*>(device) + slot[r.buffer];
@@ -179,8 +279,10 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   const fb::Model* model = nullptr;
   JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
   JET_RT_TRY(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
+  JET_RT_TRY(choose_stored_choices(*model, impl.get()));
   JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
   JET_RT_TRY(rt::check_arena_overlaps(*impl));
+  if (options.tune) JET_RT_TRY(rt::tune_convolutions(impl.get()));
 
   // Context memory: the planned arena, then the workspace, each 256-aligned. Every size is below
   // 2^48 (check_graph), and op workspaces are bounded the same way here.
@@ -241,6 +343,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
                        std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")";
 
   fill_summary(*model, impl->file.size(), impl.get());
+  JET_RT_TRY(read_preprocessing(*model, impl.get()));
   impl->summary.workspace_bytes = largest_op_workspace;
   JET_RT_TRY(place_weights(*model, impl.get()));
   // On CUDA the weights now live on the device and nothing else points into the file: let the

@@ -63,7 +63,9 @@ struct ConvPrepared {
   FilterDesc filter;        // KCRS as stored, or KRSC when the upload reorders it (filter_krsc)
   bool filter_krsc = false;
   ConvDesc conv;
-  ConvAlgo algo = ConvAlgo::DIRECT;
+  ConvAlgo algo = ConvAlgo::DIRECT;  // the tactic is conv.tactic()
+  ConvPreference preference = ConvPreference::PREFER_FASTEST;  // the file's fallback policy
+  size_t workspace_limit = SIZE_MAX;  // what that policy allows
   ActivationDesc act;
   float alpha1 = 1.f, alpha2 = 1.f;
   int bias_input = -1;      // position in the op's inputs, -1 for none
@@ -111,6 +113,8 @@ struct PreparedOp {
   std::vector<TensorDesc> in_descs; // the inputs' descriptors (the kernel's views)
   TensorDesc out_desc;
   size_t workspace_bytes = 0;
+  // A stored (tuned) choice the backend refused, and why: the loader says so once (notes).
+  std::string refused_choice;
 
   ConvPrepared conv;
   PoolDesc pool;
@@ -129,11 +133,20 @@ struct PreparedOp {
   ReduceOp reduce_op = ReduceOp::SUM;
 };
 
+// How prepare_conv treats the stored algo/tactic (Model.tuned_on against this device).
+enum class StoredChoices {
+  UNTUNED,   // no tuned_on: the stored algo when this backend runs it (converter's choice), tactic 0
+  MATCH,     // tuned here: the stored algo and tactic, the heuristic when the backend refuses them
+  MISMATCH,  // tuned on another device: the heuristic's choice for every convolution
+};
+
 }  // namespace rt
 
 struct Engine::Impl {
   LoadOptions options;
   Handle handle;  // the engine's backend (CUDA: device, no stream); contexts copy it
+  DeviceIdentity identity;  // what Model.tuned_on must match (empty unless the load needed it)
+  rt::StoredChoices stored_choices = rt::StoredChoices::UNTUNED;
 
   rt::FileBytes file;  // kept on CPU (weights are used in place); released on CUDA after upload
 

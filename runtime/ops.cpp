@@ -243,12 +243,15 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     JET_RT_TRY(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
   }
 
-  // The algorithm: the stored one when this backend runs it within the fallback's workspace
-  // limit, else the backend's heuristic choice under the fallback preference.
+  // The algorithm: the stored one (with its tactic when it was tuned on this device) when this
+  // backend runs it within the fallback's workspace limit, else the backend's heuristic choice
+  // under the fallback preference (tactic 0). LoadOptions::tune replaces the choice later.
   const int stored = static_cast<int>(cp.algo());
   if (stored < -1 || stored >= static_cast<int>(ConvAlgo::COUNT)) {
     return bad("unknown convolution algorithm " + std::to_string(stored));
   }
+  const int32_t stored_tactic = cp.tactic();
+  if (stored_tactic < 0) return bad("tactic " + std::to_string(stored_tactic) + " must be >= 0 (0: the heuristic's)");
   const int fallback = static_cast<int>(cp.fallback());
   if (fallback < 0 || fallback > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT)) {
     return bad("unknown convolution algorithm preference " + std::to_string(fallback));
@@ -257,14 +260,23 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   size_t limit = std::numeric_limits<size_t>::max();
   if (pref == ConvPreference::NO_WORKSPACE) limit = 0;
   if (pref == ConvPreference::SPECIFY_WORKSPACE_LIMIT) limit = static_cast<size_t>(cp.workspace_limit());
+  c.preference = pref;
+  c.workspace_limit = limit;
   bool chosen = false;
   size_t ws = 0;
-  if (stored >= 0) {
+  if (stored >= 0 && a.stored_choices != StoredChoices::MISMATCH) {
     const ConvAlgo algo = static_cast<ConvAlgo>(stored);
-    const Status st = conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, algo, &ws);
+    const ConvDesc conv = c.conv.with_tactic(a.stored_choices == StoredChoices::MATCH ? stored_tactic : 0);
+    const Status st = conv_forward_workspace_size(a.handle, x, c.filter, conv, y, algo, &ws);
     if (st.ok() && ws <= limit) {
       c.algo = algo;
+      c.conv = conv;
       chosen = true;
+    } else if (a.stored_choices == StoredChoices::MATCH) {
+      p->refused_choice = std::string(conv_algo_name(algo)) + "#" + std::to_string(stored_tactic) + ": " +
+                          (st.ok() ? "needs " + std::to_string(ws) + " bytes of workspace, over the limit " +
+                                         std::to_string(limit)
+                                   : st.message());
     }
   }
   if (!chosen) {
@@ -274,6 +286,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   }
   p->workspace_bytes = ws;
   info->algo = conv_algo_name(c.algo);
+  info->tactic = c.conv.tactic();
   info->workspace_bytes = ws;
   // Multiply-adds: every output element sums C/groups * filter-spatial products.
   info->flops = 2.0 * static_cast<double>(product(out, 0, x.rank())) *
@@ -936,10 +949,22 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     for (int t : p.inputs) p.in_descs.push_back(impl->tensors[t].desc);
     p.out_desc = impl->tensors[p.output].desc;
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
-                           impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s)};
+                           impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
+                           impl->stored_choices};
     const Status st = op_type(p.kind).prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
     if (p.kind == OpKind::CONV && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
+  }
+  // One note for every refused stored choice, naming the first.
+  int refused = 0;
+  std::string first;
+  for (size_t s = 0; s < impl->ops.size(); ++s) {
+    if (impl->ops[s].refused_choice.empty()) continue;
+    if (refused++ == 0) first = op_label(*impl, static_cast<int>(s)) + " " + impl->ops[s].refused_choice;
+  }
+  if (refused > 0) {
+    impl->summary.notes.push_back("this backend refused the stored tuned choice of " + std::to_string(refused) +
+                                  " convolution(s) (first: " + first + "); they use the heuristic's choice");
   }
   return Status();
 }

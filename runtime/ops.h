@@ -21,6 +21,7 @@ struct PrepareArgs {
   const Handle& handle;
   const std::vector<int>& sole_user;  // per tensor: the only op reading it, -1 when none or several
   int step;                           // this op's index
+  StoredChoices stored_choices;  // conv: whether the stored algo/tactic were tuned on this device
 };
 
 // Fills out (descriptors, parameters, workspace) and info (algo, flops). The op's kind, inputs
@@ -43,7 +44,8 @@ struct OpType {
 const OpType* find_op_type(fb::OpParams params);
 const OpType& op_type(OpKind kind);
 
-// Runs every op's prepare function (messages name the op); fills workspace and flops.
+// Runs every op's prepare function (messages name the op); fills workspace and flops. Stored
+// tuned choices the backend refused are summed up in one note (impl->summary.notes).
 Status prepare_ops(const fb::Model& model, Engine::Impl* impl);
 
 // The run() loop's body.

@@ -247,6 +247,37 @@ jet_status_t jet_context_bind(jet_context_t* context, int tensor, void* data) {
   }
 }
 
+jet_status_t jet_context_bind_typed(jet_context_t* context, int tensor, void* data, jet_dtype_t dtype) {
+  try {
+    if (context == nullptr || !context->context) return fail(JET_BAD_PARAM, "jet_context_bind_typed: context is NULL");
+    return report(context->context->bind_tensor(tensor, data, static_cast<jet::DType>(static_cast<int>(dtype))));
+  } catch (...) {
+    return from_exception("jet_context_bind_typed");
+  }
+}
+
+jet_status_t jet_context_copy_input(jet_context_t* context, int tensor, const void* host, size_t bytes,
+                                    jet_dtype_t dtype, void* stream) {
+  try {
+    if (context == nullptr || !context->context) return fail(JET_BAD_PARAM, "jet_context_copy_input: context is NULL");
+    return report(context->context->copy_input(tensor, host, bytes, static_cast<jet::DType>(static_cast<int>(dtype)),
+                                               static_cast<cudaStream_t>(stream)));
+  } catch (...) {
+    return from_exception("jet_context_copy_input");
+  }
+}
+
+jet_status_t jet_context_copy_output(const jet_context_t* context, int tensor, void* host, size_t bytes,
+                                     jet_dtype_t dtype, void* stream) {
+  try {
+    if (context == nullptr || !context->context) return fail(JET_BAD_PARAM, "jet_context_copy_output: context is NULL");
+    return report(context->context->copy_output(tensor, host, bytes, static_cast<jet::DType>(static_cast<int>(dtype)),
+                                                static_cast<cudaStream_t>(stream)));
+  } catch (...) {
+    return from_exception("jet_context_copy_output");
+  }
+}
+
 jet_status_t jet_context_run(jet_context_t* context, void* stream) {
   try {
     if (context == nullptr || !context->context) return fail(JET_BAD_PARAM, "jet_context_run: context is NULL");

@@ -40,6 +40,10 @@ if [ -d .deb/doctest/usr ]; then cmake_args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/d
 # They add the conformance.cuda.* and networks.cuda_* tests to the tests step.
 if [ -f .testdata/conformance/manifest.txt ]; then cmake_args+=(-DJET_CONFORMANCE_DIR="$(pwd)/.testdata/conformance"); fi
 if [ -d .testdata/networks ]; then cmake_args+=(-DJET_NETWORKS_DIR="$(pwd)/.testdata/networks"); fi
+# The samples need stb (.deb/stb from gpu-deps.sh); with .testdata/face_detect they add
+# samples.face_detect_cuda_fp32/fp16 (face_detect against ONNX Runtime's pipeline).
+if [ -d .deb/stb/usr ]; then cmake_args+=(-DJET_BUILD_SAMPLES=ON -DJET_STB_ROOT="$(pwd)/.deb/stb"); fi
+if [ -f .testdata/face_detect/reference.json ]; then cmake_args+=(-DJET_FACE_DETECT_DIR="$(pwd)/.testdata/face_detect"); fi
 status=0
 if ! cmake "${cmake_args[@]}" >"$logs/configure.log" 2>&1; then
   say "configure: FAILED (see configure.log)"; tail -30 "$logs/configure.log"; exit 1
@@ -137,13 +141,19 @@ want bench && for b in "$build"/bench/jet_bench_*; do
   grep -E 'SUMMARY|geomean|Total' "$logs/$name.log" | tail -3 | sed "s/^/  $name: /" | tee -a "$summary"
 done
 
-# ResNet-18 end to end through the runtime (jet-bench) against PyTorch, in the same run.
+# Whole networks through the runtime (jet-bench, untuned and tuned) against PyTorch, in the same
+# run (bench/networks/run.py). JET_BENCH_NETWORKS / JET_BENCH_DTYPES split the work over calls
+# (torch.compile of every network takes minutes); EfficientNet-B0 needs .testdata/networks.
 if want bench; then
   if [ -x "$build/tools/jet-bench" ] && [ -x "$build/tools/jet-make-model" ]; then
-    if python3 bench/resnet18/run.py "$build" "$out/resnet18.md" >"$logs/resnet18.log" 2>&1; then
-      say "bench resnet18: ok ($(tail -1 "$logs/resnet18.log"))"
-    else say "bench resnet18: FAILED"; tail -20 "$logs/resnet18.log" | tee -a "$summary"; status=1; fi
-  else say "bench resnet18: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
+    net_args=()
+    [ -n "${JET_BENCH_NETWORKS:-}" ] && net_args+=(--networks "$JET_BENCH_NETWORKS")
+    [ -n "${JET_BENCH_DTYPES:-}" ] && net_args+=(--dtypes "$JET_BENCH_DTYPES")
+    if python3 bench/networks/run.py "$build" "$out/networks.md" "${net_args[@]}" >"$logs/networks.log" 2>&1; then
+      say "bench networks: ok"
+    else say "bench networks: FAILED"; grep '^error:' "$logs/networks.log" | tail -10 | tee -a "$summary"; status=1; fi
+    sed -n '/^== summary ==$/,$p' "$logs/networks.log" | tail -n +2 | sed 's/^/  /' | tee -a "$summary"
+  else say "bench networks: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
 fi
 
 say "gpu-check: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"

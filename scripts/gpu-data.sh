@@ -5,6 +5,8 @@
 #   .testdata/conformance   jet_conformance_prepare's output: ONNX's tests as .jet + .npy
 #   .testdata/networks      tests/networks' prepared networks (.jet fp32/fp16, inputs, ONNX
 #                           Runtime's outputs), those named in JET_GPU_NETWORKS (default: all)
+#   .testdata/face_detect   samples.face_detect_prepare's output (BlazeFace .jet fp32/fp16, the
+#                           photo, ONNX Runtime's faces), about 2 MB
 # The carry limit is 64 MiB per call, .deb included: with all networks it may not fit, so name a
 # subset per call (du -sh .testdata says how much there is).
 set -euo pipefail
@@ -36,5 +38,14 @@ if [ -d "$src" ]; then
   echo "gpu-data.sh: networks: $(cd .testdata/networks && ls -d fp*/* 2>/dev/null | tr '\n' ' ')($(du -sh .testdata/networks | cut -f1))"
 else
   echo "gpu-data.sh: no prepared networks in $src (ctest -R networks.prepare makes them)"
+fi
+rm -rf .testdata/face_detect
+if [ -f "$build/samples/face_detect_data/reference.json" ]; then
+  # samples.face_detect_prepare's output: BlazeFace fp32/fp16 .jet, the photo, ONNX Runtime's faces.
+  mkdir -p .testdata/face_detect
+  cp "$build"/samples/face_detect_data/{blazeface_fp32.jet,blazeface_fp16.jet,astronaut.png,reference.json} .testdata/face_detect/
+  echo "gpu-data.sh: face_detect: $(du -sh .testdata/face_detect | cut -f1)"
+else
+  echo "gpu-data.sh: no face_detect data in $build/samples (ctest -R samples.face_detect_prepare makes it)"
 fi
 du -sh .testdata

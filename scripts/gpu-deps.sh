@@ -7,7 +7,8 @@ mkdir -p .deb
 cd .deb
 # DIR:PACKAGE...: each folder gets the listed packages unpacked into it. flatc (a host tool) and
 # the FlatBuffers headers are all the runtime and the converter core need.
-for entry in doctest:doctest-dev flatbuffers:flatbuffers-compiler,libflatbuffers-dev; do
+# stb: the samples' image files (face_detect's check against ONNX Runtime on the GPU).
+for entry in doctest:doctest-dev flatbuffers:flatbuffers-compiler,libflatbuffers-dev stb:libstb-dev,libstb0; do
   name=${entry%%:*}
   if [ -d "$name" ]; then echo "gpu-deps: $name already unpacked"; continue; fi
   IFS=, read -r -a pkgs <<<"${entry#*:}"

@@ -14,6 +14,21 @@
 namespace jet {
 namespace tools {
 
+CommandLine::CommandLine(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i] != nullptr ? argv[i] : "";
+    const size_t eq = arg.find('=');
+    if (i > 0 && arg.size() > 2 && arg.compare(0, 2, "--") == 0 && eq != std::string::npos && eq > 2) {
+      args_.push_back(arg.substr(0, eq));
+      args_.push_back(arg.substr(eq + 1));
+    } else {
+      args_.push_back(arg);
+    }
+  }
+  for (std::string& a : args_) pointers_.push_back(&a[0]);
+  pointers_.push_back(nullptr);
+}
+
 bool print_usage_if_help(const std::string& arg, const char* usage) {
   if (arg != "-h" && arg != "--help") return false;
   std::printf("%s", usage);
@@ -72,6 +87,22 @@ bool take_model_argument(const std::string& arg, std::string* model, std::string
   return true;
 }
 
+Status cuda_device_available() {
+#if JET_HAVE_CUDA
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();  // leave no error behind
+    return Status(StatusCode::NOT_SUPPORTED,
+                  std::string("this build runs on CUDA by default, but no CUDA device is usable here (") +
+                      (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + "); run on the CPU with --device cpu");
+  }
+  return Status::success();
+#else
+  return Status(StatusCode::NOT_SUPPORTED, "this build has no CUDA backend; run on the CPU with --device cpu");
+#endif
+}
+
 Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
                    std::unique_ptr<ExecutionContext>* ctx) {
   LoadOptions load;
@@ -79,6 +110,10 @@ Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Eng
   // The tools own a copy of the file: `cp new.jet live.jet` while jet-bench runs on live.jet
   // cannot crash it (runtime/README.md, "Replacing a model file under a running process").
   load.copy_file = true;
+  if (backend == Backend::CUDA) {
+    const Status device = cuda_device_available();
+    if (!device.ok()) return device;
+  }
   Status st = Engine::load(path, load, engine);
   if (!st.ok() || ctx == nullptr) return st;
   return (*engine)->create_context(ctx);

@@ -19,6 +19,27 @@ namespace tools {
 bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out);
 bool parse_uint64(const std::string& text, uint64_t* out);
 
+// The command line with every "--name=value" argument split into "--name" and "value", so that
+// the argument loop of every tool, which takes an option's value from the next argument, accepts
+// both spellings. Only arguments starting with "--" are split, at their first '=' ("--input=x=a.npy"
+// gives "--input", "x=a.npy"); "-o", positional arguments and a lone "--" stay whole. Every tool's
+// main starts with
+//   jet::tools::CommandLine command_line(argc, argv);
+//   argc = command_line.argc();
+//   argv = command_line.argv();
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv);
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+  int argc() const { return static_cast<int>(args_.size()); }
+  char** argv() { return pointers_.data(); }  // argc() entries, then a null pointer
+
+ private:
+  std::vector<std::string> args_;
+  std::vector<char*> pointers_;
+};
+
 // For the argument loop of every tool: true when `arg` is -h or --help, after printing `usage` to
 // stdout (the tool then exits with 0); false, printing nothing, for any other argument.
 bool print_usage_if_help(const std::string& arg, const char* usage);
@@ -38,9 +59,13 @@ int fail(const char* tool, const Status& st);
 // false with the usage error in `error` when the argument is not taken.
 bool take_model_argument(const std::string& arg, std::string* model, std::string* error);
 
+// NOT_SUPPORTED, saying so and naming --device cpu, when no CUDA device can be used (a CUDA build
+// on a machine without a GPU or driver, or a build without CUDA).
+Status cuda_device_available();
+
 // Loads the model file `path` for `backend` (with LoadOptions::copy_file: a tool survives the
 // file being rewritten in place while it runs) and, when `ctx` is not null, creates an execution
-// context for it.
+// context for it. CUDA without a usable device: cuda_device_available()'s error.
 Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
                    std::unique_ptr<ExecutionContext>* ctx);
 

@@ -1,7 +1,9 @@
 // jet-bench: trtexec-style timing of a .jet model. Warm-up runs, then N timed iterations:
 // latency statistics and throughput; on CUDA also GPU compute time (CUDA events around each run)
 // against host enqueue time (the run() call alone), without and with a CUDA graph; optionally the
-// per-layer profile and a JSON report.
+// per-layer profile and a JSON report. Also what one inference costs besides time: kernels
+// launched (the captured CUDA graph's kernel nodes; ops on CPU), device memory (the runtime's
+// accounting and cudaMemGetInfo around the load) and the cold load time to the first result.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +27,7 @@ using namespace jet::tools;
 
 const char kUsage[] =
     "usage: jet-bench model.jet [--device cpu|cuda] [--warmup N] [--iterations N] [--batch-runs]\n"
-    "                 [--no-graph] [--profile] [--json]\n"
+    "                 [--no-graph] [--profile] [--tune] [--json]\n"
     "  --device      backend (default: cuda when built with CUDA, else cpu)\n"
     "  --warmup      untimed runs before each timed phase (default 10)\n"
     "  --iterations  timed runs per phase (default 100)\n"
@@ -33,6 +35,7 @@ const char kUsage[] =
     "                (throughput; no per-run latency). CPU runs are synchronous anyway.\n"
     "  --no-graph    CUDA: skip the CUDA graph phase\n"
     "  --profile     per-layer times (ExecutionContext::layer_times) after the timed phases\n"
+    "  --tune        measure every convolution's algorithms and tactics at load (LoadOptions::tune)\n"
     "  --json        print one JSON object with every figure instead of the text report\n";
 
 struct Options {
@@ -43,7 +46,23 @@ struct Options {
   bool batch_runs = false;
   bool graph = true;
   bool profile = false;
+  bool tune = false;
   bool json = false;
+};
+
+// From a standing start to the first result: Engine::load, create_context, the input upload and
+// the first run (waited for). The CUDA context already exists (cudaFree(0) before the clock).
+struct ColdLoad {
+  double load_ms = 0, context_ms = 0, first_run_ms = 0, total_ms = 0;
+};
+
+// Device memory: the runtime's accounting, and what cudaMemGetInfo saw before the load and after
+// the first run (CUDA; 0 on CPU).
+struct Memory {
+  size_t weights = 0;    // the engine's weight allocation (CPU: the weights mapped from the file)
+  size_t arena = 0, workspace = 0;  // one context's block
+  size_t free_before = 0, free_after = 0, total = 0;
+  bool measured = false;  // cudaMemGetInfo figures present
 };
 
 struct Stats {
@@ -257,11 +276,51 @@ void print_phase(const Phase& p, const Options& opt) {
 int usage_error(const std::string& message) { return jet::tools::usage_error("jet-bench", kUsage, message); }
 int fail(const Status& st) { return jet::tools::fail("jet-bench", st); }
 
+Status memory_info(size_t* free_bytes, size_t* total_bytes) {
+#if JET_HAVE_CUDA
+  return cuda_status(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+#else
+  (void)free_bytes;
+  (void)total_bytes;
+  return Status(StatusCode::NOT_SUPPORTED, "this jet-bench was built without CUDA");
+#endif
+}
+
 int bench(const Options& opt) {
+  using clock = std::chrono::steady_clock;
+  Memory memory;
+  cudaStream_t stream = nullptr;
+#if JET_HAVE_CUDA
+  if (opt.backend == jet::Backend::CUDA) {
+    // CUDA context creation is not part of the cold load: create it (and the stream) first.
+    int devices = 0;
+    const cudaError_t count_err = cudaGetDeviceCount(&devices);
+    if (count_err != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      return fail(Status(StatusCode::EXECUTION_FAILED,
+                         std::string("no CUDA device available (") +
+                             (count_err != cudaSuccess ? cudaGetErrorString(count_err) : "no devices") +
+                             "); run on the CPU with --device cpu"));
+    }
+    Status st = cuda_status(cudaFree(nullptr), "creating the CUDA context (cudaFree(0))");
+    if (st.ok()) st = cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (st.ok()) st = memory_info(&memory.free_before, &memory.total);
+    if (!st.ok()) return fail(st);
+  }
+#endif
+  ColdLoad cold;
+  const clock::time_point t0 = clock::now();
   std::shared_ptr<jet::Engine> engine;
   std::unique_ptr<jet::ExecutionContext> ctx;
-  Status st = load_engine(opt.model, opt.backend, &engine, &ctx);
+  jet::LoadOptions load;
+  load.backend = opt.backend;
+  load.tune = opt.tune;
+  Status st = jet::Engine::load(opt.model, load, &engine);
   if (!st.ok()) return fail(st);
+  const clock::time_point t1 = clock::now();
+  st = engine->create_context(&ctx);
+  if (!st.ok()) return fail(st);
+  const clock::time_point t2 = clock::now();
 
   // Inputs: seeded uniform values, so the timed work is that of real data.
   for (int i = 0; i < engine->num_inputs(); ++i) {
@@ -271,14 +330,25 @@ int bench(const Options& opt) {
     st = copy_to_tensor(opt.backend, ctx->tensor_data(engine->input(i)), bytes.data(), bytes.size());
     if (!st.ok()) return fail(st);
   }
+  st = ctx->run(stream);
+  if (st.ok()) st = synchronize(opt.backend, stream);
+  if (!st.ok()) return fail(st);
+  const clock::time_point t3 = clock::now();
+  cold.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  cold.context_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  cold.first_run_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+  cold.total_ms = std::chrono::duration<double, std::milli>(t3 - t0).count();
 
-  cudaStream_t stream = nullptr;
-#if JET_HAVE_CUDA
+  const jet::ModelSummary& sum = engine->summary();
+  memory.weights = opt.backend == jet::Backend::CUDA ? sum.weight_allocation_bytes : sum.weight_bytes;
+  memory.arena = (sum.arena_bytes + 255) / 256 * 256;
+  memory.workspace = engine->context_memory_size() - std::min(memory.arena, engine->context_memory_size());
   if (opt.backend == jet::Backend::CUDA) {
-    st = cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    size_t total = 0;
+    st = memory_info(&memory.free_after, &total);
     if (!st.ok()) return fail(st);
+    memory.measured = true;
   }
-#endif
 
   Phase plain;
   plain.name = opt.backend == jet::Backend::CUDA ? "plain (no CUDA graph)" : "cpu";
@@ -288,9 +358,16 @@ int bench(const Options& opt) {
   Phase graph;
   graph.name = "CUDA graph";
   const bool try_graph = opt.backend == jet::Backend::CUDA && opt.graph;
+  // Launches per inference: the captured graph's kernel nodes on CUDA; on CPU each op is one
+  // routine call. Unknown (-1) on CUDA without a graph.
+  jet::ExecutionContext::GraphNodeCounts nodes;
+  int kernels = opt.backend == jet::Backend::CPU ? engine->num_ops() : -1;
   if (try_graph) {
     st = ctx->capture(stream);
     if (st.ok()) {
+      st = ctx->graph_node_counts(&nodes);
+      if (!st.ok()) return fail(st);
+      kernels = nodes.kernels;
       st = time_phase(ctx.get(), opt, stream, &graph);
       if (!st.ok()) return fail(st);
     } else {
@@ -318,6 +395,39 @@ int bench(const Options& opt) {
     s += ", \"warmup\": " + std::to_string(opt.warmup);
     s += ", \"iterations\": " + std::to_string(opt.iterations);
     s += ", \"batch_runs\": " + std::string(opt.batch_runs ? "true" : "false");
+    s += ", \"ops\": " + std::to_string(engine->num_ops());
+    s += ", \"kernels_per_inference\": " + (kernels >= 0 ? std::to_string(kernels) : std::string("null"));
+    s += ", \"graph_nodes\": " + (try_graph && graph.error.empty()
+                                      ? "{\"kernels\": " + std::to_string(nodes.kernels) + ", \"memcpys\": " +
+                                            std::to_string(nodes.memcpys) + ", \"memsets\": " +
+                                            std::to_string(nodes.memsets) + ", \"others\": " +
+                                            std::to_string(nodes.others) + "}"
+                                      : std::string("null"));
+    s += ", \"memory\": {\"weights_bytes\": " + std::to_string(memory.weights) + ", \"arena_bytes\": " +
+         std::to_string(memory.arena) + ", \"workspace_bytes\": " + std::to_string(memory.workspace) +
+         ", \"runtime_total_bytes\": " + std::to_string(memory.weights + memory.arena + memory.workspace);
+    if (memory.measured) {
+      s += ", \"device_free_before\": " + std::to_string(memory.free_before) + ", \"device_free_after_first_run\": " +
+           std::to_string(memory.free_after) + ", \"device_used_delta\": " +
+           json_number(static_cast<double>(memory.free_before) - static_cast<double>(memory.free_after)) +
+           ", \"device_total\": " + std::to_string(memory.total);
+    } else {
+      s += ", \"device_free_before\": null, \"device_free_after_first_run\": null, \"device_used_delta\": null";
+    }
+    s += "}";
+    s += ", \"cold_load_ms\": {\"load\": " + json_number(cold.load_ms) + ", \"context\": " +
+         json_number(cold.context_ms) + ", \"first_run\": " + json_number(cold.first_run_ms) + ", \"total\": " +
+         json_number(cold.total_ms) + "}";
+    s += ", \"tuning\": {\"tuned_at_load\": " + std::string(sum.tuned_at_load ? "true" : "false") +
+         ", \"tuning_ms\": " + json_number(sum.tuning_ms) + ", \"stored_choices_used\": " +
+         std::string(sum.stored_choices_used ? "true" : "false") + ", \"tuned_on\": " +
+         (sum.has_tuned_on ? json_string(sum.tuned_on.name + " " + std::to_string(sum.tuned_on.cc_major) + "." +
+                                         std::to_string(sum.tuned_on.cc_minor))
+                           : std::string("null")) +
+         "}";
+    s += ", \"notes\": [";
+    for (size_t i = 0; i < sum.notes.size(); ++i) s += (i ? ", " : "") + json_string(sum.notes[i]);
+    s += "]";
     s += ", \"plain\": " + phase_json(plain);
     s += ", \"graph\": " + (try_graph ? phase_json(graph) : std::string("null"));
     if (opt.profile) {
@@ -341,8 +451,35 @@ int bench(const Options& opt) {
   std::printf("jet-bench: %s on %s: %d ops, %lld warm-up + %lld timed runs per phase%s\n", printable(opt.model).c_str(),
               backend_name(opt.backend), engine->num_ops(), static_cast<long long>(opt.warmup),
               static_cast<long long>(opt.iterations), opt.batch_runs ? ", batched" : "");
+  for (const std::string& note : sum.notes) std::printf("note: %s\n", note.c_str());
   print_phase(plain, opt);
   if (try_graph) print_phase(graph, opt);
+  if (kernels >= 0) {
+    std::printf("kernels per inference: %d", kernels);
+    if (opt.backend == jet::Backend::CPU) {
+      std::printf(" (CPU: one routine call per op)\n");
+    } else {
+      std::printf(" (CUDA graph nodes: %d kernels, %d memcpy, %d memset, %d other)\n", nodes.kernels, nodes.memcpys,
+                  nodes.memsets, nodes.others);
+    }
+  } else {
+    std::printf("kernels per inference: unknown (no CUDA graph captured)\n");
+  }
+  std::printf("memory (runtime): weights %s + arena %s + workspace %s = %s\n", format_bytes(memory.weights).c_str(),
+              format_bytes(memory.arena).c_str(), format_bytes(memory.workspace).c_str(),
+              format_bytes(memory.weights + memory.arena + memory.workspace).c_str());
+  if (memory.measured) {
+    std::printf("memory (cudaMemGetInfo): %s used from before the load to after the first run\n",
+                format_bytes(memory.free_before > memory.free_after ? memory.free_before - memory.free_after : 0).c_str());
+  }
+  std::printf("cold load to first result: %.2f ms (load %.2f, context %.2f, first run %.2f)%s\n", cold.total_ms,
+              cold.load_ms, cold.context_ms, cold.first_run_ms,
+              opt.backend == jet::Backend::CUDA ? ", CUDA context creation excluded" : "");
+  if (sum.tuned_at_load) std::printf("tuning at load: %.1f ms (part of load)\n", sum.tuning_ms);
+  if (sum.stored_choices_used) {
+    std::printf("convolution choices: stored, tuned on this device (%s %d.%d)\n", sum.tuned_on.name.c_str(),
+                sum.tuned_on.cc_major, sum.tuned_on.cc_minor);
+  }
   if (opt.profile) {
     std::printf("per-layer times (mean of %d profiled runs), total %.4f ms:\n", profile_runs, layer_total);
     std::printf("  %4s  %-32s %-12s %10s %7s\n", "op", "name", "type", "ms", "%");
@@ -366,6 +503,9 @@ int bench(const Options& opt) {
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -387,6 +527,8 @@ static int tool_main(int argc, char** argv) {
       opt.graph = false;
     } else if (arg == "--profile") {
       opt.profile = true;
+    } else if (arg == "--tune") {
+      opt.tune = true;
     } else if (arg == "--json") {
       opt.json = true;
     } else {

@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "jet/file_io.h"
+#include "image_input.h"
 #include "jet/runtime.h"
 #include "npy.h"
 
@@ -254,7 +255,18 @@ int inspect(const Options& opt) {
     s += ", \"planner\": " + json_string(sum.planner);
     s += ", \"workspace_bytes\": " + std::to_string(sum.workspace_bytes);
     s += ", \"context_memory_bytes\": " + std::to_string(engine->context_memory_size());
+    s += ", \"tuned_on\": " + (sum.has_tuned_on ? "{\"name\": " + json_string(sum.tuned_on.name) + ", \"cc_major\": " +
+                                                    std::to_string(sum.tuned_on.cc_major) + ", \"cc_minor\": " +
+                                                    std::to_string(sum.tuned_on.cc_minor) + "}"
+                                              : std::string("null"));
     s += ", \"labels\": " + std::to_string(sum.labels.size());
+    s += ", \"preprocessing\": [";
+    for (size_t i = 0; i < sum.preprocessing.size(); ++i) {
+      const jet::ImagePreprocessing& p = sum.preprocessing[i];
+      s += (i > 0 ? ", {" : "{") + std::string("\"input\": ") + json_string(engine->tensor(p.input).name) +
+           ", \"text\": " + json_string(preprocessing_text(p)) + "}";
+    }
+    s += "]";
     s += ", \"properties\": {";
     for (size_t i = 0; i < sum.properties.size(); ++i) {
       s += (i > 0 ? ", " : "") + json_string(sum.properties[i].first) + ": " + json_string(sum.properties[i].second);
@@ -304,7 +316,14 @@ int inspect(const Options& opt) {
               format_bytes(sum.arena_bytes).c_str(), sum.lower_bound_bytes, ratio, sum.planner.c_str());
   std::printf("workspace:   %zu bytes (cpu backend)\n", sum.workspace_bytes);
   std::printf("context:     %zu bytes (arena + workspace, aligned)\n", engine->context_memory_size());
+  if (sum.has_tuned_on) {
+    std::printf("tuned on:    %s, compute capability %d.%d (its stored algorithms and tactics are used only there)\n",
+                sum.tuned_on.name.c_str(), sum.tuned_on.cc_major, sum.tuned_on.cc_minor);
+  }
   std::printf("labels:      %zu\n", sum.labels.size());
+  for (const jet::ImagePreprocessing& p : sum.preprocessing) {  // jet-convert --preprocess
+    std::printf("preprocess:  '%s' %s\n", printable(engine->tensor(p.input).name).c_str(), preprocessing_text(p).c_str());
+  }
   for (const auto& kv : sum.properties) std::printf("property:    %s = %s\n", printable(kv.first).c_str(), printable(kv.second).c_str());
   if (opt.ops) {
     for (int i = 0; i < engine->num_ops(); ++i) {
@@ -324,6 +343,9 @@ int inspect(const Options& opt) {
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -1,8 +1,10 @@
-// jet-run: loads a .jet model, fills its inputs from files (.npy, ONNX TensorProto .pb) or a
-// seeded random generator, runs it once and prints a checksum of every output; optionally saves
-// the outputs as .npy files.
+// jet-run: loads a .jet model, fills its inputs from files (.npy, ONNX TensorProto .pb, images
+// through the preprocessing the model records) or a seeded random generator, runs it once and
+// prints a checksum of every output, optionally its top-k classes (with the model's labels);
+// optionally saves the outputs as .npy files.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "image_input.h"
 #include "jet/runtime.h"
 #include "npy.h"
 #include "tensor_proto.h"
@@ -24,11 +27,16 @@ using jet::StatusCode;
 using namespace jet::tools;
 
 const char kUsage[] =
-    "usage: jet-run model.jet [--device cpu|cuda] [--input NAME=FILE ...] [--save-outputs DIR]\n"
-    "               [--seed N]\n"
+    "usage: jet-run model.jet [FILE ...] [--device cpu|cuda] [--input NAME=FILE ...] [--top-k N]\n"
+    "               [--save-outputs DIR] [--seed N]\n"
     "  --device        backend to run on (default: cuda when built with CUDA, else cpu)\n"
-    "  --input         NAME=FILE feeds graph input NAME from FILE (.npy or ONNX TensorProto .pb);\n"
-    "                  a bare FILE feeds the input the .pb names, or the model's only input\n"
+    "  --input         NAME=FILE feeds graph input NAME from FILE: .npy, ONNX TensorProto .pb, or\n"
+    "                  an image (.png, .jpg, .bmp, ...) preprocessed as the model records it\n"
+    "                  (jet-convert --preprocess); a bare FILE (also without --input) feeds the\n"
+    "                  input the .pb names, the input with preprocessing for an image, or the\n"
+    "                  model's only input\n"
+    "  --top-k         prints the N largest values of each output per image, with the model's\n"
+    "                  labels (jet-convert --labels) and softmax probabilities\n"
     "  --save-outputs  writes each output to DIR/<output name>.npy (characters outside\n"
     "                  [A-Za-z0-9._-] replaced by '_')\n"
     "  --seed          seed of the uniform [-1, 1) values of inputs not given (default 1)\n";
@@ -44,6 +52,7 @@ struct Options {
   std::vector<InputSpec> inputs;
   std::string save_dir;
   uint64_t seed = 1;
+  int64_t top_k = 0;
 };
 
 int usage_error(const std::string& message) { return jet::tools::usage_error("jet-run", kUsage, message); }
@@ -96,6 +105,88 @@ std::string short_float(double v) {
   return buf;
 }
 
+// An image file into its input: the input named, else the one input with preprocessing.
+Status feed_image(const jet::Engine& engine, jet::ExecutionContext& ctx, jet::Backend backend, const InputSpec& spec,
+                  std::set<int>* given) {
+  int index = -1;
+  if (!spec.name.empty()) {
+    index = find_input(engine, spec.name);
+    if (index < 0) {
+      return Status(StatusCode::BAD_PARAM, "--input " + spec.name + "=" + spec.path + ": the model has no input '" +
+                                               spec.name + "'; its inputs are " + input_names(engine));
+    }
+  } else if (engine.summary().preprocessing.size() == 1) {
+    index = engine.summary().preprocessing[0].input;
+  } else if (engine.num_inputs() == 1) {
+    index = engine.input(0);
+  } else {
+    return Status(StatusCode::BAD_PARAM, spec.path + ": say which input the image feeds (--input NAME=" + spec.path +
+                                             "); the model's inputs are " + input_names(engine));
+  }
+  const jet::TensorInfo& info = engine.tensor(index);
+  const jet::ImagePreprocessing* pre = find_preprocessing(engine, index);
+  if (pre == nullptr) {
+    return Status(StatusCode::BAD_PARAM, spec.path + ": the model records no preprocessing for input '" + info.name +
+                                             "', so an image cannot be turned into it; convert the model with "
+                                             "jet-convert --preprocess (e.g. --preprocess imagenet), or give a .npy");
+  }
+  if (!given->insert(index).second) {
+    return Status(StatusCode::BAD_PARAM, "input '" + info.name + "' is given more than once");
+  }
+  RgbImage image;
+  Status st = read_image(spec.path, &image);
+  std::vector<uint8_t> bytes;
+  if (st.ok()) st = image_to_tensor_bytes(image, *pre, info, &bytes);
+  if (st.ok()) st = copy_to_tensor(backend, ctx.tensor_data(index), bytes.data(), bytes.size());
+  if (!st.ok()) return st;
+  std::printf("input '%s' %s %s: from %s (image %lldx%lld, %s)\n", info.name.c_str(), format_dims(info.dims).c_str(),
+              jet::dtype_name(info.dtype), spec.path.c_str(), static_cast<long long>(image.width),
+              static_cast<long long>(image.height), preprocessing_text(*pre).c_str());
+  return Status::success();
+}
+
+// --top-k: the k largest values of each image's slice of the output (dim 0 is the batch), with
+// the model's labels when it has one per value, and softmax probabilities (or the values
+// themselves when they already are probabilities: in [0, 1], summing to 1).
+void print_top_k(const jet::Engine& engine, const jet::TensorInfo& info, const std::vector<float>& values, int64_t k) {
+  const int64_t batch = info.dims.empty() ? 1 : info.dims[0];
+  if (batch <= 0 || values.empty()) return;
+  const size_t per_image = values.size() / static_cast<size_t>(batch);
+  const std::vector<std::string>& labels = engine.summary().labels;
+  const bool labelled = labels.size() == per_image;
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* v = values.data() + static_cast<size_t>(b) * per_image;
+    bool probabilities = true;
+    double sum = 0, max = -INFINITY;
+    for (size_t i = 0; i < per_image; ++i) {
+      probabilities = probabilities && v[i] >= 0.0f && v[i] <= 1.0f;
+      sum += v[i];
+      max = std::max(max, static_cast<double>(v[i]));
+    }
+    probabilities = probabilities && std::fabs(sum - 1.0) < 1e-3;
+    double exp_sum = 0;
+    for (size_t i = 0; i < per_image; ++i) exp_sum += std::exp(static_cast<double>(v[i]) - max);
+    std::vector<size_t> order(per_image);
+    for (size_t i = 0; i < per_image; ++i) order[i] = i;
+    const size_t shown = std::min(per_image, static_cast<size_t>(k));
+    // Largest first; ties (and NaN) by index, so the order is the same on every run.
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                      [&](size_t a, size_t c) { return v[a] > v[c] || (!(v[c] > v[a]) && a < c); });
+    std::printf("top-%zu of '%s'%s (%s%s):\n", shown, info.name.c_str(),
+                batch > 1 ? (" image " + std::to_string(b)).c_str() : "",
+                probabilities ? "the values are probabilities" : "probability = softmax of the values",
+                labelled ? "" : labels.empty() ? "; the model has no labels" : "; the model's labels do not match this output");
+    for (size_t r = 0; r < shown; ++r) {
+      const size_t i = order[r];
+      const double p = probabilities ? v[i] : std::exp(static_cast<double>(v[i]) - max) / exp_sum;
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.4g%%", 100.0 * p);
+      std::printf("  %zu. class %-6zu %-10s value %-12s %s\n", r + 1, i, percent,
+                  short_float(v[i]).c_str(), labelled ? labels[i].c_str() : "");
+    }
+  }
+}
+
 int run(const Options& opt) {
   std::shared_ptr<jet::Engine> engine;
   std::unique_ptr<jet::ExecutionContext> ctx;
@@ -107,6 +198,11 @@ int run(const Options& opt) {
   // Inputs from files.
   std::set<int> given;
   for (const InputSpec& spec : opt.inputs) {
+    if (is_image_file(spec.path)) {
+      st = feed_image(*engine, *ctx, opt.backend, spec, &given);
+      if (!st.ok()) return fail(st);
+      continue;
+    }
     HostArray array;
     std::string stored_name;
     st = read_input_file(spec.path, &array, &stored_name);
@@ -196,6 +292,7 @@ int run(const Options& opt) {
                 printable(info.name).c_str(), format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
                 short_float(sum).c_str(), short_float(mean_abs).c_str(), short_float(lo).c_str(),
                 short_float(hi).c_str(), nonfinite, head.c_str(), hash);
+    if (opt.top_k > 0) print_top_k(*engine, info, values, opt.top_k);
 
     if (!opt.save_dir.empty()) {
       std::string base = sanitize_file_name(info.name);
@@ -214,6 +311,9 @@ int run(const Options& opt) {
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
+  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
+  argc = command_line.argc();
+  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -241,6 +341,12 @@ static int tool_main(int argc, char** argv) {
       opt.save_dir = argv[++i];
     } else if (arg == "--seed") {
       if (!has_value || !parse_uint64(argv[++i], &opt.seed)) return usage_error("--seed takes a non-negative integer");
+    } else if (arg == "--top-k") {
+      if (!has_value || !parse_int64(argv[++i], 1, 1000000, &opt.top_k)) return usage_error("--top-k takes a count >= 1");
+    } else if (!opt.model.empty() && !arg.empty() && arg[0] != '-') {
+      InputSpec input;  // after the model, a bare FILE is an input, as --input FILE
+      input.path = arg;
+      opt.inputs.push_back(input);
     } else {
       std::string error;
       if (!take_model_argument(arg, &opt.model, &error)) return usage_error(error);

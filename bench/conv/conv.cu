@@ -19,7 +19,8 @@
 //                  [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]
 //                  [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]
 // --tactics times every tactic (tensor-core tile x split-K factor) of each algorithm and keeps
-// its fastest, as a tuned runtime would choose; "best" then names the tactic (algo#t).
+// its fastest, as a tuned runtime would choose; "best" then names the tactic (algo#t). --csv FILE
+// writes every timed (layer, algorithm, tactic) for calibrating the heuristic.
 // --verbose adds what cudnnFindConvolutionForwardAlgorithmEx returned per layer. Exit status 1
 // when an algorithm's output mismatches cuDNN's.
 #include <cuda_fp16.h>
@@ -470,6 +471,7 @@ struct Context {
   uint64_t seed = 1;
   bool verbose = false;
   bool tactics = false;  // --tactics: time every tactic of every algorithm
+  FILE* csv = nullptr;   // --csv FILE: one line per timed (layer, algorithm, tactic)
 };
 
 template <class T>
@@ -687,6 +689,15 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
         continue;
       }
       if (tactic == 0 && algo == res.heuristic) res.heuristic_ms = ms;
+      if (cx.csv)
+        std::fprintf(cx.csv, "%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%d,%.5f,%d\n",
+                     l.name.c_str(), static_cast<long long>(l.n), static_cast<long long>(l.c),
+                     static_cast<long long>(l.h), static_cast<long long>(l.w),
+                     static_cast<long long>(l.k), static_cast<long long>(l.r),
+                     static_cast<long long>(l.s), static_cast<long long>(l.stride),
+                     static_cast<long long>(l.pad), static_cast<long long>(l.groups),
+                     cfg.dtype == jet::DType::F16 ? "f16" : "f32", cfg.nhwc ? "nhwc" : "nchw",
+                     jet::conv_algo_name(algo), tactic, ms, algo == res.heuristic ? 1 : 0);
       double err = -1;
       if (res.cudnn_ok) {  // correctness: slice 0, y pre-filled with NaNs
         CUDA_CHECK(cudaMemsetAsync(Y(0), 0xff, yb, cx.timer.stream));
@@ -722,6 +733,7 @@ int main(int argc, char** argv) {
   size_t cudnn_ws_mb = 4096;
   bool verbose = false;
   bool tactics = false;
+  std::string csv_path;
   bool graph = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -734,13 +746,14 @@ int main(int argc, char** argv) {
     else if (a == "--max-n" && more) max_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--verbose") verbose = true;
     else if (a == "--tactics") tactics = true;
+    else if (a == "--csv" && more) csv_path = argv[++i];
     else if (a == "--no-graph") graph = false;
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]\n"
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
-                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]\n",
+                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -771,6 +784,15 @@ int main(int argc, char** argv) {
   cx.timer.runs = runs;
   cx.verbose = verbose;
   cx.tactics = tactics;
+  if (!csv_path.empty()) {
+    cx.csv = std::fopen(csv_path.c_str(), "w");
+    if (!cx.csv) {
+      std::fprintf(stderr, "cannot write %s\n", csv_path.c_str());
+      return 2;
+    }
+    std::fprintf(cx.csv, "layer,n,c,h,w,k,r,s,stride,pad,groups,dtype,layout,algo,tactic,ms,"
+                         "heuristic_algo\n");
+  }
   cx.timer.graph = graph;
   CUDNN_CHECK(cudnnCreate(&cx.cudnn));
   CUDNN_CHECK(cudnnSetStream(cx.cudnn, cx.timer.stream));
@@ -962,6 +984,7 @@ int main(int argc, char** argv) {
   cudnnDestroy(cx.cudnn);
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (cx.csv) std::fclose(cx.csv);
   std::printf("%d mismatches; total time %.0f s\n", mismatches, secs);
   std::printf("SUMMARY geomean speed ours-best/cuDNN-best (higher is better; n/a algorithms "
               "excluded):");

@@ -1,6 +1,7 @@
 // ModelProto -> ir::Graph: opsets, initializers, graph inputs (with --input-shape), the walk over
 // the nodes in dependency order (collecting every unsupported op), graph outputs, and clean-up
 // (dead IR nodes removed, unique names).
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <exception>
@@ -235,9 +236,18 @@ void unique_names(ir::Graph* g) {
 
 // Graph outputs: each becomes an OUTPUT tensor named after it. Outputs that are graph inputs,
 // constants or already outputs get a TRANSFORM copy (an IR output is a node's output).
-Status mark_outputs(const onnx::GraphProto& graph, Importer* im) {
+// `cut`: ImportOptions::outputs, which replace the model's outputs (no declared type to check).
+Status mark_outputs(const onnx::GraphProto& graph, const std::vector<std::string>& cut, Importer* im) {
   ir::Graph& g = *im->g;
-  for (const onnx::ValueInfoProto& vi : graph.output()) {
+  std::vector<onnx::ValueInfoProto> outputs(graph.output().begin(), graph.output().end());
+  if (!cut.empty()) {
+    outputs.clear();
+    for (const std::string& name : cut) {
+      outputs.emplace_back();
+      outputs.back().set_name(name);
+    }
+  }
+  for (const onnx::ValueInfoProto& vi : outputs) {
     const std::string& name = vi.name();
     auto it = im->values.find(name);
     if (it == im->values.end()) {
@@ -302,7 +312,50 @@ Status mark_outputs(const onnx::GraphProto& graph, Importer* im) {
       }
     }
   }
-  if (graph.output_size() == 0) return model_error("the graph has no outputs");
+  if (outputs.empty()) return model_error("the graph has no outputs");
+  return Status::success();
+}
+
+// ImportOptions::outputs: which nodes (by index) the named values depend on. BAD_PARAM for a name
+// that nothing defines, or one given twice.
+Status nodes_for_outputs(const onnx::GraphProto& graph, const std::set<std::string>& defined,
+                         const std::vector<std::string>& names, std::vector<bool>* needed) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string& o : graph.node(i).output()) {
+      if (!o.empty()) producer.emplace(o, i);
+    }
+  }
+  needed->assign(static_cast<size_t>(graph.node_size()), false);
+  std::vector<std::string> pending;
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    if (!seen.insert(name).second) return model_error("--outputs names '" + name + "' twice");
+    if (!producer.count(name) && !defined.count(name)) {
+      std::string outputs, similar;
+      for (const onnx::ValueInfoProto& vi : graph.output()) outputs += (outputs.empty() ? "'" : ", '") + vi.name() + "'";
+      int shown = 0;  // node outputs whose names contain the one given, the first few
+      for (const auto& kv : producer) {
+        if (kv.first.find(name) == std::string::npos || shown == 8) continue;
+        similar += (similar.empty() ? "'" : ", '") + kv.first + "'";
+        ++shown;
+      }
+      return model_error("--outputs: the model has no tensor named '" + name +
+                         "' (no node, initializer or graph input defines it); its outputs are " + outputs +
+                         (similar.empty() ? std::string() : "; tensors whose names contain it: " + similar));
+    }
+    pending.push_back(name);
+  }
+  while (!pending.empty()) {
+    const std::string name = pending.back();
+    pending.pop_back();
+    auto p = producer.find(name);
+    if (p == producer.end() || (*needed)[static_cast<size_t>(p->second)]) continue;
+    (*needed)[static_cast<size_t>(p->second)] = true;
+    for (const std::string& in : graph.node(p->second).input()) {
+      if (!in.empty()) pending.push_back(in);
+    }
+  }
   return Status::success();
 }
 
@@ -342,6 +395,7 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
     }
   }
   for (const onnx::ValueInfoProto& vi : graph.output()) im.used.insert(vi.name());
+  for (const std::string& name : opt.outputs) im.used.insert(name);
 
   // Initializers: constants (decoded only when something reads them).
   std::set<std::string> defined;
@@ -374,10 +428,19 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
   std::vector<int> order;
   st = sort_nodes(graph, defined, &order);
   if (!st.ok()) return st;
+  std::vector<bool> needed(static_cast<size_t>(graph.node_size()), true);
+  if (!opt.outputs.empty()) {
+    st = nodes_for_outputs(graph, defined, opt.outputs, &needed);
+    if (!st.ok()) return st;
+    const int cut = static_cast<int>(std::count(needed.begin(), needed.end(), false));
+    im.note("--outputs: " + std::to_string(cut) + " of " + std::to_string(graph.node_size()) +
+            " nodes are not needed for the outputs given and were not imported");
+  }
 
   // The walk: every node is imported or recorded as unsupported; readers of an unsupported node's
   // outputs are skipped (their op types are still checked against the table).
   for (int index : order) {
+    if (!needed[static_cast<size_t>(index)]) continue;
     const onnx::NodeProto& n = graph.node(index);
     im.node = &n;
     im.node_name = node_name(graph, index);
@@ -468,7 +531,7 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
     return Status(StatusCode::NOT_SUPPORTED, msg.str());
   }
 
-  st = mark_outputs(graph, &im);
+  st = mark_outputs(graph, opt.outputs, &im);
   if (!st.ok()) return st;
   const int dead = prune(&g);
   unique_names(&g);

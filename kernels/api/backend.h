@@ -22,6 +22,61 @@ struct ConvEpilogue {
   ActivationDesc act;
 };
 
+// image_preprocess, resolved by the front end (kernels/api/image_preprocess.cpp) so that both
+// backends sample identically. Along x (likewise y), output column x in [pad_x, pad_x + width)
+// samples the source at u = x - pad_x: BILINEAR between columns i0 and i0 + 1 with weight
+// rem / den on the second, where (2u + 1) * in - resized = i0 * den + rem and den = 2 * resized
+// (the half-pixel centre mapping in exact integers; clamped at the edges); NEAREST column
+// ((2u + 1) * in) / den. Outside the resized extent the output is pad_out[c].
+struct ImageResampleAxis {
+  int64_t in = 0;       // source pixels
+  int64_t out = 0;      // output pixels
+  int64_t resized = 0;  // the image's extent in the output
+  int64_t pad = 0;      // first output pixel of the image
+};
+
+struct ImageResample {
+  ImageResize resize = ImageResize::BILINEAR;
+  ImageResampleAxis x, y;
+  int64_t row_bytes = 0;
+  int pixel_bytes = 0;
+  int channels = 0;         // output channels, 1 or 3
+  int source_byte[3] = {};  // byte within a source pixel of each output channel
+  float scale[3] = {}, offset[3] = {}, pad_out[3] = {};
+};
+
+// One source tap along an axis: value = (1 - w) * p[i0] + w * p[i1]; NEAREST: w = 0, i1 = i0.
+// Shared by the CPU backend and the CUDA kernel (host and device).
+struct ImageTap {
+  int64_t i0, i1;
+  float w;
+};
+
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline ImageTap image_tap(const ImageResampleAxis& a, bool bilinear, int64_t u) {
+  const int64_t den = 2 * a.resized;
+  ImageTap t{0, 0, 0.f};
+  if (!bilinear) {
+    t.i0 = (2 * u + 1) * a.in / den;
+    if (t.i0 > a.in - 1) t.i0 = a.in - 1;
+    t.i1 = t.i0;
+    return t;
+  }
+  const int64_t num = (2 * u + 1) * a.in - a.resized;
+  if (num <= 0) return t;  // left of the first pixel centre: clamped
+  t.i0 = num / den;
+  if (t.i0 >= a.in - 1) {  // right of the last pixel centre: clamped
+    t.i0 = t.i1 = a.in - 1;
+    return t;
+  }
+  t.i1 = t.i0 + 1;
+  // rem and den are below 2^24, so both are exact floats and the quotient is correctly rounded.
+  t.w = static_cast<float>(num - t.i0 * den) / static_cast<float>(den);
+  return t;
+}
+
 namespace cpu {
 
 Status activation_forward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
@@ -79,6 +134,8 @@ Status resize_forward(const ResizeDesc& resize, float alpha, const TensorDesc& x
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
 Status reduce_forward(ReduceOp op, float alpha, const TensorDesc& x_desc, const void* x,
                       float beta, const TensorDesc& y_desc, void* y);
+Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
+                        const TensorDesc& y_desc, void* y);
 
 }  // namespace cpu
 
@@ -157,6 +214,8 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
                       const TensorDesc& y_desc, void* y);
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
+Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
+                        float alpha, float beta, const TensorDesc& y_desc, void* y);
 
 }  // namespace cuda
 }  // namespace jet

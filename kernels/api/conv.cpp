@@ -408,28 +408,31 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
     const ConvAlgo algo = static_cast<ConvAlgo>(i);
     int tactics = 0;
     Status s = backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, &tactics);
+    if (!s.ok()) s = in_routine(fn, s);
     for (int t = 0; t <= tactics; ++t) {
       ConvAlgoPerf p;
       p.algo = algo;
       p.tactic = t;
       size_t need = 0;
-      if (s.ok())
+      if (s.ok()) {
         s = backend_workspace_size(handle, x_desc, w_desc, conv.with_tactic(t), y_desc, algo,
                                    &need);
+        if (s.ok()) p.workspace_bytes = need;
+        else s = in_routine(fn, s);
+      }
       if (s.ok() && need > 0 && (!workspace || workspace_bytes < need))
         s = make_status(StatusCode::BAD_PARAM,
                         "%s: workspace too small: %zu bytes given%s, algo %s needs %zu", fn,
                         workspace_bytes, workspace ? "" : " (null)", conv_algo_name(algo), need);
       if (!s.ok()) {
         if (t == 0) {  // the algorithm itself cannot run
-          p.status = in_routine(fn, s);
+          p.status = s;
           perf.push_back(p);
           break;
         }
         s = Status();  // this tactic does not apply or does not fit: left out
         continue;
       }
-      p.workspace_bytes = need;
       time_one(p);
       perf.push_back(p);
     }

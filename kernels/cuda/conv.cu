@@ -41,26 +41,25 @@ Status workspace_of(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo, 
   return Status();
 }
 
-// Fastest first, by problem shape and dtype: measured on the H100 test machine (cudaEvent
-// timing of the ResNet-50 layers at N = 32; find_conv_forward_algo measures instead of
-// guessing):
-//  - f16 runs the GEMM family on tensor cores: the implicit GEMMs beat WINOGRAD (CUDA-core
-//    transforms) on every 3x3 layer by 1.7-3.9x; for 1x1 stride-1 layers whose x GEMM reads in
-//    place (no workspace) GEMM is 1.35-1.7x faster than the implicit ones; im2col GEMM is the
-//    slowest GEMM variant elsewhere (it writes and reads the lowered matrix).
-//  - f32 runs on CUDA cores (no TF32): WINOGRAD does fewer multiplies and wins every 3x3
-//    stride-1 layer (1.07-2.9x); otherwise IMPLICIT_PRECOMP_GEMM, mostly a few percent ahead of
-//    IMPLICIT_GEMM (table reads instead of index decoding), then GEMM.
+// Fastest first, by problem shape and dtype, from the tactic sweeps of the ResNet-50 layers at
+// N = 1 and 32 on the H100 (bench/calibration/*.csv; the tile and split-K factor within an
+// algorithm come from gemm_config.cu's fitted model; find_conv_forward_algo measures instead):
+//  - 1x1 stride-1 unpadded layers whose rows GEMM reads straight from x: GEMM, in f16 and f32
+//    (no lowering pass; 1.0-1.3x ahead of the implicit algorithms at N = 1);
+//  - f16 otherwise IMPLICIT_PRECOMP_GEMM (split-K needs its workspace; at N = 1 most layers
+//    split), IMPLICIT_GEMM, then GEMM (im2col writes and reads the lowered matrix), WINOGRAD
+//    last (CUDA-core transforms);
+//  - f32: WINOGRAD for 3x3 stride 1 (fewer multiplies), then IMPLICIT_PRECOMP_GEMM,
+//    IMPLICIT_GEMM, GEMM;
 //  - DIRECT is far slower except for depthwise layers, which have their own kernel.
-int rank_algos(const Handle& h, const ConvGeom& g, DType t, ConvAlgo* order) {
+int rank_algos(const ConvGeom& g, DType t, ConvAlgo* order) {
   int n = 0;
   const bool depthwise = g.cg == 1 && g.kg == 1 && g.groups > 1;
   const bool wino = winograd_applies(g);
-  size_t gemm_ws = 0;
-  const bool gemm_in_place = gemm_workspace(h, g, t, &gemm_ws).ok() && gemm_ws == 0;
+  const bool gemm_in_place = gemm_reads_x(g);
   if (depthwise) order[n++] = ConvAlgo::DIRECT;
+  if (gemm_in_place) order[n++] = ConvAlgo::GEMM;
   if (t == DType::F16) {
-    if (gemm_in_place) order[n++] = ConvAlgo::GEMM;
     order[n++] = ConvAlgo::IMPLICIT_PRECOMP_GEMM;
     order[n++] = ConvAlgo::IMPLICIT_GEMM;
     if (!gemm_in_place) order[n++] = ConvAlgo::GEMM;
@@ -69,7 +68,7 @@ int rank_algos(const Handle& h, const ConvGeom& g, DType t, ConvAlgo* order) {
     if (wino) order[n++] = ConvAlgo::WINOGRAD;
     order[n++] = ConvAlgo::IMPLICIT_PRECOMP_GEMM;
     order[n++] = ConvAlgo::IMPLICIT_GEMM;
-    order[n++] = ConvAlgo::GEMM;
+    if (!gemm_in_place) order[n++] = ConvAlgo::GEMM;
   }
   if (!depthwise) order[n++] = ConvAlgo::DIRECT;
   return n;
@@ -104,7 +103,7 @@ Status choose_conv_forward_algo(const Handle& h, const TensorDesc& x_desc,
   // The heuristic chooses with tactic 0 (the heuristic's tile) whatever conv carries.
   const ConvGeom g = make_conv_geom(x_desc, w_desc, conv.with_tactic(0), y_desc);
   ConvAlgo order[8];
-  const int n = rank_algos(h, g, x_desc.dtype(), order);
+  const int n = rank_algos(g, x_desc.dtype(), order);
   for (int i = 0; i < n; ++i) {
     size_t ws = 0;
     if (!workspace_of(h, g, x_desc.dtype(), order[i], &ws).ok()) continue;

@@ -35,6 +35,8 @@ Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const Conv
 // GEMM (conv_gemm.cu): explicit im2col into the workspace, then the tiled GEMM. 1x1, stride 1,
 // unpadded problems with a GEMM-compatible x layout read x directly.
 Status gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes);
+// Whether GEMM multiplies x in place (1x1, stride 1, unpadded, evenly strided rows): no im2col.
+bool gemm_reads_x(const ConvGeom& g);
 Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                  const void* w, void* workspace, void* y);
 

@@ -363,118 +363,133 @@ bool depth_fast(const ConvShape& s) {
   return s.rsc && (s.out[2] == 1 || s.xs_c < static_cast<int64_t>(s.stride[2]) * s.xs[2]);
 }
 
-// ---- The tensor-core path (gemm_mma.cuh) ------------------------------------------------------
-// Static conditions, checked when the workspace is sized: f16, sm_80+ code for this device, RSC
-// depth order (KRSC filters, or 1x1), C/groups % 8 == 0, unit channel stride and strides that
-// keep every 8-channel chunk 16-byte aligned, filter rows of a multiple of 8. Pointer alignment
-// is checked per call: unaligned buffers take the register-staged kernel (tactic 0) or give
-// NOT_SUPPORTED (an explicit tactic).
-bool mma_implicit_applies(const Handle& h, const ConvGeom& g, DType t) {
-  return t == DType::F16 && gemm::mma_available(h) && g.ws_c == 1 && g.cg % 8 == 0 &&
-         g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 && g.xs[1] % 8 == 0 &&
-         g.xs[2] % 8 == 0 && g.ws_k % 8 == 0;
-}
+// ---- Engines and tactics ---------------------------------------------------------------------
+// A GEMM-family problem runs on one of three engines:
+//  - MMA: the tensor-core core (gemm_mma.cuh) for f16 problems whose operands it can copy 16
+//    bytes at a time: sm_80+ code for this device, RSC depth order (KRSC filters, or 1x1),
+//    C/groups % 8 == 0, unit channel stride and strides that keep every 8-channel chunk 16-byte
+//    aligned, filter rows of a multiple of 8 (pointer alignment is checked per call: unaligned
+//    buffers take the register-staged kernel with tactic 0, NOT_SUPPORTED with a tactic);
+//  - F32: the FMA engine (gemm_core.cuh), every f32 problem;
+//  - STAGED: the register-staged f16 kernel, every other f16 problem (no tactics, no split-K).
+// MMA and F32 take tactics: tactic t >= 1 is tile (t - 1) / 8 of the engine's menu with the
+// split-K factor kSplitChoices[(t - 1) % 8]; 0 is the heuristic's configuration.
+//  - MMA_PADDED: IMPLICIT_PRECOMP_GEMM's f16 problems with groups == 1 whose channel count is
+//    not a multiple of 8 (the stem of a CNN: C = 3) on sm_80+: x is copied into the workspace as
+//    channels-last with C rounded up to 8 (zeros in the added channels), the filter as KRSC with
+//    the same C, and the copies run on the tensor cores; the added channels add zero products.
+enum class Engine { MMA, MMA_PADDED, F32, STAGED };
 
 bool direct_rows(const ConvGeom& g, int64_t* row_stride);
-
-// GEMM's A operand: x itself (1x1 direct rows) or the im2col matrix (row stride = depth).
-bool mma_rows_applies(const Handle& h, const ConvGeom& g, DType t) {
-  if (t != DType::F16 || !gemm::mma_available(h) || g.ws_k % 8 != 0) return false;
-  int64_t rs;
-  if (direct_rows(g, &rs)) return g.xs_c == 1 && rs % 8 == 0 && g.cg % 8 == 0;
-  return g.cg * g.win[0] * g.win[1] * g.win[2] % 8 == 0 && g.ws_c == 1;
-}
-
-constexpr int kMmaTactics = gemm::kMmaTileCount * gemm::kSplitChoiceCount;
 
 int64_t gemm_rows(const ConvGeom& g) { return g.n * g.out[0] * g.out[1] * g.out[2]; }
 int64_t gemm_depth(const ConvGeom& g) { return g.cg * g.win[0] * g.win[1] * g.win[2]; }
 
-// The configuration for this problem: the tactic's (tactic t >= 1 is tile (t - 1) / 8 with the
-// split-K factor kSplitChoices[(t - 1) % 8]), or the heuristic's. allow_split: the algorithm
-// has workspace for partial sums.
-Status mma_config(const Handle& h, const ConvGeom& g, bool allow_split, const char* routine,
-                  gemm::MmaConfig* c) {
+// How an algorithm forms the lowered input: on the fly (IMPLICIT_GEMM), on the fly with
+// workspace (IMPLICIT_PRECOMP_GEMM) or as rows of a matrix (GEMM: x itself for 1x1 direct rows,
+// else the im2col matrix whose row stride is the depth).
+enum class Lowering { IMPLICIT, IMPLICIT_WS, ROWS };
+
+Engine engine_of(const Handle& h, const ConvGeom& g, DType t, Lowering l) {
+  if (t == DType::F32) return Engine::F32;
+  if (!gemm::mma_available(h)) return Engine::STAGED;
+  if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0) return Engine::MMA_PADDED;
+  if (g.ws_k % 8 != 0 || g.ws_c != 1) return Engine::STAGED;
+  bool ok;
+  int64_t rs;
+  if (l != Lowering::ROWS) {
+    ok = g.cg % 8 == 0 && g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 &&
+         g.xs[1] % 8 == 0 && g.xs[2] % 8 == 0;
+  } else if (direct_rows(g, &rs)) {
+    ok = g.xs_c == 1 && rs % 8 == 0 && g.cg % 8 == 0;
+  } else {
+    ok = gemm_depth(g) % 8 == 0;
+  }
+  return ok ? Engine::MMA : Engine::STAGED;
+}
+
+int tactic_count(Engine e) {
+  switch (e) {
+    case Engine::MMA:
+    case Engine::MMA_PADDED: return gemm::kMmaTileCount * gemm::kSplitChoiceCount;
+    case Engine::F32: return gemm::kF32TileCount * gemm::kSplitChoiceCount;
+    case Engine::STAGED: break;
+  }
+  return 0;
+}
+
+// The configuration for this problem on engine e: the tactic's or the heuristic's. allow_split:
+// the algorithm has workspace for partial sums. NOT_SUPPORTED for a tactic that does not apply.
+Status config_of(const Handle& h, const ConvGeom& g, Engine e, bool allow_split,
+                 const char* routine, gemm::GemmConfig* c) {
   const int64_t M = gemm_rows(g), N = g.kg, K = gemm_depth(g);
+  if (e == Engine::STAGED) {
+    if (g.tactic == 0) return Status();
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: tactic %d: tactics choose tiles of the f32 and tensor-core engines; "
+                       "this f16 problem takes neither (the tensor-core one needs sm_80+, "
+                       "channels-last x with C/groups %% 8 == 0 and KRSC filters)",
+                       routine, g.tactic);
+  }
   if (g.tactic == 0) {
-    *c = gemm::choose_mma_config(h, M, N, K, g.groups, allow_split);
+    *c = e == Engine::F32 ? gemm::choose_f32_config(h, M, N, K, g.groups, allow_split)
+                          : gemm::choose_mma_config(h, M, N, K, g.groups, allow_split);
     return Status();
   }
-  if (g.tactic > kMmaTactics)
+  if (g.tactic > tactic_count(e))
     return make_status(StatusCode::NOT_SUPPORTED, "%s: tactic %d is outside 1..%d", routine,
-                       g.tactic, kMmaTactics);
-  c->tile = static_cast<gemm::MmaTileId>((g.tactic - 1) / gemm::kSplitChoiceCount);
+                       g.tactic, tactic_count(e));
+  c->tile = (g.tactic - 1) / gemm::kSplitChoiceCount;
   c->splits = gemm::kSplitChoices[(g.tactic - 1) % gemm::kSplitChoiceCount];
   if (c->splits > 1 && !allow_split)
     return make_status(StatusCode::NOT_SUPPORTED,
                        "%s: tactic %d splits the depth %d ways, which needs workspace; "
                        "implicit_gemm has none (implicit_precomp_gemm has)",
                        routine, g.tactic, c->splits);
-  if (gemm::mma_effective_splits(K, c->splits) != c->splits)
+  if (gemm::effective_splits(K, c->splits) != c->splits)
     return make_status(StatusCode::NOT_SUPPORTED,
                        "%s: tactic %d: a depth of %lld leaves some of %d splits empty", routine,
                        g.tactic, static_cast<long long>(K), c->splits);
   return Status();
 }
 
-Status no_tactics(const ConvGeom& g, const char* routine) {
-  if (g.tactic == 0) return Status();
-  return make_status(StatusCode::NOT_SUPPORTED,
-                     "%s: tactic %d: tactics choose tensor-core tiles, and this problem does not "
-                     "take the tensor-core path (it needs f16, sm_80+, channels-last x with "
-                     "C/groups %% 8 == 0 and KRSC filters)",
-                     routine, g.tactic);
-}
-
 constexpr size_t kWorkspaceAlign = 256;
 size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
 
-// Partial-sum bytes of the tensor-core configuration, 0 off that path.
-Status mma_workspace(const Handle& h, const ConvGeom& g, bool on_path, bool allow_split,
+// Partial-sum bytes of the problem's configuration (0 without split-K).
+Status partial_bytes(const Handle& h, const ConvGeom& g, Engine e, bool allow_split,
                      const char* routine, size_t* bytes) {
-  *bytes = 0;
-  if (!on_path) return no_tactics(g, routine);
-  gemm::MmaConfig c;
-  JET_TRY(mma_config(h, g, allow_split, routine, &c));
-  *bytes = gemm::mma_workspace(c, gemm_rows(g), g.kg, gemm_depth(g), g.groups);
+  gemm::GemmConfig c;
+  JET_TRY(config_of(h, g, e, allow_split, routine, &c));
+  *bytes = e == Engine::STAGED ? 0 : gemm::split_workspace(c, gemm_rows(g), g.kg, gemm_depth(g), g.groups);
   return Status();
 }
 
+// Runs C = lowered x * filters^T on engine e with the problem's configuration. `partials` holds
+// the split-K sums when the configuration splits.
 template <class LA>
-Status run_mma(const Handle& h, const ConvGeom& g, const ConvOut& e, const LA& a, bool a_aligned,
-               const void* w, void* partials, bool allow_split, void* y, const char* routine,
-               bool* ran) {
-  *ran = false;
-  const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
-  if (!a_aligned || !b.vec) {
-    if (g.tactic != 0)
+Status run_engine(const Handle& h, const ConvGeom& g, const ConvOut& e, Engine engine,
+                  const LA& a, bool a_aligned, const void* w, void* partials, bool allow_split,
+                  void* y, const char* routine) {
+  using T = typename LA::Elem;
+  const int64_t M = gemm_rows(g), N = g.kg, K = gemm_depth(g);
+  gemm::GemmConfig c;
+  JET_TRY(config_of(h, g, engine, allow_split, routine, &c));
+  if constexpr (std::is_same<T, float>::value) {
+    return gemm::run_gemm_f32(h, a, filter_operand<float, true>(g, w), make_epi<float>(g, e, y), M,
+                              N, K, g.groups, c, partials, routine);
+  } else {
+    const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
+    if (engine == Engine::MMA && a_aligned && b.vec && (partials == nullptr || aligned16(partials)))
+      return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), M, N, K, g.groups, c, partials,
+                                routine);
+    if (engine == Engine::MMA && g.tactic != 0)
       return make_status(StatusCode::NOT_SUPPORTED,
                          "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
                          g.tactic);
-    return Status();  // the caller runs the register-staged kernel
+    return gemm::run_gemm(h, a, filter_operand<__half, false>(g, w), make_epi<__half>(g, e, y), M,
+                          N, K, g.groups, routine);
   }
-  gemm::MmaConfig c;
-  JET_TRY(mma_config(h, g, allow_split, routine, &c));
-  *ran = true;
-  return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), gemm_rows(g), g.kg,
-                            gemm_depth(g), g.groups, c, partials, routine);
-}
-
-// ---- The register-staged kernels (gemm_core.cuh): every other problem -----------------------
-
-template <class T, bool kDF>
-Status run_implicit(const Handle& h, const ConvGeom& g, const ConvOut& e, const ConvShape& s,
-                    const void* x, const void* w, const TapEntry* table, void* y,
-                    const char* routine) {
-  ConvLoader<T, kDF> a;
-  a.s = s;
-  a.x = static_cast<const T*>(x);
-  a.table = table;
-  a.vec = std::is_same<T, __half>::value && s.rsc && s.cg % 8 == 0 && s.xs_c == 1 &&
-          s.xs_n % 8 == 0 && s.xs[0] % 8 == 0 && s.xs[1] % 8 == 0 && s.xs[2] % 8 == 0 &&
-          aligned16(x);
-  return gemm::run_gemm(h, a, filter_operand<T, true>(g, w), make_epi<T>(g, e, y), s.rows, g.kg,
-                        s.depth, g.groups, routine);
 }
 
 __global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
@@ -482,34 +497,122 @@ __global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
     table[d] = tap_entry(s, d);
 }
 
-// Implicit GEMM on either engine: the tensor-core one when the problem allows it.
+size_t tap_table_bytes(const ConvGeom& g) {
+  return static_cast<size_t>(gemm_depth(g)) * sizeof(TapEntry);
+}
+
+template <class T, bool kDF>
+ConvLoader<T, kDF> conv_operand(const ConvShape& s, const void* x, const TapEntry* table,
+                                bool vec) {
+  ConvLoader<T, kDF> a;
+  a.s = s;
+  a.x = static_cast<const T*>(x);
+  a.table = table;
+  a.vec = vec;
+  return a;
+}
+
+// ---- MMA_PADDED: the channel-padded copies ------------------------------------------------------
+
+int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
+
+// The problem on the copies: C and the filter's C rounded up to 8, x dense channels-last, the
+// filter KRSC; y, the epilogue and the tactic unchanged.
+ConvGeom padded_geom(const ConvGeom& g) {
+  ConvGeom p = g;
+  p.cg = p.c = round8(g.cg);
+  p.xs_c = 1;
+  p.xs[2] = p.cg;
+  p.xs[1] = p.xs[2] * g.in[2];
+  p.xs[0] = p.xs[1] * g.in[1];
+  p.xs_n = p.xs[0] * g.in[0];
+  p.ws_c = 1;
+  p.ws[2] = p.cg;
+  p.ws[1] = p.ws[2] * g.win[2];
+  p.ws[0] = p.ws[1] * g.win[1];
+  p.ws_k = p.ws[0] * g.win[0];
+  return p;
+}
+
+size_t padded_x_bytes(const ConvGeom& p) { return static_cast<size_t>(p.xs_n * p.n) * 2; }
+size_t padded_w_bytes(const ConvGeom& p) { return static_cast<size_t>(p.ws_k * p.k) * 2; }
+
+// x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp]; zeros in the
+// added channels. One grid-stride loop over both.
+__global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, const __half* w,
+                                    __half* x2, __half* w2) {
+  const int64_t nx = p.xs_n * p.n, nw = p.ws_k * p.k;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < nx + nw;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const bool is_x = i < nx;
+    int64_t j = is_x ? i : i - nx;
+    const int64_t c = j % p.cg;
+    j /= p.cg;
+    const int64_t* ext = is_x ? g.in : g.win;
+    const int64_t* str = is_x ? g.xs : g.ws;
+    int64_t off = 0;
+    for (int d = 2; d >= 0; --d) {
+      off += (j % ext[d]) * str[d];
+      j /= ext[d];
+    }
+    __half v = __ushort_as_half(0);
+    if (is_x) {
+      if (c < g.cg) v = x[j * g.xs_n + c * g.xs_c + off];
+      x2[i] = v;
+    } else {
+      if (c < g.cg) v = w[j * g.ws_k + c * g.ws_c + off];
+      w2[i - nx] = v;
+    }
+  }
+}
+
+// Implicit GEMM (table == false: decoded per depth tile) or with precomputed tap entries
+// (workspace: the table, then the split-K partial sums).
 Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
-                         const void* x, const void* w, const TapEntry* table, void* partials,
-                         bool allow_split, void* y, const char* routine) {
+                         const void* x, const void* w, bool precomp, void* workspace, void* y,
+                         const char* routine) {
   JET_TRY(check_shape(g, routine));
   const ConvShape s = make_shape(g);
-  if (mma_implicit_applies(h, g, t)) {
-    ConvLoader<__half, false> a;
-    a.s = s;
-    a.x = static_cast<const __half*>(x);
-    a.table = nullptr;
-    a.vec = true;
-    bool ran = false;
-    const Status st = run_mma(h, g, e, a, aligned16(x) && aligned16(partials), w, partials,
-                              allow_split, y, routine, &ran);
-    if (!st.ok() || ran) return st;
-  } else {
-    JET_TRY(no_tactics(g, routine));
+  const Engine engine = engine_of(h, g, t, precomp ? Lowering::IMPLICIT_WS : Lowering::IMPLICIT);
+  char* const ws = static_cast<char*>(workspace);
+  if (engine == Engine::MMA_PADDED) {  // workspace: x2, w2, partial sums
+    const ConvGeom p = padded_geom(g);
+    JET_TRY(check_shape(p, routine));
+    __half* x2 = reinterpret_cast<__half*>(ws);
+    __half* w2 = reinterpret_cast<__half*>(ws + align_up(padded_x_bytes(p)));
+    void* partials = ws + align_up(padded_x_bytes(p)) + align_up(padded_w_bytes(p));
+    const int64_t total = p.xs_n * p.n + p.ws_k * p.k;
+    pad_channels_kernel<<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
+        g, p, static_cast<const __half*>(x), static_cast<const __half*>(w), x2, w2);
+    JET_TRY(launch_status(routine));
+    return run_engine(h, p, e, Engine::MMA,
+                      conv_operand<__half, false>(make_shape(p), x2, nullptr, true), true, w2,
+                      partials, true, y, routine);
   }
-  if (table == nullptr && allow_split) {  // implicit_precomp_gemm off the fast path: the table
-    TapEntry* tab = static_cast<TapEntry*>(partials);
+  void* const partials = precomp ? ws + align_up(tap_table_bytes(g)) : nullptr;
+  if (engine == Engine::MMA) {  // the cursors decode the taps: no table
+    const bool vec = aligned16(x);
+    return run_engine(h, g, e, engine, conv_operand<__half, false>(s, x, nullptr, vec), vec, w,
+                      partials, precomp, y, routine);
+  }
+  const TapEntry* table = nullptr;
+  if (precomp) {
+    TapEntry* tab = reinterpret_cast<TapEntry*>(ws);
     tap_table_kernel<<<grid_for(s.depth, 256, h.sm_count()), 256, 0, h.stream()>>>(s, tab);
     JET_TRY(launch_status(routine));
     table = tab;
   }
-  if (t == DType::F16) return run_implicit<__half, false>(h, g, e, s, x, w, table, y, routine);
-  if (depth_fast(s)) return run_implicit<float, true>(h, g, e, s, x, w, table, y, routine);
-  return run_implicit<float, false>(h, g, e, s, x, w, table, y, routine);
+  if (t == DType::F16) {
+    const bool vec = s.rsc && s.cg % 8 == 0 && s.xs_c == 1 && s.xs_n % 8 == 0 && s.xs[0] % 8 == 0 &&
+                     s.xs[1] % 8 == 0 && s.xs[2] % 8 == 0 && aligned16(x);
+    return run_engine(h, g, e, engine, conv_operand<__half, false>(s, x, table, vec), false, w,
+                      nullptr, false, y, routine);
+  }
+  if (depth_fast(s))
+    return run_engine(h, g, e, engine, conv_operand<float, true>(s, x, table, false), false, w,
+                      partials, precomp, y, routine);
+  return run_engine(h, g, e, engine, conv_operand<float, false>(s, x, table, false), false, w,
+                    partials, precomp, y, routine);
 }
 
 // Lowered matrix [groups][rows][depth] in x's dtype.
@@ -571,29 +674,20 @@ gemm::RowsLoader<T, kDF> rows_operand(const ConvGeom& g, const void* a_ptr, int6
   return a;
 }
 
-template <class T, bool kDF>
-Status run_rows(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* a_ptr,
-                int64_t rs, int64_t ks, int64_t zs, const void* w, void* y, const char* routine) {
-  const gemm::RowsLoader<T, kDF> a = rows_operand<T, kDF>(g, a_ptr, rs, ks, zs);
-  return gemm::run_gemm(h, a, filter_operand<T, true>(g, w), make_epi<T>(g, e, y), a.rows, g.kg,
-                        a.depth, g.groups, routine);
-}
-
+// GEMM's multiply: A is x itself (direct rows) or the im2col matrix.
 Status rows_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                      const void* a, int64_t rs, int64_t ks, int64_t zs, const void* w,
                      void* partials, void* y, const char* routine) {
-  if (mma_rows_applies(h, g, t)) {
+  const Engine engine = engine_of(h, g, t, Lowering::ROWS);
+  if (t == DType::F16) {
     const gemm::RowsLoader<__half, false> ra = rows_operand<__half, false>(g, a, rs, ks, zs);
-    bool ran = false;
-    const Status st = run_mma(h, g, e, ra, ra.vec && aligned16(partials), w, partials, true, y,
-                              routine, &ran);
-    if (!st.ok() || ran) return st;
-  } else {
-    JET_TRY(no_tactics(g, routine));
+    return run_engine(h, g, e, engine, ra, ra.vec, w, partials, true, y, routine);
   }
-  if (t == DType::F16) return run_rows<__half, false>(h, g, e, a, rs, ks, zs, w, y, routine);
-  if (ks <= rs) return run_rows<float, true>(h, g, e, a, rs, ks, zs, w, y, routine);
-  return run_rows<float, false>(h, g, e, a, rs, ks, zs, w, y, routine);
+  if (ks <= rs)
+    return run_engine(h, g, e, engine, rows_operand<float, true>(g, a, rs, ks, zs), false, w,
+                      partials, true, y, routine);
+  return run_engine(h, g, e, engine, rows_operand<float, false>(g, a, rs, ks, zs), false, w,
+                    partials, true, y, routine);
 }
 
 size_t im2col_bytes(const ConvGeom& g, DType t) {
@@ -602,30 +696,38 @@ size_t im2col_bytes(const ConvGeom& g, DType t) {
   return static_cast<size_t>(g.groups * gemm_rows(g) * gemm_depth(g)) * dtype_size(t);
 }
 
-size_t tap_table_bytes(const ConvGeom& g) {
-  return static_cast<size_t>(gemm_depth(g)) * sizeof(TapEntry);
+// Workspace = a leading block (the tap table, the im2col matrix, or nothing), 256-aligned, then
+// the split-K partial sums when the configuration splits.
+Status workspace_with(const Handle& h, const ConvGeom& g, Engine e, bool allow_split,
+                      size_t leading, const char* routine, size_t* bytes) {
+  size_t partials = 0;
+  JET_TRY(partial_bytes(h, g, e, allow_split, routine, &partials));
+  *bytes = partials == 0 ? leading : align_up(leading) + partials;
+  return Status();
 }
 
 }  // namespace
 
 Status implicit_gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes) {
-  return mma_workspace(h, g, mma_implicit_applies(h, g, t), false, "implicit_gemm", bytes);
+  return workspace_with(h, g, engine_of(h, g, t, Lowering::IMPLICIT), false, 0, "implicit_gemm",
+                        bytes);
 }
 
 Status conv_implicit_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
                           const void* x, const void* w, void* y) {
-  return implicit_dispatch(h, g, e, t, x, w, nullptr, nullptr, false, y, "implicit_gemm");
+  return implicit_dispatch(h, g, e, t, x, w, false, nullptr, y, "implicit_gemm");
 }
 
-// The workspace holds either the tap table (register-staged kernel) or the split-K partial sums
-// (tensor-core kernel); which one is decided per call, so it is sized for the larger.
 Status implicit_precomp_gemm_workspace(const Handle& h, const ConvGeom& g, DType t,
                                        size_t* bytes) {
-  size_t partials = 0;
-  JET_TRY(mma_workspace(h, g, mma_implicit_applies(h, g, t), true, "implicit_precomp_gemm",
-                        &partials));
-  *bytes = partials > tap_table_bytes(g) ? partials : tap_table_bytes(g);
-  return Status();
+  const Engine e = engine_of(h, g, t, Lowering::IMPLICIT_WS);
+  if (e == Engine::MMA_PADDED) {
+    const ConvGeom p = padded_geom(g);
+    return workspace_with(h, p, Engine::MMA, true,
+                          align_up(padded_x_bytes(p)) + align_up(padded_w_bytes(p)),
+                          "implicit_precomp_gemm", bytes);
+  }
+  return workspace_with(h, g, e, true, tap_table_bytes(g), "implicit_precomp_gemm", bytes);
 }
 
 Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t,
@@ -633,16 +735,17 @@ Status conv_implicit_precomp_gemm(const Handle& h, const ConvGeom& g, const Conv
   const char* routine = "implicit_precomp_gemm";
   if (reinterpret_cast<uintptr_t>(workspace) % alignof(TapEntry) != 0)
     return make_status(StatusCode::BAD_PARAM, "%s: the workspace must be 8-byte aligned", routine);
-  return implicit_dispatch(h, g, e, t, x, w, nullptr, workspace, true, y, routine);
+  return implicit_dispatch(h, g, e, t, x, w, true, workspace, y, routine);
 }
 
-// im2col matrix first (when x is not already the lowered matrix), the partial sums after it.
+bool gemm_reads_x(const ConvGeom& g) {
+  int64_t rs;
+  return direct_rows(g, &rs);
+}
+
 Status gemm_workspace(const Handle& h, const ConvGeom& g, DType t, size_t* bytes) {
-  size_t partials = 0;
-  JET_TRY(mma_workspace(h, g, mma_rows_applies(h, g, t), true, "gemm", &partials));
-  const size_t lowered = im2col_bytes(g, t);
-  *bytes = partials == 0 ? lowered : align_up(lowered) + partials;
-  return Status();
+  return workspace_with(h, g, engine_of(h, g, t, Lowering::ROWS), true, im2col_bytes(g, t), "gemm",
+                        bytes);
 }
 
 Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
@@ -670,9 +773,10 @@ Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, 
 
 Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo,
                                 int* count) {
-  const bool on_path = algo == ConvAlgo::GEMM ? mma_rows_applies(h, g, t)
-                                              : mma_implicit_applies(h, g, t);
-  *count = on_path ? kMmaTactics : 0;
+  const Lowering l = algo == ConvAlgo::GEMM ? Lowering::ROWS
+                    : algo == ConvAlgo::IMPLICIT_GEMM ? Lowering::IMPLICIT
+                                                      : Lowering::IMPLICIT_WS;
+  *count = tactic_count(engine_of(h, g, t, l));
   return Status();
 }
 

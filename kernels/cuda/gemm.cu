@@ -217,7 +217,7 @@ Status dispatch(const Handle& h, const Operand& a, const Operand& b, const GemmE
         b.rows <= gemm::kMaxDim && a.depth <= gemm::kMaxDim && batch <= gemm::kMaxDim &&
         (b.rows + 31) / 32 <= 65535) {
       // No workspace here: the heuristic's tile without split-K.
-      const gemm::MmaConfig c =
+      const gemm::GemmConfig c =
           gemm::choose_mma_config(h, a.rows, b.rows, a.depth, batch, false);
       return gemm::run_gemm_mma(h, la, lb, ep, a.rows, b.rows, a.depth, batch, c, nullptr,
                                 "gemm_forward");

@@ -167,7 +167,8 @@ struct F32Operand {
 
 template <class Cfg, class LA, class LB, class E>
 __global__ void __launch_bounds__(Cfg::THREADS)
-    gemm_f32_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz) {
+    gemm_f32_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
+                    int k_per_split) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
   // +4 floats per row: the transposed stores of depth-fast operands hit distinct banks, and
   // rows stay 16-byte aligned for the float4 reads.
@@ -180,9 +181,13 @@ __global__ void __launch_bounds__(Cfg::THREADS)
   // Thread (tm, tn) owns rows tm*4 + {0..3}, BM/2 + tm*4 + {0..3} and the same for columns:
   // the two halves keep the float4 shared reads conflict-free.
   const int tm = tid % (BM / 8), tn = tid / (BM / 8);
-  const int nk = (K + BK - 1) / BK;
-  for (int z = blockIdx.z; z < nz; z += gridDim.z) {
-    __syncthreads();  // shared memory of the previous z is no longer read
+  // Problem zz = z * splits + split: batch entry / group z, depth range of `split` (split-K, see
+  // PartialEpi; splits == 1 covers the whole depth and zz == z).
+  for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
+    const int z = zz / splits;
+    const int k0 = (zz - z * splits) * k_per_split;
+    const int nk = (min(K, k0 + k_per_split) - k0 + BK - 1) / BK;
+    __syncthreads();  // shared memory of the previous problem is no longer read
     const LA A = la.bind(z);
     const LB B = lb.bind(z);
     F32Operand<LA, BM, BK, THREADS> oa;
@@ -195,23 +200,23 @@ __global__ void __launch_bounds__(Cfg::THREADS)
 #pragma unroll
       for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
-    A.stage(sa[0], 0, tid, THREADS);
-    B.stage(sb[0], 0, tid, THREADS);
+    A.stage(sa[0], k0, tid, THREADS);
+    B.stage(sb[0], k0, tid, THREADS);
     __syncthreads();
-    oa.load(A, sa[0], 0, tid);
-    ob.load(B, sb[0], 0, tid);
+    oa.load(A, sa[0], k0, tid);
+    ob.load(B, sb[0], k0, tid);
     oa.store(As[0], tid);
     ob.store(Bs[0], tid);
     if (nk > 1) {
-      A.stage(sa[1], BK, tid, THREADS);
-      B.stage(sb[1], BK, tid, THREADS);
+      A.stage(sa[1], k0 + BK, tid, THREADS);
+      B.stage(sb[1], k0 + BK, tid, THREADS);
     }
     __syncthreads();
     for (int kt = 0; kt < nk; ++kt) {
       const int cur = kt & 1;
       if (kt + 1 < nk) {  // next tile's global loads overlap this tile's math
-        oa.load(A, sa[cur ^ 1], (kt + 1) * BK, tid);
-        ob.load(B, sb[cur ^ 1], (kt + 1) * BK, tid);
+        oa.load(A, sa[cur ^ 1], k0 + (kt + 1) * BK, tid);
+        ob.load(B, sb[cur ^ 1], k0 + (kt + 1) * BK, tid);
       }
 #pragma unroll
       for (int k = 0; k < BK; ++k) {
@@ -231,8 +236,8 @@ __global__ void __launch_bounds__(Cfg::THREADS)
         ob.store(Bs[cur ^ 1], tid);
       }
       if (kt + 2 < nk) {  // this stage buffer was last read by the loads of tile kt
-        A.stage(sa[cur], (kt + 2) * BK, tid, THREADS);
-        B.stage(sb[cur], (kt + 2) * BK, tid, THREADS);
+        A.stage(sa[cur], k0 + (kt + 2) * BK, tid, THREADS);
+        B.stage(sb[cur], k0 + (kt + 2) * BK, tid, THREADS);
       }
       __syncthreads();
     }
@@ -240,7 +245,7 @@ __global__ void __launch_bounds__(Cfg::THREADS)
     for (int i = 0; i < 8; ++i) {
       const int r = m0 + (i < 4 ? tm * 4 + i : BM / 2 + tm * 4 + i - 4);
       if (r >= M) continue;
-      const typename E::Row er = ep.row(z, r);
+      const typename E::Row er = ep.row(zz, r);
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
@@ -410,10 +415,149 @@ __global__ void __launch_bounds__(Cfg::THREADS)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Host side: tile choice and launch.
+// Split-K, shared by the engines: `splits` blocks share one output tile, each with its own range
+// of the depth (a multiple of 32, so that ranges never share a depth tile of any engine), and
+// write f32 partial sums through a PartialEpi into the workspace; reduce_splits_kernel adds them
+// in a fixed order (deterministic) and applies the real epilogue once.
 
-// The tile shapes. Large tiles for large problems; 64 x 64 when the large tiles would leave SMs
-// idle (few output rows, e.g. 7x7 layers at batch 1).
+// Problem z's split s at ws[((z * splits + s) * M + r) * N + c]; the kernels pass
+// zz = z * splits + s as the problem index.
+struct PartialEpi {
+  float* ws;
+  int M, N;
+  struct Row {
+    int64_t off;
+  };
+  __device__ Row row(int zz, int r) const { return Row{(static_cast<int64_t>(zz) * M + r) * N}; }
+  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
+    ws[w.off + col] = acc;
+  }
+  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
+    ws[w.off + col] = a0;
+    ws[w.off + col + 1] = a1;
+  }
+};
+
+template <class E>
+__global__ void reduce_splits_kernel(const float* ws, E ep, int M, int N, int nz, int splits) {
+  const int64_t per = static_cast<int64_t>(M) * N;
+  const int64_t total = per * nz;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int z = static_cast<int>(i / per);
+    const int64_t rc = i - z * per;
+    const int r = static_cast<int>(rc / N), c = static_cast<int>(rc - static_cast<int64_t>(r) * N);
+    const float* p = ws + static_cast<int64_t>(z) * splits * per + rc;
+    float s = 0.f;
+    for (int k = 0; k < splits; ++k) s += p[k * per];
+    ep.store(ep.row(z, r), c, s);
+  }
+}
+
+// Split-K factors a tactic can ask for.
+constexpr int kSplitChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
+constexpr int kSplitChoiceCount = sizeof(kSplitChoices) / sizeof(kSplitChoices[0]);
+
+// Depth per split: a multiple of 32 (every engine's depth tile divides it).
+inline int split_depth(int64_t K, int splits) {
+  const int64_t tiles = (K + 31) / 32;
+  return static_cast<int>((tiles + splits - 1) / splits * 32);
+}
+// The splits that actually get depth (a large factor on a short depth leaves some empty).
+inline int effective_splits(int64_t K, int splits) {
+  const int64_t kps = split_depth(K, splits);
+  return static_cast<int>((K + kps - 1) / kps);
+}
+
+// A launch configuration: a tile of the engine's menu and a split-K factor.
+struct GemmConfig {
+  int tile = 0;
+  int splits = 1;
+};
+
+// Workspace bytes of a configuration: the f32 partial sums of every split.
+inline size_t split_workspace(const GemmConfig& c, int64_t M, int64_t N, int64_t K, int64_t nz) {
+  const int s = effective_splits(K, c.splits);
+  return s > 1 ? static_cast<size_t>(s) * M * N * nz * sizeof(float) : 0;
+}
+
+// Launches `kernel` (an engine's kernel instantiated for epilogue E and for PartialEpi) with the
+// split-K protocol: one launch when the configuration does not split, else the partial sums and
+// the reduction.
+template <class E, class Launch>
+Status launch_split(const Handle& h, const E& e, int m, int n, int k, int nz, int splits,
+                    void* workspace, const char* routine, const Launch& launch) {
+  const int kps = split_depth(k, splits);
+  const int s = effective_splits(k, splits);
+  const int64_t zs = static_cast<int64_t>(nz) * s;
+  const unsigned gz = static_cast<unsigned>(zs < 65535 ? zs : 65535);
+  if (s <= 1) {
+    launch(e, gz, 1, kps);
+    return launch_status(routine);
+  }
+  PartialEpi pe;
+  pe.ws = static_cast<float*>(workspace);
+  pe.M = m;
+  pe.N = n;
+  launch(pe, gz, s, kps);
+  JET_TRY(launch_status(routine));
+  const int64_t total = static_cast<int64_t>(m) * n * nz;
+  reduce_splits_kernel<E><<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
+      pe.ws, e, m, n, nz, s);
+  return launch_status(routine);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side of the f32 engine: tile menu, heuristic and launch.
+
+// Values are part of the tactic numbering (conv tactics, tests): append only.
+enum class F32TileId : int {
+  T128x128 = 0,  // 256 threads
+  T128x64 = 1,   // 128 threads
+  T64x64 = 2,    // 64 threads: small problems, with split-K at batch 1
+  COUNT = 3,
+};
+constexpr int kF32TileCount = static_cast<int>(F32TileId::COUNT);
+
+// The heuristic (gemm_config.cu): smallest estimated time over the menu; splits == 1 only
+// when allow_split is false (no workspace).
+GemmConfig choose_f32_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
+                             bool allow_split);
+
+// C = A * B^T-rows for nz independent problems (batch entries or groups), f32 storage, with
+// configuration c. The caller checks M, N, K < kMaxDim and N / 64 < 65535 (the grid's y
+// dimension) and that the workspace holds split_workspace(c, ...) bytes.
+template <class LA, class LB, class E>
+Status run_gemm_f32(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M, int64_t N,
+                    int64_t K, int64_t nz, const GemmConfig& c, void* workspace,
+                    const char* routine) {
+  static_assert(std::is_same<typename LA::Elem, float>::value, "f32 operands");
+  if (M <= 0 || N <= 0 || nz <= 0) return Status();
+  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+  const int z = static_cast<int>(nz);
+  const auto run = [&](auto cfg) {
+    using C = decltype(cfg);
+    const dim3 grid((m + C::BM - 1) / C::BM, (n + C::BN - 1) / C::BN, 1);
+    return launch_split(h, e, m, n, k, z, c.splits, workspace, routine,
+                        [&](const auto& ep, unsigned gz, int splits, int kps) {
+                          using EP = std::decay_t<decltype(ep)>;
+                          gemm_f32_kernel<C, LA, LB, EP>
+                              <<<dim3(grid.x, grid.y, gz), C::THREADS, 0, h.stream()>>>(
+                                  a, b, ep, m, n, k, z, splits, kps);
+                        });
+  };
+  switch (static_cast<F32TileId>(c.tile)) {
+    case F32TileId::T128x128: return run(F32Tile<128, 128>());
+    case F32TileId::T128x64: return run(F32Tile<128, 64>());
+    case F32TileId::T64x64: return run(F32Tile<64, 64>());
+    case F32TileId::COUNT: break;
+  }
+  return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown f32 tile %d", routine, c.tile);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The register-staged f16 kernel's tile shapes (operands without 16-byte copies, and sm_72).
+// Large tiles for large problems; 64 x 64 when the large tiles would leave SMs idle.
 enum class TileShape { T128x128, T128x64, T64x64 };
 
 inline TileShape choose_tile(const Handle& h, int64_t M, int64_t N, int64_t nz) {
@@ -427,8 +571,9 @@ inline TileShape choose_tile(const Handle& h, int64_t M, int64_t N, int64_t nz) 
   return t;
 }
 
-// C = A * B^T-rows for nz independent problems (batch entries or groups). The caller checks
-// M, N, K < kMaxDim and N / 64 < 65535 (the grid's y dimension).
+// C = A * B^T-rows with the heuristic's configuration and no split-K (no workspace): f32 on the
+// f32 engine, f16 on the register-staged tensor-core kernel. The caller checks M, N, K < kMaxDim
+// and N / 64 < 65535 (the grid's y dimension).
 template <class LA, class LB, class E>
 Status run_gemm(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M, int64_t N,
                 int64_t K, int64_t nz, const char* routine) {
@@ -439,34 +584,15 @@ Status run_gemm(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M
                        "%s: GEMM of %lld x %lld x %lld exceeds the CUDA engine's 32-bit tiling",
                        routine, static_cast<long long>(M), static_cast<long long>(N),
                        static_cast<long long>(K));
-  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
-  // Blocks loop over z beyond the grid's 65535 limit.
-  const unsigned gz = static_cast<unsigned>(nz < 65535 ? nz : 65535);
-  const TileShape ts = choose_tile(h, M, N, nz);
   using T = typename LA::Elem;
   if constexpr (std::is_same<T, float>::value) {
-    switch (ts) {
-      case TileShape::T128x128: {
-        using C = F32Tile<128, 128>;
-        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 127) / 128, gz), C::THREADS, 0,
-                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
-        break;
-      }
-      case TileShape::T128x64: {
-        using C = F32Tile<128, 64>;
-        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 63) / 64, gz), C::THREADS, 0,
-                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
-        break;
-      }
-      case TileShape::T64x64: {
-        using C = F32Tile<64, 64>;
-        gemm_f32_kernel<C, LA, LB, E><<<dim3((m + 63) / 64, (n + 63) / 64, gz), C::THREADS, 0,
-                                        h.stream()>>>(a, b, e, m, n, k, static_cast<int>(nz));
-        break;
-      }
-    }
+    return run_gemm_f32(h, a, b, e, M, N, K, nz, choose_f32_config(h, M, N, K, nz, false),
+                        nullptr, routine);
   } else {
-    switch (ts) {
+    const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+    // Blocks loop over z beyond the grid's 65535 limit.
+    const unsigned gz = static_cast<unsigned>(nz < 65535 ? nz : 65535);
+    switch (choose_tile(h, M, N, nz)) {
       case TileShape::T128x128: {
         using C = TcTile<128, 128, 2, 4>;
         gemm_tc_kernel<C, LA, LB, E><<<dim3((m + 127) / 128, (n + 127) / 128, gz), C::THREADS, 0,
@@ -486,8 +612,8 @@ Status run_gemm(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M
         break;
       }
     }
+    return launch_status(routine);
   }
-  return launch_status(routine);
 }
 
 }  // namespace gemm

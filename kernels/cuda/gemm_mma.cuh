@@ -18,10 +18,7 @@
 //       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
 //       // it); the copy zero-fills the rest.
 //
-// Split-K: `splits` blocks share one output tile, each with its own range of the depth (a
-// multiple of BK), and write f32 partial sums through a PartialEpi into the workspace;
-// reduce_splits_kernel adds them in a fixed order (deterministic) and applies the real epilogue
-// once.
+// Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
 #pragma once
 
 #include "gemm_core.cuh"
@@ -200,40 +197,6 @@ __global__ void __launch_bounds__(Cfg::THREADS)
 #endif
 }
 
-// The split-K partial sums: problem z's split s at ws[((z * splits + s) * M + r) * N + c].
-// The kernel passes zz = z * splits + s as the problem index.
-struct PartialEpi {
-  float* ws;
-  int M, N;
-  struct Row {
-    int64_t off;
-  };
-  __device__ Row row(int zz, int r) const { return Row{(static_cast<int64_t>(zz) * M + r) * N}; }
-  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
-    ws[w.off + col] = acc;
-  }
-  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
-    ws[w.off + col] = a0;
-    ws[w.off + col + 1] = a1;
-  }
-};
-
-template <class E>
-__global__ void reduce_splits_kernel(const float* ws, E ep, int M, int N, int nz, int splits) {
-  const int64_t per = static_cast<int64_t>(M) * N;
-  const int64_t total = per * nz;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int z = static_cast<int>(i / per);
-    const int64_t rc = i - z * per;
-    const int r = static_cast<int>(rc / N), c = static_cast<int>(rc - static_cast<int64_t>(r) * N);
-    const float* p = ws + static_cast<int64_t>(z) * splits * per + rc;
-    float s = 0.f;
-    for (int k = 0; k < splits; ++k) s += p[k * per];
-    ep.store(ep.row(z, r), c, s);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The tile menu. Values are part of the tactic numbering (conv tactics, tests): append only.
 enum class MmaTileId : int {
@@ -247,54 +210,10 @@ enum class MmaTileId : int {
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
-struct MmaTileDims {
-  int bm, bn;
-};
-inline MmaTileDims mma_tile_dims(MmaTileId t) {
-  switch (t) {
-    case MmaTileId::T128x128: return {128, 128};
-    case MmaTileId::T128x64: return {128, 64};
-    case MmaTileId::T64x128: return {64, 128};
-    case MmaTileId::T64x64: return {64, 64};
-    case MmaTileId::T64x32: return {64, 32};
-    case MmaTileId::T32x64: return {32, 64};
-    case MmaTileId::COUNT: break;
-  }
-  return {64, 64};
-}
-
-// Split-K factors a tactic can ask for.
-constexpr int kSplitChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
-constexpr int kSplitChoiceCount = sizeof(kSplitChoices) / sizeof(kSplitChoices[0]);
-
-// One launch configuration of the core.
-struct MmaConfig {
-  MmaTileId tile = MmaTileId::T64x64;
-  int splits = 1;
-};
-
-// Depth per split: a multiple of BK so that splits never share a depth tile.
-inline int mma_k_per_split(int64_t K, int splits) {
-  const int64_t tiles = (K + 31) / 32;
-  return static_cast<int>((tiles + splits - 1) / splits * 32);
-}
-// The splits that actually get depth (a large factor on a short depth leaves some empty).
-inline int mma_effective_splits(int64_t K, int splits) {
-  const int64_t kps = mma_k_per_split(K, splits);
-  return static_cast<int>((K + kps - 1) / kps);
-}
-
-// Workspace bytes of a configuration: the f32 partial sums of every split.
-inline size_t mma_workspace(const MmaConfig& c, int64_t M, int64_t N, int64_t K, int64_t nz) {
-  const int s = mma_effective_splits(K, c.splits);
-  return s > 1 ? static_cast<size_t>(s) * M * N * nz * sizeof(float) : 0;
-}
-
-// The heuristic: the configuration with the smallest estimated time, counting whole waves of
-// blocks (sm_count x blocks per SM), per-block work and the extra pass of split-K. With
+// The heuristic (gemm_config.cu): the configuration with the smallest estimated time. With
 // allow_split false (no workspace) only splits == 1.
-MmaConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
-                            bool allow_split);
+GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
+                             bool allow_split);
 
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
@@ -302,62 +221,39 @@ bool mma_available(const Handle& h);
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
-  const int kps = mma_k_per_split(k, splits);
-  const int s = mma_effective_splits(k, splits);
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
-  const int64_t zs = static_cast<int64_t>(nz) * s;
-  const unsigned gz = static_cast<unsigned>(zs < 65535 ? zs : 65535);
-  if (s <= 1) {
-    gemm_mma_kernel<Cfg, LA, LB, E><<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES,
-                                      h.stream()>>>(a, b, e, m, n, k, nz, 1, kps);
-    return launch_status(routine);
-  }
-  PartialEpi pe;
-  pe.ws = static_cast<float*>(workspace);
-  pe.M = m;
-  pe.N = n;
-  gemm_mma_kernel<Cfg, LA, LB, PartialEpi><<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES,
-                                             h.stream()>>>(a, b, pe, m, n, k, nz, s, kps);
-  JET_TRY(launch_status(routine));
-  const int64_t total = static_cast<int64_t>(m) * n * nz;
-  reduce_splits_kernel<E><<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
-      pe.ws, e, m, n, nz, s);
-  return launch_status(routine);
+  return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
+                      [&](const auto& ep, unsigned gz, int s, int kps) {
+                        using EP = std::decay_t<decltype(ep)>;
+                        gemm_mma_kernel<Cfg, LA, LB, EP>
+                            <<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES, h.stream()>>>(
+                                a, b, ep, m, n, k, nz, s, kps);
+                      });
 }
 
 // Runs C = A * B^T-rows with configuration c. The caller checks mma_available(h), the async
 // operand conditions, the dims (kMaxDim, grid y) and that the workspace holds
-// mma_workspace(c, ...) bytes (16-byte aligned).
+// split_workspace(c, ...) bytes (16-byte aligned).
 template <class LA, class LB, class E>
 Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64_t M, int64_t N,
-                    int64_t K, int64_t nz, const MmaConfig& c, void* workspace,
+                    int64_t K, int64_t nz, const GemmConfig& c, void* workspace,
                     const char* routine) {
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
   const int z = static_cast<int>(nz);
-  switch (c.tile) {
-    case MmaTileId::T128x128:
-      return launch_mma<MmaTile<128, 128, 2, 2, 3>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                    routine);
-    case MmaTileId::T128x64:
-      return launch_mma<MmaTile<128, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                   routine);
-    case MmaTileId::T64x128:
-      return launch_mma<MmaTile<64, 128, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                   routine);
-    case MmaTileId::T64x64:
-      return launch_mma<MmaTile<64, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
-    case MmaTileId::T64x32:
-      return launch_mma<MmaTile<64, 32, 4, 1, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
-    case MmaTileId::T32x64:
-      return launch_mma<MmaTile<32, 64, 2, 2, 4>>(h, a, b, e, m, n, k, z, c.splits, workspace,
-                                                  routine);
+  const auto run = [&](auto tile) {
+    return launch_mma<decltype(tile)>(h, a, b, e, m, n, k, z, c.splits, workspace, routine);
+  };
+  switch (static_cast<MmaTileId>(c.tile)) {
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 2, 3>());
+    case MmaTileId::T128x64: return run(MmaTile<128, 64, 2, 2, 4>());
+    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 2, 4>());
+    case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
+    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
+    case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
     case MmaTileId::COUNT: break;
   }
-  return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine,
-                     static_cast<int>(c.tile));
+  return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);
 }
 
 }  // namespace gemm

@@ -2,7 +2,10 @@
 // first and fastest first, the ones that could not run last with their reason; y is left holding
 // the convolution; and every algorithm it reports as runnable gives the reference result.
 #include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/util.h"
 #include "reference/conv.h"
@@ -13,6 +16,8 @@ using namespace jet::test;
 namespace {
 
 constexpr int kAlgos = static_cast<int>(ConvAlgo::COUNT);
+// Room for every (algorithm, tactic) entry: the CUDA GEMM family has up to 48 tactics each.
+constexpr int kMaxResults = 512;
 
 struct FindCase {
   const char* name;
@@ -52,43 +57,57 @@ struct Flavor {
 const Flavor kFlavors[] = {{DType::F32, Layout::CHANNELS_FIRST, FilterLayout::KCRS},
                            {DType::F16, Layout::CHANNELS_LAST, FilterLayout::KRSC}};
 
-// Checks the shape of one find result list: each algorithm once; the successes first, sorted by
-// time, with a time and their queried workspace; the rest after, with their reason, no time.
-// `claimed` / `need`: the workspace query per algorithm; `ws_bytes`: what find was given.
-void check_results(const ConvAlgoPerf* r, int n, const bool* claimed, const size_t* need,
-                   size_t ws_bytes) {
-  bool seen[kAlgos] = {};
+// Checks the shape of one find result list: each (algorithm, tactic) once; the successes first,
+// sorted by time, each with a time and the workspace its tactic queries; then one entry per
+// algorithm that could not run at all (tactic 0), with its reason and no time; every algorithm
+// appears. `claimed` / `need`: the workspace query per algorithm at tactic 0; `ws_bytes`: what
+// find was given.
+void check_results(const Handle& h, const TensorDesc& xd, const FilterDesc& wd,
+                   const ConvDesc& conv, const TensorDesc& yd, const ConvAlgoPerf* r, int n,
+                   const bool* claimed, const size_t* need, size_t ws_bytes) {
+  std::set<std::pair<int, int>> seen;
+  bool appears[kAlgos] = {};
   bool failures_started = false;
   float last_time = 0.f;
   for (int i = 0; i < n; ++i) {
     const int a = static_cast<int>(r[i].algo);
     CAPTURE(i);
     CAPTURE(std::string(conv_algo_name(r[i].algo)));
+    CAPTURE(r[i].tactic);
     CAPTURE(r[i].status.to_string());
     REQUIRE(a >= 0);
     REQUIRE(a < kAlgos);
-    CHECK_FALSE(seen[a]);
-    seen[a] = true;
-    const bool should_run = claimed[a] && need[a] <= ws_bytes;
-    CHECK(r[i].status.ok() == should_run);
+    CHECK(seen.insert({a, r[i].tactic}).second);
+    appears[a] = true;
     if (r[i].status.ok()) {
       CHECK_FALSE(failures_started);
+      CHECK(claimed[a]);
       CHECK(r[i].time_ms >= 0.f);
       CHECK(r[i].time_ms >= last_time);
       last_time = r[i].time_ms;
-      CHECK(r[i].workspace_bytes == need[a]);
+      size_t tactic_need = 0;
+      REQUIRE_OK(conv_forward_workspace_size(h, xd, wd, conv.with_tactic(r[i].tactic), yd,
+                                             r[i].algo, &tactic_need));
+      CHECK(r[i].workspace_bytes == tactic_need);
+      CHECK(tactic_need <= ws_bytes);
     } else {
       failures_started = true;
+      CHECK(r[i].tactic == 0);
       CHECK(r[i].time_ms == -1.f);
       CHECK(!r[i].status.message().empty());
       if (!claimed[a]) {
         CHECK(r[i].status.code() == StatusCode::NOT_SUPPORTED);
       } else {
+        CHECK(need[a] > ws_bytes);
         CHECK(r[i].status.code() == StatusCode::BAD_PARAM);  // workspace too small
         CHECK(r[i].workspace_bytes == need[a]);
         CHECK(r[i].status.message().find("workspace") != std::string::npos);
       }
     }
+  }
+  for (int a = 0; a < kAlgos; ++a) {
+    CAPTURE(a);
+    CHECK(appears[a]);
   }
 }
 
@@ -127,25 +146,29 @@ void run_case(const Handle& h, const FindCase& c, const Flavor& f) {
     HostTensor y(yd);
     y.poison();
     const HostTensor before = y;
-    ConvAlgoPerf results[kAlgos];
+    std::vector<ConvAlgoPerf> results(kMaxResults);
     int returned = -1;
     Staging st(h);
     REQUIRE_OK(find_conv_forward_algo(h, x.desc(), st.in(x), wd, st.in(w), conv, yd, st.out(y),
-                                      st.scratch(ws_max), ws_max, kAlgos, &returned, results));
+                                      st.scratch(ws_max), ws_max, kMaxResults, &returned,
+                                      results.data()));
     st.finish();
-    REQUIRE(returned == kAlgos);
-    check_results(results, returned, claimed, need, ws_max);
+    REQUIRE(returned >= kAlgos);
+    REQUIRE(returned < kMaxResults);  // all of them
+    check_results(h, x.desc(), wd, conv, yd, results.data(), returned, claimed, need, ws_max);
     CHECK(results[0].status.ok());
     check_output(y, before, conv_ref, tol_for(t));
-    // Every algorithm reported runnable computes the convolution (on top of y's old contents,
-    // with beta != 0: find must not have left state that matters).
+    // Every algorithm and tactic reported runnable computes the convolution (on top of y's old
+    // contents, with beta != 0: find must not have left state that matters).
     for (int i = 0; i < returned && results[i].status.ok(); ++i) {
       CAPTURE(std::string(conv_algo_name(results[i].algo)));
+      CAPTURE(results[i].tactic);
       HostTensor y2(yd);
       y2.fill_random();
       const HostTensor before2 = y2;
       Staging st2(h);
-      REQUIRE_OK(conv_forward(h, 0.5f, x.desc(), st2.in(x), wd, st2.in(w), conv, results[i].algo,
+      REQUIRE_OK(conv_forward(h, 0.5f, x.desc(), st2.in(x), wd, st2.in(w),
+                              conv.with_tactic(results[i].tactic), results[i].algo,
                               st2.scratch(results[i].workspace_bytes),
                               results[i].workspace_bytes, 0.75f, yd, st2.out(y2)));
       st2.finish();
@@ -158,21 +181,22 @@ void run_case(const Handle& h, const FindCase& c, const Flavor& f) {
     HostTensor y(yd);
     y.poison();
     const HostTensor before = y;
-    ConvAlgoPerf results[kAlgos];
+    std::vector<ConvAlgoPerf> results(kMaxResults);
     int returned = -1;
     Staging st(h);
     REQUIRE_OK(find_conv_forward_algo(h, x.desc(), st.in(x), wd, st.in(w), conv, yd, st.out(y),
-                                      nullptr, 0, kAlgos, &returned, results));
+                                      nullptr, 0, kMaxResults, &returned, results.data()));
     st.finish();
-    REQUIRE(returned == kAlgos);
-    check_results(results, returned, claimed, need, 0);
+    REQUIRE(returned >= kAlgos);
+    REQUIRE(returned < kMaxResults);
+    check_results(h, x.desc(), wd, conv, yd, results.data(), returned, claimed, need, 0);
     bool any_needs = false;
     for (int a = 0; a < kAlgos; ++a) any_needs = any_needs || (claimed[a] && need[a] > 0);
     CHECK(any_needs);  // IMPLICIT_PRECOMP_GEMM always needs its tables
     check_output(y, before, conv_ref, tol_for(t));
   }
 
-  // 3. Fewer results than algorithms: the fastest ones.
+  // 3. Fewer results than there are: the fastest ones.
   {
     HostTensor y(yd);
     y.poison();
@@ -186,7 +210,7 @@ void run_case(const Handle& h, const FindCase& c, const Flavor& f) {
     REQUIRE(returned == 2);
     CHECK(results[0].status.ok());
     CHECK(results[1].status.ok());
-    CHECK(results[0].algo != results[1].algo);
+    CHECK((results[0].algo != results[1].algo || results[0].tactic != results[1].tactic));
     CHECK(results[0].time_ms <= results[1].time_ms);
     check_output(y, before, conv_ref, tol_for(t));
   }

@@ -223,6 +223,35 @@ int main(int argc, char** argv) {
   collect_outputs(engine, ctx2, third);
   CHECK(memcmp(first, third, total) == 0);
 
+  /* Typed copies: the inputs copied in with their dtype give the same outputs; the wrong dtype
+   * is refused, naming both. */
+  for (i = 0; i < jet_engine_num_inputs(engine); ++i) {
+    const int t = jet_engine_input(engine, i);
+    const size_t bytes = jet_engine_tensor_bytes(engine, t);
+    const jet_dtype_t dtype = jet_engine_tensor_dtype(engine, t);
+    const jet_dtype_t other = dtype == JET_DTYPE_F32 ? JET_DTYPE_F16 : JET_DTYPE_F32;
+    unsigned char* host = (unsigned char*)malloc(bytes);
+    if (!host) return 1;
+    fill_inputs(engine, ctx2);
+    memcpy(host, jet_context_tensor_data(ctx2, t), bytes);
+    memset(jet_context_tensor_data(ctx2, t), 0, bytes);
+    CHECK(jet_context_copy_input(ctx2, t, host, bytes, other, NULL) == JET_BAD_PARAM);
+    CHECK(strstr(jet_last_error(), "but the data is") != NULL);
+    CHECK(jet_context_bind_typed(ctx2, t, NULL, other) == JET_BAD_PARAM);
+    CHECK(jet_context_copy_input(ctx2, t, host, bytes + 1, dtype, NULL) == JET_BAD_PARAM);
+    REQUIRE_OK(jet_context_copy_input(ctx2, t, host, bytes, dtype, NULL));
+    free(host);
+  }
+  REQUIRE_OK(jet_context_run(ctx2, NULL));
+  offset = 0;
+  for (i = 0; i < jet_engine_num_outputs(engine); ++i) {
+    const int t = jet_engine_output(engine, i);
+    const size_t bytes = jet_engine_tensor_bytes(engine, t);
+    REQUIRE_OK(jet_context_copy_output(ctx2, t, third + offset, bytes, jet_engine_tensor_dtype(engine, t), NULL));
+    offset += bytes;
+  }
+  CHECK(memcmp(first, third, total) == 0);
+
   /* Zero-copy: output 0 bound to a caller buffer receives the same values. */
   out0 = jet_engine_output(engine, 0);
   out_buffer = aligned_alloc256(jet_engine_tensor_bytes(engine, out0));

@@ -197,6 +197,32 @@ TEST_CASE("CPU: 100 runs, 100 profiled runs and runs with bound buffers allocate
   }
 }
 
+TEST_CASE("a model tuned at load (LoadOptions::tune): the scratch is freed in load, runs allocate nothing") {
+  if (!interposed()) return;
+  for (const Handle& h : test_handles()) {
+    for (const Bytes& bytes : models()) {
+      LoadOptions o = load_options(h);
+      o.tune = true;
+      const uint64_t host_before = rt::host_alloc_count(), device_before = rt::device_alloc_count();
+      std::shared_ptr<Engine> e;
+      REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), o, &e));
+      REQUIRE(e->summary().tuned_at_load);
+      std::unique_ptr<ExecutionContext> ctx;
+      REQUIRE_OK(e->create_context(&ctx));
+      const uint64_t host_after = rt::host_alloc_count(), device_after = rt::device_alloc_count();
+      // CPU: the scratch block and the context's block. CUDA: the device scratch, the weights and
+      // the context's block.
+      if (h.backend() == Backend::CPU) CHECK(host_after - host_before == 2);
+      if (h.backend() == Backend::CUDA) CHECK(device_after - device_before == 3);
+      const TensorBytes in = random_inputs(*e);
+      run_context(*e, *ctx, in);  // warm-up
+      check_runs_allocate_nothing(*ctx, nullptr, "runs of a tuned engine");
+      CHECK(rt::host_alloc_count() == host_after);
+      CHECK(rt::device_alloc_count() == device_after);
+    }
+  }
+}
+
 TEST_CASE("CUDA: 100 runs and 100 graph replays allocate nothing, host or device") {
   bool have_cuda = false;
   for (const Handle& h : test_handles()) have_cuda = have_cuda || h.backend() == Backend::CUDA;

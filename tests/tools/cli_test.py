@@ -3,11 +3,11 @@
 One ctest per case:
 
   cli_test.py CASE --model M.jet --work DIR --run JET_RUN --bench JET_BENCH --inspect JET_INSPECT
-              [--have-onnx 0|1]
+              [--tune JET_TUNE] [--have-onnx 0|1]
 
-CASE: inspect, plan_svg, bench (no numpy needed); run_save, run_npy, run_pb, errors (need numpy:
-Debian python3-numpy, see scripts/setup.sh); cuda_run, cuda_bench (CUDA builds; without a usable
-device they report "CUDA backend not tested here", as the kernel tests do)."""
+CASE: inspect, plan_svg, bench, tune (no numpy needed); run_save, run_npy, run_pb, errors (need
+numpy: Debian python3-numpy, see scripts/setup.sh); cuda_run, cuda_bench, cuda_tune (CUDA builds;
+without a usable device they report "CUDA backend not tested here", as the kernel tests do)."""
 import argparse
 import ast
 import json
@@ -28,6 +28,7 @@ parser.add_argument("--run", required=True)
 parser.add_argument("--bench", required=True)
 parser.add_argument("--inspect", required=True)
 parser.add_argument("--have-onnx", type=int, default=1)
+parser.add_argument("--tune", default="")  # jet-tune (the tune and cuda_tune cases)
 args = parser.parse_args()
 
 work = os.path.join(args.work, args.case)
@@ -253,8 +254,26 @@ def case_bench():
     for l in prof["layers"]:
         types[l["type"]] = types.get(l["type"], 0) + 1
     check(types == facts["ops_by_type"], f"profile op types {types} != {facts['ops_by_type']}")
+    # What an inference costs besides time: on CPU every op is one routine call.
+    check(j["ops"] == facts["num_ops"] and j["kernels_per_inference"] == facts["num_ops"], "CPU kernels = ops")
+    check(j["graph_nodes"] is None, "graph nodes on CPU")
+    mem = j["memory"]
+    check(mem["weights_bytes"] > 0 and mem["arena_bytes"] > 0 and mem["workspace_bytes"] >= 0, f"memory {mem}")
+    check(mem["runtime_total_bytes"] == mem["weights_bytes"] + mem["arena_bytes"] + mem["workspace_bytes"],
+          "runtime_total_bytes is not the sum")
+    check(mem["device_free_before"] is None and mem["device_used_delta"] is None, "cudaMemGetInfo figures on CPU")
+    cold = j["cold_load_ms"]
+    check(all(cold[k] >= 0 for k in ("load", "context", "first_run")) and cold["total"] > 0, f"cold load {cold}")
+    check(cold["total"] + 1e-6 >= cold["load"] + cold["context"] + cold["first_run"] - 1e-3, "cold load parts")
+    check(j["tuning"]["tuned_at_load"] is False and j["tuning"]["tuning_ms"] == 0, "tuning without --tune")
+    check(j["notes"] == [], f"notes {j['notes']}")
+    r = run([args.bench, args.model, "--device", "cpu", "--iterations", "2", "--warmup", "0", "--json", "--tune"])
+    jt = json.loads(r.stdout)
+    check(jt["tuning"]["tuned_at_load"] is True and jt["tuning"]["tuning_ms"] > 0, "--tune: tuning figures")
+    check(jt["cold_load_ms"]["load"] >= jt["tuning"]["tuning_ms"] - 1e-3, "--tune: tuning is part of the load")
     r = run([args.bench, args.model, "--device", "cpu", "--iterations", "3", "--warmup", "0", "--profile"])
-    for key in ["latency", "throughput", "per-layer times", "top "]:
+    for key in ["latency", "throughput", "per-layer times", "top ", "kernels per inference: %d" % facts["num_ops"],
+                "memory (runtime)", "cold load to first result"]:
         check(key in r.stdout, f"text report lacks '{key}'")
 
 
@@ -387,9 +406,57 @@ def case_cuda_bench():
     check(j["plain"]["latency_ms"] is None and j["plain"]["gpu_compute_ms"] is not None, "batched: GPU times only")
 
 
+def tune_case(device):
+    """jet-tune writes a model that stores its choices and the device; the same device uses them."""
+    facts = model_facts()
+    tuned = os.path.join(work, "tuned.jet")
+    r = run([args.tune, args.model, "-o", tuned, "--device", device, "--json"], expect_rc=None)
+    if device == "cuda" and cuda_unavailable(r):
+        return
+    check(r.returncode == 0, f"jet-tune failed: {r.stderr}")
+    j = json.loads(r.stdout)
+    convs = facts["ops_by_type"].get("Conv", 0)
+    check(j["convolutions"] == convs and len(j["layers"]) == convs, f"one row per convolution ({convs})")
+    check(j["tuning_ms"] > 0, "tuning time")
+    for l in j["layers"]:
+        check(l["ms"] is not None and l["ms"] >= 0 and l["tactic"] >= 0 and l["algo"], f"layer row {l}")
+        if device == "cpu":
+            check(l["tactic"] == 0, "the CPU backend has no tactics")
+    if device == "cpu":
+        check(j["device"] == {"name": "cpu", "cc_major": 0, "cc_minor": 0}, f"device {j['device']}")
+    r = run([args.bench, tuned, "--device", device, "--iterations", "2", "--warmup", "0", "--json"])
+    b = json.loads(r.stdout)
+    check(b["tuning"]["stored_choices_used"] is True and b["notes"] == [], f"stored choices not used: {b['tuning']}")
+    name = j["device"]["name"]
+    check(b["tuning"]["tuned_on"] == f"{name} {j['device']['cc_major']}.{j['device']['cc_minor']}", "tuned_on")
+    r = run([args.inspect, tuned, "--json"])
+    ji = json.loads(r.stdout)
+    check(ji["num_ops"] == facts["num_ops"], "the tuned model has the same ops")
+    check(ji["tuned_on"] == j["device"], f"jet-inspect tuned_on {ji['tuned_on']}")
+    check(facts["tuned_on"] is None, "the untuned model has no tuned_on")
+    check("tuned on:" in run([args.inspect, tuned]).stdout, "jet-inspect's text lacks 'tuned on:'")
+    r = run([args.tune, args.model, "-o", tuned, "--device", device])
+    for key in ["algo#tactic", "heuristic", "tuning time:", "wrote " + tuned]:
+        check(key in r.stdout, f"text report lacks '{key}'")
+    # Errors: no output, a missing model (the previous tuned file stays as it was).
+    before = open(tuned, "rb").read()
+    run([args.tune, args.model], expect_rc=2)
+    r = run([args.tune, os.path.join(work, "missing.jet"), "-o", tuned, "--device", device], expect_rc=1)
+    check("missing.jet" in r.stderr, "the missing model is not named")
+    check(open(tuned, "rb").read() == before, "a failed jet-tune changed the existing output")
+
+
+def case_tune():
+    tune_case("cpu")
+
+
+def case_cuda_tune():
+    tune_case("cuda")
+
+
 cases = {"inspect": case_inspect, "plan_svg": case_plan_svg, "run_save": case_run_save, "run_npy": case_run_npy,
          "run_pb": case_run_pb, "bench": case_bench, "errors": case_errors, "cuda_run": case_cuda_run,
-         "cuda_bench": case_cuda_bench}
+         "cuda_bench": case_cuda_bench, "tune": case_tune, "cuda_tune": case_cuda_tune}
 if args.case not in cases:
     print("unknown case", args.case)
     sys.exit(2)

@@ -149,3 +149,17 @@ TEST_CASE("cli_common: printable escapes control characters; run_tool lets no ex
   CHECK(jet::tools::run_tool("jet-test", throws_runtime, 0, nullptr) == 1);
   CHECK(jet::tools::run_tool("jet-test", returns, 7, nullptr) == 7);
 }
+
+TEST_CASE("cli_common: CommandLine splits --opt=value and leaves everything else whole") {
+  std::vector<std::string> in = {"tool",        "--device=cpu", "--input=x=a.npy", "-o=keep", "NAME=FILE",
+                                 "--verbose",   "--",           "--=x",            "--seed=",  "model.jet"};
+  std::vector<char*> argv;
+  for (std::string& s : in) argv.push_back(&s[0]);
+  argv.push_back(nullptr);
+  jet::tools::CommandLine cl(static_cast<int>(in.size()), argv.data());
+  const std::vector<std::string> want = {"tool", "--device", "cpu",   "--input", "x=a.npy", "-o=keep", "NAME=FILE",
+                                         "--verbose", "--", "--=x", "--seed", "", "model.jet"};
+  REQUIRE(cl.argc() == static_cast<int>(want.size()));
+  for (int i = 0; i < cl.argc(); ++i) CHECK(std::string(cl.argv()[i]) == want[static_cast<size_t>(i)]);
+  CHECK(cl.argv()[cl.argc()] == nullptr);
+}

@@ -9,6 +9,7 @@
 #include "jet/dnn/common.h"
 #include "jet/dnn/conv.h"
 #include "jet/dnn/gemm.h"
+#include "jet/dnn/image_preprocess.h"
 #include "jet/dnn/norm.h"
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"

@@ -4,7 +4,7 @@
 //   jet::Status st = jet::Engine::load("resnet18.jet", jet::LoadOptions{}, &engine);
 //   std::unique_ptr<jet::ExecutionContext> ctx;
 //   st = engine->create_context(&ctx);                 // the one arena + workspace allocation
-//   std::memcpy / cudaMemcpyAsync(ctx->tensor_data(engine->input(0)), ...);  // or bind_tensor
+//   st = ctx->copy_input(engine->input(0), image, bytes, jet::DType::F32, stream);  // or bind_tensor
 //   st = ctx->run(stream);                             // zero allocations, no host sync (CUDA)
 //
 // Thread safety: an Engine is immutable after load and may be shared by any number of threads.
@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +36,7 @@ namespace jet {
 // The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
 // refused; newer minor versions load (their additions are ignored).
 constexpr uint32_t kSchemaMajor = 1;
-constexpr uint32_t kSchemaMinor = 1;
+constexpr uint32_t kSchemaMinor = 3;
 
 struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
@@ -49,6 +50,21 @@ struct LoadOptions {
   // safe. Long-running processes that cannot control how the file is deployed set this; it
   // costs one copy of the file in host memory on CPU (on CUDA the copy is freed after upload).
   bool copy_file = false;
+  // Tuning (like cudnn.benchmark / TensorRT tactics): for every convolution, time each algorithm
+  // and tactic on scratch buffers of the op's real shapes (find_conv_forward_algo, random data;
+  // the scratch memory is allocated and freed inside load) and run the fastest whose workspace
+  // fits min(the op's stored workspace policy, tune_workspace_limit). Stored choices are then
+  // ignored. The context's workspace is sized for the chosen algorithms; runs stay
+  // allocation-free. ModelSummary::tuning_ms says what it cost; OpInfo the per-op times.
+  bool tune = false;
+  size_t tune_workspace_limit = SIZE_MAX;  // bytes
+};
+
+// The device a model's stored convolution choices were measured on (schema Model.tuned_on), or
+// the device an engine runs on (Engine::device_identity).
+struct DeviceIdentity {
+  std::string name;  // CUDA's device name; "cpu" for the CPU backend
+  int cc_major = 0, cc_minor = 0;
 };
 
 enum class TensorRole { INPUT, OUTPUT, CONSTANT, ACTIVATION };
@@ -72,8 +88,27 @@ struct OpInfo {
   std::vector<int> inputs;    // tensor indices
   std::vector<int> outputs;
   std::string algo;           // conv: the algorithm this backend runs; empty otherwise
+  int32_t tactic = 0;         // conv: its tactic (ConvDesc::with_tactic; 0 = the heuristic's)
   size_t workspace_bytes = 0; // what that algorithm needs
+  // conv, when tuned at load (LoadOptions::tune): the measured time of the chosen algorithm and
+  // tactic, and of the heuristic's choice (tactic 0); -1 otherwise.
+  float tuned_ms = -1.f, heuristic_ms = -1.f;
   double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
+};
+
+// How an image becomes a model input (jet-convert --preprocess; schema Preprocessing):
+// resized to height x width as `resize` says, then x = (pixel / 255 - mean[c]) / std[c] per
+// channel, in the channel order and layout given. What jet-run applies to an image file.
+struct ImagePreprocessing {
+  enum class Resize { STRETCH, CENTER_CROP, LETTERBOX };
+  int input = -1;               // tensor index of the graph input it feeds
+  int height = 0, width = 0;    // the input's image size
+  Resize resize = Resize::STRETCH;
+  float crop_fraction = 1.0f;   // CENTER_CROP, in (0, 1]
+  float pad_value = 0.0f;       // LETTERBOX: the fill, a pixel value in [0, 255]
+  std::vector<float> mean, std; // one per channel
+  bool bgr = false;             // the channel order the model expects
+  bool nhwc = false;            // the input's dims are [N, H, W, C] (else [N, C, H, W])
 };
 
 struct ModelSummary {
@@ -90,6 +125,22 @@ struct ModelSummary {
   // Optional metadata.
   std::vector<std::string> labels;
   std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<ImagePreprocessing> preprocessing;  // checked by the loader (docs/format.md)
+
+  // Convolution choices (tuning).
+  bool tuned_at_load = false;   // LoadOptions::tune measured them during this load
+  double tuning_ms = 0;         // the wall time that measuring took (0 when not tuned)
+  bool has_tuned_on = false;    // the file stores measured choices (schema 1.2 Model.tuned_on)...
+  DeviceIdentity tuned_on;      // ...made on this device
+  bool stored_choices_used = false;  // tuned_on matched this device and its choices were used
+  // Things the loader wants the user to know, each said once per load (e.g. "tuned on another
+  // device: using the heuristic"). Tools print them; nothing is written to stderr by the runtime.
+  std::vector<std::string> notes;
+
+  // Memory the engine allocated for the weights (CUDA: the device allocation, each buffer in a
+  // 256-byte slot; CPU: 0, the weights are read from the mapped file). With
+  // Engine::context_memory_size() (arena + workspace) per context: the runtime's accounting.
+  size_t weight_allocation_bytes = 0;
 };
 
 // Per-layer timing from a profiled run (ExecutionContext::set_profiling).
@@ -120,6 +171,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   Backend backend() const;
   int device() const;  // the CUDA device; -1 on the CPU backend
+  // What a tuned model records (and must match to have its choices used): CUDA's name and compute
+  // capability of device(), or "cpu" 0.0. (Queried from CUDA unless the load already did.)
+  DeviceIdentity device_identity() const;
 
   // Graph inputs and outputs in binding order (values are tensor indices).
   int num_inputs() const;
@@ -169,6 +223,19 @@ class ExecutionContext {
   // binding discards a captured CUDA graph (capture again to replay).
   Status bind_tensor(int index, void* data);
   Status bind_tensor(const std::string& name, void* data);
+  // Typed binding: the same, after checking that `dtype`, what the caller's buffer holds, is the
+  // tensor's dtype (BAD_PARAM naming both otherwise: float32 data bound to a float16 input would
+  // be read as garbage). Prefer these to the untyped forms, which cannot check.
+  Status bind_tensor(int index, void* data, DType dtype);
+  Status bind_tensor(const std::string& name, void* data, DType dtype);
+
+  // Typed copies between host memory and a graph input or output (its region for the next run,
+  // or the buffer bound to it): `bytes` must be the tensor's bytes (TensorInfo::bytes, in its
+  // layout) and `dtype` its dtype, else BAD_PARAM naming both. CUDA: cudaMemcpyAsync on `stream`
+  // (ordered with run() on that stream; synchronize it before reading copied-out host memory).
+  // CPU: memcpy (the stream is ignored). They allocate nothing.
+  Status copy_input(int index, const void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr);
+  Status copy_output(int index, void* host, size_t bytes, DType dtype, cudaStream_t stream = nullptr) const;
 
   // Runs the forward pass on `stream` (ignored on CPU). Asynchronous on CUDA: no host
   // synchronization, no blocking call, no allocation. Replays the captured graph when there is one.
@@ -180,6 +247,22 @@ class ExecutionContext {
   // stream, nullptr) the context stays in plain mode and the Status says why. CPU: NOT_SUPPORTED.
   Status capture(cudaStream_t stream);
   bool has_graph() const;
+
+  // Debugging (jet-compare --layers): runs the pass op by op on `stream` and calls observer(i)
+  // right after op i, when its output (engine().op(i).outputs, at tensor_data()) holds the op's
+  // result and no later op has reused that arena region yet: the observer copies what it wants to
+  // see. On CUDA the stream is synchronized before every call. A non-OK Status from the observer
+  // stops the pass and is returned. Slow (a host synchronization per op on CUDA) and never
+  // replays a captured graph; run() is the production path.
+  using OpObserver = std::function<Status(int op)>;
+  Status run_observed(cudaStream_t stream, const OpObserver& observer);
+  // The captured graph's nodes by type: kernels launched per inference, and copies / memsets.
+  // NOT_SUPPORTED on the CPU backend and before a capture (then every op is one routine call:
+  // Engine::num_ops()).
+  struct GraphNodeCounts {
+    int kernels = 0, memcpys = 0, memsets = 0, others = 0;
+  };
+  Status graph_node_counts(GraphNodeCounts* out) const;
 
   // Per-layer timing: off by default and then free. When on, run() records a time per op (CUDA
   // events allocated here, not in run()); layer_times() reads them (it synchronizes the stream).
@@ -201,5 +284,13 @@ class ExecutionContext {
 // style over little-endian 64-bit words (the tail zero-padded), then the length mixed in. Any
 // single changed word changes it.
 uint64_t model_checksum(const void* data, size_t size);
+
+// What jet-tune writes: the model `data` (the .jet bytes `engine` was loaded from) with every
+// convolution's algo and tactic set to what `engine` runs (tuned with LoadOptions::tune),
+// Model.tuned_on set to engine.device_identity(), the plan's workspace to the engine's, schema
+// 1.2 at least; the weights re-laid behind the new FlatBuffer (64-byte aligned, same bytes) and a
+// fresh checksum footer. BAD_PARAM when the bytes are not a valid model, not the engine's model
+// (op count or kinds differ), or of a newer schema minor (re-writing would drop its new fields).
+Status write_tuned_model(const Engine& engine, const void* data, size_t size, std::vector<uint8_t>* out);
 
 }  // namespace jet

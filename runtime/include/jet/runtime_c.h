@@ -8,7 +8,7 @@
  *   jet_context_t* ctx = NULL;
  *   jet_context_create(engine, &ctx);
  *   int input = jet_engine_input(engine, 0);
- *   memcpy / cudaMemcpy(jet_context_tensor_data(ctx, input), ..., jet_engine_tensor_bytes(engine, input));
+ *   jet_context_copy_input(ctx, input, image, jet_engine_tensor_bytes(engine, input), JET_DTYPE_F32, stream);
  *   jet_context_run(ctx, stream);
  *   ...
  *   jet_context_free(ctx);
@@ -114,6 +114,17 @@ void* jet_context_tensor_data(const jet_context_t* context, int tensor);
 /* Zero-copy binding of a graph input or output to `data` (256-byte aligned; NULL restores the
  * arena region). */
 jet_status_t jet_context_bind(jet_context_t* context, int tensor, void* data);
+/* Typed forms (prefer them: the untyped ones cannot check). jet_context_bind_typed binds like
+ * jet_context_bind after checking that `dtype`, what `data` holds, is the tensor's dtype.
+ * jet_context_copy_input / jet_context_copy_output copy between host memory and a graph input /
+ * output; `bytes` must be jet_engine_tensor_bytes() and `dtype` the tensor's dtype. A mismatch is
+ * JET_BAD_PARAM naming both (float32 data given to a float16 input would otherwise be read as
+ * garbage). CUDA: cudaMemcpyAsync on `stream` (synchronize before reading copied-out memory). */
+jet_status_t jet_context_bind_typed(jet_context_t* context, int tensor, void* data, jet_dtype_t dtype);
+jet_status_t jet_context_copy_input(jet_context_t* context, int tensor, const void* host, size_t bytes,
+                                    jet_dtype_t dtype, void* stream);
+jet_status_t jet_context_copy_output(const jet_context_t* context, int tensor, void* host, size_t bytes,
+                                     jet_dtype_t dtype, void* stream);
 /* Runs the forward pass on `stream` (a cudaStream_t; NULL = default stream; ignored on CPU).
  * Asynchronous on CUDA. The memory plan may reuse an input's arena region once the input has been
  * read, so write the inputs before every run (bound inputs are not overwritten). */

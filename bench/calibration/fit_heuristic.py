@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Fits the GEMM engines' tile/split-K cost model (kernels/cuda/gemm_config.cu) to measured
+tactic timings: bench/conv --tactics --csv FILE writes one line per (layer, algorithm, tactic).
+
+For each engine (f16: the tensor-core menu, f32: the FMA menu) the model estimates a
+configuration's time as
+    ceil(per_sm / together) * steps * max(latency, 2 * bm * bn * 32 * together / rate[tile])
+    + (splits > 1) * (launch + 2 * splits * M * N * 4 / bytes_per_cycle / sms)
+with per_sm = ceil(blocks / sms), together = min(per_sm, blocks_per_sm[tile]) and
+steps = split depth / 32. Coordinate descent over latency, launch and the per-tile rates
+minimizes the summed time of the configurations the model picks (each (layer, algorithm)'s
+measured time of its pick) against the summed best. Prints the constants to paste into
+gemm_config.cu and the regret per layer.
+
+Usage: fit_heuristic.py CSV [CSV...] [--sms 132]
+"""
+import csv
+import math
+import sys
+from collections import defaultdict
+
+SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
+ENGINES = {
+    # tile id: (bm, bn, blocks per SM from the compiler's resource report)
+    "f16": [(128, 128, 2), (128, 64, 3), (64, 128, 3), (64, 64, 5), (64, 32, 7), (32, 64, 7)],
+    "f32": [(128, 128, 2), (128, 64, 4), (64, 64, 8)],
+}
+BYTES_PER_CYCLE = 16.0
+
+
+def split_depth(K, s):
+    tiles = (K + 31) // 32
+    return (tiles + s - 1) // s * 32
+
+
+def effective(K, s):
+    kps = split_depth(K, s)
+    return (K + kps - 1) // kps
+
+
+def cost(p, tiles, t, s, M, N, K, sms):
+    bm, bn, bps = tiles[t]
+    blocks = math.ceil(M / bm) * math.ceil(N / bn) * s
+    per_sm = math.ceil(blocks / sms)
+    together = min(per_sm, bps)
+    steps = split_depth(K, s) / 32.0
+    step = max(p["latency"], 2.0 * bm * bn * 32 * together / p["rate"][t])
+    c = math.ceil(per_sm / together) * steps * step
+    if s > 1:
+        c += p["launch"] + 2.0 * s * M * N * 4 / (BYTES_PER_CYCLE * sms)
+    return c
+
+
+def load(paths):
+    problems = defaultdict(dict)  # (dtype, layer, n, algo) -> {(tile, split): ms}
+    dims = {}
+    for path in paths:
+        for r in csv.DictReader(open(path)):
+            t = int(r["tactic"])
+            if t == 0 or r["algo"] in ("direct", "winograd"):
+                continue
+            n, c, h, w, k = (int(r[x]) for x in ("n", "c", "h", "w", "k"))
+            rr, ss, st, pad = (int(r[x]) for x in ("r", "s", "stride", "pad"))
+            oh = (h + 2 * pad - rr) // st + 1
+            ow = (w + 2 * pad - ss) // st + 1
+            key = (r["dtype"], r["layer"], n, r["algo"])
+            dims[key] = (n * oh * ow, k, c * rr * ss)
+            problems[key][((t - 1) // 8, SPLITS[(t - 1) % 8])] = float(r["ms"])
+    return problems, dims
+
+
+def score(p, tiles, probs, dims, sms):
+    """Mean of pick / best over the problems (batch 1 and batch 32 weigh alike), and the summed
+    times of the picks and of the best."""
+    ratio = total = best = 0.0
+    for key, times in probs.items():
+        M, N, K = dims[key]
+        pick = min(times, key=lambda ts: cost(p, tiles, ts[0], ts[1], M, N, K, sms))
+        b = min(times.values())
+        ratio += times[pick] / b
+        total += times[pick]
+        best += b
+    return ratio / len(probs), total, best
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    sms = 132
+    if "--sms" in sys.argv:
+        sms = int(sys.argv[sys.argv.index("--sms") + 1])
+    problems, dims = load(args)
+    for engine, tiles in ENGINES.items():
+        probs = {k: v for k, v in problems.items() if k[0] == engine}
+        if not probs:
+            continue
+        p = {"latency": 220.0, "launch": 3000.0, "rate": [1024.0 if engine == "f16" else 256.0] * len(tiles)}
+        grid = {"latency": [50, 100, 150, 220, 300, 400, 600, 800, 1200, 1600, 2400],
+                "launch": [0, 500, 1000, 2000, 3000, 6000, 10000, 20000]}
+        rate_grid = [x * (1024.0 if engine == "f16" else 256.0)
+                     for x in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)]
+        cur = score(p, tiles, probs, dims, sms)[0]
+        for _ in range(6):
+            for name, values in grid.items():
+                for v in values:
+                    q = dict(p, **{name: v})
+                    s = score(q, tiles, probs, dims, sms)[0]
+                    if s < cur - 1e-12:
+                        cur, p = s, q
+            for t in range(len(tiles)):
+                for v in rate_grid:
+                    rates = list(p["rate"])
+                    rates[t] = v
+                    q = dict(p, rate=rates)
+                    s = score(q, tiles, probs, dims, sms)[0]
+                    if s < cur - 1e-12:
+                        cur, p = s, q
+        mean, total, best = score(p, tiles, probs, dims, sms)
+        print(f"{engine}: mean pick/best {mean:.3f}; picks sum {total:.4f} ms vs best {best:.4f} ms ({total / best:.3f}x) over {len(probs)} (layer, algorithm) problems")
+        print(f"  latency {p['latency']}, launch {p['launch']}, rates {[round(r) for r in p['rate']]}")
+        for key, times in sorted(probs.items()):
+            M, N, K = dims[key]
+            pick = min(times, key=lambda ts: cost(p, tiles, ts[0], ts[1], M, N, K, sms))
+            b = min(times, key=times.get)
+            if times[pick] > 1.15 * times[b]:
+                print(f"  {key[1]:24s} N={key[2]:<3d} {key[3]:22s} pick {pick} {times[pick]*1e3:7.1f} us, best {b} {times[b]*1e3:7.1f} us")
+
+
+if __name__ == "__main__":
+    main()

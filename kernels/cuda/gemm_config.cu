@@ -1,0 +1,126 @@
+// Host side of the GEMM engines: whether a device runs the tensor-core core (gemm_mma.cuh), and
+// the heuristics that pick a tile and split-K factor for it and for the f32 engine
+// (gemm_core.cuh) when no tactic is given.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "gemm_mma.cuh"
+
+namespace jet {
+namespace cuda {
+namespace gemm {
+namespace {
+
+// A kernel compiled like the mma kernels; its PTX version is the __CUDA_ARCH__ the device runs.
+__global__ void mma_arch_probe_kernel() {}
+
+constexpr int kMaxDevices = 64;
+std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
+
+// The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
+// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32
+// on the H100, bench/conv --tactics --csv). Per tile of the menu: its shape, the blocks an SM
+// keeps resident (registers and shared memory, from the compiler's resource report) and the
+// fitted rate in flops per SM cycle (a low rate keeps the model off a tile that measured slow).
+struct TileModel {
+  int id, bm, bn, blocks_per_sm;
+  double rate;
+};
+struct EngineModel {
+  double step_latency;  // cycles per depth step (32) of one block, at best
+  double launch;        // cycles added by split-K's reduction launch
+};
+
+constexpr TileModel kMmaTiles[] = {
+    {static_cast<int>(MmaTileId::T128x128), 128, 128, 2, 51},
+    {static_cast<int>(MmaTileId::T128x64), 128, 64, 3, 51},
+    {static_cast<int>(MmaTileId::T64x128), 64, 128, 3, 51},
+    {static_cast<int>(MmaTileId::T64x64), 64, 64, 5, 51},
+    {static_cast<int>(MmaTileId::T64x32), 64, 32, 7, 51},
+    {static_cast<int>(MmaTileId::T32x64), 32, 64, 7, 1024},
+};
+static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
+constexpr EngineModel kMmaModel = {220, 0};
+
+constexpr TileModel kF32Tiles[] = {
+    {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 13},
+    {static_cast<int>(F32TileId::T128x64), 128, 64, 4, 512},
+    {static_cast<int>(F32TileId::T64x64), 64, 64, 8, 384},
+};
+static_assert(sizeof(kF32Tiles) / sizeof(kF32Tiles[0]) == kF32TileCount, "a row per f32 tile");
+constexpr EngineModel kF32Model = {2400, 0};
+
+// Estimated time, in cycles of one SM, of each configuration; the smallest wins:
+//  - each SM runs ceil(blocks / SMs) blocks, up to blocks_per_sm of them at once;
+//  - a depth step of a block costs at least step_latency cycles and otherwise the resident
+//    blocks' flops at the tile's rate;
+//  - split-K adds the reduction launch and writing and re-reading the partial sums.
+template <size_t NT>
+GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineModel& model,
+                  int64_t M, int64_t N, int64_t K, int64_t nz, bool allow_split) {
+  constexpr double kBytesPerCycle = 16;  // DRAM bytes per SM cycle (about 2.5 TB/s / 132)
+  const double sms = h.sm_count() > 0 ? h.sm_count() : 16;
+  GemmConfig best;
+  double best_cost = 1e300;
+  for (const TileModel& tm : tiles) {
+    const double blocks_mn =
+        static_cast<double>((M + tm.bm - 1) / tm.bm) * ((N + tm.bn - 1) / tm.bn) * nz;
+    for (int si = 0; si < (allow_split ? kSplitChoiceCount : 1); ++si) {
+      const int splits = kSplitChoices[si];
+      if (effective_splits(K, splits) != splits) continue;
+      const double steps = split_depth(K, splits) / 32.0;
+      const double per_sm = std::ceil(blocks_mn * splits / sms);
+      const double together = per_sm < tm.blocks_per_sm ? per_sm : tm.blocks_per_sm;
+      const double step_flops = 2.0 * tm.bm * tm.bn * 32 * together;
+      const double step = std::max(model.step_latency, step_flops / tm.rate);
+      double cost = std::ceil(per_sm / together) * steps * step;
+      if (splits > 1)
+        cost += model.launch + 2.0 * splits * M * N * nz * 4 / (kBytesPerCycle * sms);
+      if (cost < best_cost * 0.999) {  // ties keep the earlier (larger) tile and fewer splits
+        best_cost = cost;
+        best.tile = tm.id;
+        best.splits = splits;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+bool mma_available(const Handle& h) {
+  if (h.compute_capability() < 80) return false;
+  const int dev = h.device();
+  if (dev < 0 || dev >= kMaxDevices) return false;
+  int v = g_code_arch[dev].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(dev);
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, mma_arch_probe_kernel);
+    cudaSetDevice(previous);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    v = attr.ptxVersion + 1;
+    g_code_arch[dev].store(v, std::memory_order_relaxed);
+  }
+  return v - 1 >= 80;
+}
+
+GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
+                             bool allow_split) {
+  return choose(h, kMmaTiles, kMmaModel, M, N, K, nz, allow_split);
+}
+
+GemmConfig choose_f32_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
+                             bool allow_split) {
+  return choose(h, kF32Tiles, kF32Model, M, N, K, nz, allow_split);
+}
+
+}  // namespace gemm
+}  // namespace cuda
+}  // namespace jet
