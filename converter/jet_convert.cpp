@@ -366,7 +366,8 @@ void print_unsupported_summary(const jet::ImportReport& report) {
                groups.size() == 1 ? "" : "s");
   for (const Group& g : groups) {
     const jet::ImportReport::Unsupported& u = report.unsupported[g.first];
-    std::fprintf(stderr, "  %-24s %5zu  first: '%s': %s\n", g.type.c_str(), g.count, u.node_name.c_str(), u.reason.c_str());
+    std::fprintf(stderr, "  %-24s %5zu  first: '%s': %s\n", jet::tools::printable(g.type).c_str(), g.count,
+                 jet::tools::printable(u.node_name).c_str(), jet::tools::printable(u.reason).c_str());
   }
   std::fprintf(stderr, "  (if they are post-processing, --outputs NAME,... converts the graph up to the tensors named)\n"
                        "the full list:\n");

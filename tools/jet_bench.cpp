@@ -315,6 +315,9 @@ int bench(const Options& opt) {
   jet::LoadOptions load;
   load.backend = opt.backend;
   load.tune = opt.tune;
+  // A copy of the file: a model rewritten in place while jet-bench runs cannot crash it
+  // (runtime/README.md, "Replacing a model file under a running process").
+  load.copy_file = true;
   Status st = jet::Engine::load(opt.model, load, &engine);
   if (!st.ok()) return fail(st);
   const clock::time_point t1 = clock::now();
