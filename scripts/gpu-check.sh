@@ -156,5 +156,20 @@ if want bench; then
   else say "bench networks: FAILED (jet-bench / jet-make-model not built)"; status=1; fi
 fi
 
+# The camera loop with BlazeFace on 2000 synthetic 1280x720 frames (samples/camera_loop/README.md):
+# one JSON report a line in camera_loop_bench.jsonl (FPS, stages, memory), a line each here.
+if want bench && [ -x "$build/samples/camera_loop/camera_loop" ]; then
+  : >"$out/camera_loop_bench.jsonl"
+  for p in fp16 fp32; do
+    m=.testdata/face_detect/blazeface_$p.jet
+    [ -f "$m" ] || { say "bench camera_loop $p: not run (no $m)"; continue; }
+    if "$build/samples/camera_loop/camera_loop" --model "$m" --device cuda --bench --json \
+         >"$logs/camera_loop_$p.json" 2>"$logs/camera_loop_$p.log"; then
+      cat "$logs/camera_loop_$p.json" >>"$out/camera_loop_bench.jsonl"
+      say "bench camera_loop $p: ok ($(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); e = r["stages_ms"]["end_to_end"]; print("%.0f FPS, end-to-end p50 %.3f ms, p99 %.3f ms" % (r["fps"], e["p50"], e["p99"]))' "$logs/camera_loop_$p.json"))"
+    else say "bench camera_loop $p: FAILED"; tail -5 "$logs/camera_loop_$p.log" | tee -a "$summary"; status=1; fi
+  done
+fi
+
 say "gpu-check: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
 exit $status

@@ -1,5 +1,5 @@
-// GEMM-family convolutions on CUDA: IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM and GEMM, all on the
-// tiled engine of gemm_core.cuh.
+// GEMM-family convolutions on CUDA: IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM and GEMM, on the GEMM
+// engines of gemm_core.cuh (f32 FMA, register-staged f16) and gemm_mma.cuh (tensor cores).
 //
 // The lowering, per group: rows m = output pixels (n, o0, o1, o2), columns = the group's K
 // filters, depth d = the group's filter elements (c, tap). The depth order follows the filter
@@ -9,19 +9,15 @@
 // Element (m, d) of the lowered input is x[n, c, o * stride - pad + tap' * dil] (tap' = the tap,
 // mirrored in CONVOLUTION mode), or 0 in the padding.
 //
-// IMPLICIT_GEMM: for each depth tile the block first decodes the tile's depth indices into tap
-// entries in shared memory (x offset of (c, tap') and the tap's spatial displacement); each
-// thread keeps its rows' origin and base offset in registers, so forming an element of the
-// lowered tile is a table read, a bounds test and a load. IMPLICIT_PRECOMP_GEMM: the tap entries
-// of the whole depth are precomputed into the workspace by a small kernel and the tiles copy
-// them instead of decoding. GEMM: the lowered matrix is written to the workspace by an im2col
+// IMPLICIT_GEMM: the register-staged engines decode each depth tile's indices into tap entries
+// in shared memory (x offset of (c, tap') and the tap's spatial displacement); each thread keeps
+// its rows' origin and base offset in registers, so forming an element of the lowered tile is a
+// table read, a bounds test and a load. The tensor-core engine instead keeps a cursor per thread
+// (ConvLoader::Cursor) that walks (channel, tap) by additions. IMPLICIT_PRECOMP_GEMM: the tap
+// entries of the whole depth precomputed into the workspace by a small kernel, and split-K's
+// partial sums after them. GEMM: the lowered matrix is written to the workspace by an im2col
 // kernel and multiplied as a plain matrix (1x1, stride 1, unpadded problems whose x rows are
-// evenly strided use x itself).
-//
-// Fast paths: f16 storage on tensor cores with 16-byte loads of 8 channels when the depth order
-// is RSC, C/groups % 8 == 0 and x's channels are contiguous (NHWC + KRSC); f32 NCHW with the
-// threads of a warp walking consecutive output pixels (coalesced). Everything else takes the
-// same kernels with element-wise loads.
+// evenly strided use x itself). Which engine runs a problem: Engine below.
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
 #include "gemm_mma.cuh"

@@ -6,6 +6,10 @@
 
 #include <cstring>
 
+#if defined(JET_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 #include "jet/runtime_c.h"
 #include "model_util.h"
 #include "passes.h"

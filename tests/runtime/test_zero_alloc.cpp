@@ -1,8 +1,8 @@
 // run() allocates nothing: this executable replaces malloc/calloc/realloc/memalign and every
-// operator new with counting versions (its own executable, so the interposition is scoped to it),
-// warms up, then counts the allocations the test thread makes during 100 runs (and 100 profiled
-// runs, and on CUDA 100 graph replays): exactly 0. Device allocations are counted through the
-// runtime's single allocation point (runtime/device_memory.h).
+// operator new with counting versions (tests/common/alloc_counter.cpp, compiled into this
+// executable only), warms up, then counts the allocations the test thread makes during 100 runs
+// (and 100 profiled runs, and on CUDA 100 graph replays): exactly 0. Device allocations are
+// counted through the runtime's single allocation point (runtime/device_memory.h).
 //
 // Under AddressSanitizer (which owns malloc) the host counting is skipped with a message.
 #include <doctest/doctest.h>
@@ -10,110 +10,13 @@
 #include <cstdlib>
 #include <new>
 
+#include "common/alloc_counter.h"
 #include "device_memory.h"
 #include "model_util.h"
 #include "passes.h"
 
 #if defined(JET_HAVE_CUDA)
 #include <cuda_runtime.h>
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define JET_TEST_NO_INTERPOSE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define JET_TEST_NO_INTERPOSE 1
-#endif
-#endif
-
-namespace {
-// Only the test thread's allocations count (driver threads may allocate on their own schedule).
-thread_local bool t_armed = false;
-thread_local long t_count = 0;
-
-// To find an allocation site: JET_DEBUG_ALLOC=1 gdb -ex 'break (anonymous namespace)::debug_hook'
-__attribute__((noinline)) void debug_hook() { asm volatile(""); }
-
-[[maybe_unused]] void count_one() {
-  if (t_armed) {
-    ++t_count;
-    if (std::getenv("JET_DEBUG_ALLOC")) debug_hook();
-  }
-}
-
-void arm() {
-  t_count = 0;
-  t_armed = true;
-}
-
-long disarm() {
-  t_armed = false;
-  return t_count;
-}
-}  // namespace
-
-#if !defined(JET_TEST_NO_INTERPOSE)
-// glibc's implementations, which the replacements forward to.
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-
-void* malloc(size_t n) {
-  count_one();
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t s) {
-  count_one();
-  return __libc_calloc(n, s);
-}
-void* realloc(void* p, size_t n) {
-  count_one();
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t a, size_t n) {
-  count_one();
-  return __libc_memalign(a, n);
-}
-void* aligned_alloc(size_t a, size_t n) {
-  count_one();
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** out, size_t a, size_t n) {
-  count_one();
-  if (a < sizeof(void*) || (a & (a - 1)) != 0) return 22;  // EINVAL
-  void* p = __libc_memalign(a, n);
-  if (!p) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-void free(void* p) { __libc_free(p); }
-}
-
-void* operator new(size_t n) {
-  void* p = malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n) { return operator new(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
-void* operator new(size_t n, std::align_val_t a) {
-  void* p = memalign(static_cast<size_t>(a), n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void* p) noexcept { free(p); }
-void operator delete[](void* p) noexcept { free(p); }
-void operator delete(void* p, size_t) noexcept { free(p); }
-void operator delete[](void* p, size_t) noexcept { free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { free(p); }
 #endif
 
 using namespace jet;
@@ -124,14 +27,11 @@ namespace {
 void* volatile g_sink = nullptr;
 
 bool interposed() {
-#if defined(JET_TEST_NO_INTERPOSE)
+  if (alloc_counting_available()) return true;
   static bool told = false;
   if (!told) MESSAGE("allocation counting skipped: a sanitizer owns malloc in this build");
   told = true;
   return false;
-#else
-  return true;
-#endif
 }
 
 std::vector<Bytes> models() {
@@ -147,12 +47,12 @@ std::vector<Bytes> models() {
 void check_runs_allocate_nothing(ExecutionContext& ctx, cudaStream_t stream, const char* what) {
   INFO(std::string(what));
   bool all_ok = true;
-  arm();
+  arm_alloc_counter();
   for (int i = 0; i < 100; ++i) {
     const Status st = ctx.run(stream);
     all_ok = all_ok && st.ok();
   }
-  const long count = disarm();
+  const long count = disarm_alloc_counter();
   CHECK(all_ok);
   CHECK(count == 0);
 }
@@ -161,12 +61,12 @@ void check_runs_allocate_nothing(ExecutionContext& ctx, cudaStream_t stream, con
 
 TEST_CASE("the allocation counter sees allocations (the check below can fail)") {
   if (!interposed()) return;
-  arm();
+  arm_alloc_counter();
   g_sink = std::malloc(40);
   std::free(g_sink);
   g_sink = new int[7];
   delete[] static_cast<int*>(g_sink);
-  CHECK(disarm() == 2);
+  CHECK(disarm_alloc_counter() == 2);
 }
 
 TEST_CASE("CPU: 100 runs, 100 profiled runs and runs with bound buffers allocate nothing") {

@@ -1,0 +1,40 @@
+# cmake -DDEST=<dir> -P test_images.cmake: the camera loop test's image directory. Real photos from
+# Debian's python3-skimage (installed by scripts/setup.sh), copied into the build directory once:
+# astronaut (a face), chelsea (a cat), coffee, camera (greyscale, a face in profile) and the Hubble
+# deep field (a JPEG). Without the package, -DFALLBACK_DIR=<a samples/face_detect data directory>
+# gives its astronaut.png alone; otherwise the script fails, saying so.
+set(_names astronaut.png chelsea.png coffee.png camera.png hubble_deep_field.jpg)
+set(_found "")
+foreach(dir /usr/lib/python3/dist-packages/skimage/data /usr/share/skimage/data)
+  if(EXISTS ${dir}/astronaut.png)
+    set(_found ${dir})
+    break()
+  endif()
+endforeach()
+if(NOT _found)
+  execute_process(COMMAND /usr/bin/python3 -c "import os, skimage.data; print(os.path.dirname(skimage.data.__file__))"
+                  OUTPUT_VARIABLE _py OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
+  if(_rc EQUAL 0 AND EXISTS ${_py}/astronaut.png)
+    set(_found ${_py})
+  endif()
+endif()
+if(NOT _found AND FALLBACK_DIR AND EXISTS ${FALLBACK_DIR}/astronaut.png)
+  # The GPU machine has no skimage: the photo samples/face_detect's data directory carries.
+  file(MAKE_DIRECTORY ${DEST})
+  file(COPY ${FALLBACK_DIR}/astronaut.png DESTINATION ${DEST})
+  message(STATUS "camera loop test images: ${DEST} (astronaut.png alone, from ${FALLBACK_DIR})")
+  return()
+endif()
+if(NOT _found)
+  message(FATAL_ERROR "camera loop test images: skimage's photos not found (install python3-skimage: scripts/setup.sh)")
+endif()
+file(MAKE_DIRECTORY ${DEST})
+foreach(name ${_names})
+  if(NOT EXISTS ${_found}/${name})
+    message(FATAL_ERROR "camera loop test images: ${_found}/${name} is missing")
+  endif()
+  if(NOT EXISTS ${DEST}/${name})
+    file(COPY ${_found}/${name} DESTINATION ${DEST})
+  endif()
+endforeach()
+message(STATUS "camera loop test images: ${DEST} (from ${_found})")
