@@ -84,7 +84,6 @@ fi
 # (JET_TEST_REDUCED=1, tests/kernels/util.h): every kind of case, fewer layout combinations, so
 # the whole step fits one 10-minute call.
 if want sanitizer; then
-  export JET_TEST_REDUCED=1
   # One job per line, "TOOL|EXE|TEST-CASE FILTER": conv's test cases run as separate jobs so that
   # the slow racecheck of the whole conv suite spreads over the GPU's parallel jobs.
   run_san() {
@@ -94,7 +93,7 @@ if want sanitizer; then
     log="$logs/san-$tool-$name.log"
     # --require-cuda-init=no: a test case that only checks host-side validation makes no CUDA
     # call, which compute-sanitizer otherwise reports as an error.
-    timeout "${JET_SAN_TIMEOUT:-0}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    JET_TEST_REDUCED=1 timeout "${JET_SAN_TIMEOUT:-0}" compute-sanitizer --tool "$tool" --error-exitcode 1 \
       --require-cuda-init=no "$exe" \
       ${filter:+"-tc=$filter"} >"$log" 2>&1
     case $? in 0) echo "ok $tool $name" ;; 124) echo "FAILED (timed out) $tool $name" ;;
