@@ -54,6 +54,15 @@ Status check_dims(const std::string& name, const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
     if (d < 1) return Status(StatusCode::BAD_PARAM, "tensor '" + name + "': dims " + dims_str(dims) + " has a dim < 1");
   }
+  // The converter's cap on any tensor, inputs, constants and every op's output alike (Pad,
+  // Resize, Concat, ...): beyond it no model is real, and byte sizes must not wrap.
+  int64_t elements = 1;
+  for (int64_t d : dims) {
+    if (elements > kMaxTensorElements / d) {
+      return Status(StatusCode::BAD_PARAM, "tensor '" + name + "': dims " + dims_str(dims) + " have more than 2^40 elements");
+    }
+    elements *= d;
+  }
   return Status::success();
 }
 

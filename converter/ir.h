@@ -25,6 +25,11 @@
 namespace jet {
 namespace ir {
 
+// The most elements any IR tensor may have (inputs, constants, every op's output): far above any
+// real model, low enough that byte sizes and the planner's sums cannot wrap. Graph's builders
+// refuse a tensor beyond it, naming the node.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
 enum class TensorKind {
   INPUT,       // fed by the caller; lives in the arena
   OUTPUT,      // a graph output (produced by a node); lives in the arena until the end

@@ -10,8 +10,9 @@
 // (write_model.h); then a short report. Exit status: 0 written, 1 the model could not be
 // converted (unsupported ops are summarized per op type, then all listed; no output file is
 // created), 2 bad command line.
-// The output is written to a temporary file in the same directory and renamed into place, so a
-// failed run never leaves a partial model behind.
+// The output is written through jet::write_file_atomically (a temporary file in the same
+// directory, renamed into place), so a failed run never leaves a partial model behind and never
+// destroys an existing one; writing over the input model is refused.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include "cli_common.h"
 #include "image_input.h"
 #include "ir.h"
+#include "jet/file_io.h"
 #include "jet/runtime.h"
 #include "onnx_import.h"
 #include "optimize.h"
@@ -74,7 +76,7 @@ const char kUsage[] =
 int usage_error(const std::string& msg) { return jet::tools::usage_error("jet-convert", kUsage, msg); }
 
 int fail(const std::string& msg) {
-  std::fprintf(stderr, "jet-convert: %s\n", msg.c_str());
+  std::fprintf(stderr, "jet-convert: %s\n", jet::tools::printable(msg, true).c_str());
   return 1;
 }
 
@@ -111,17 +113,9 @@ bool parse_input_shape(const std::string& arg, std::string* name, std::vector<in
   return true;
 }
 
-bool read_file(const std::string& path, std::vector<char>* bytes) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
-  char buf[1 << 16];
-  size_t got = 0;
-  bytes->clear();
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes->insert(bytes->end(), buf, buf + got);
-  const bool ok = std::ferror(f) == 0;
-  std::fclose(f);
-  return ok;
-}
+// Size limits of what jet-convert reads: protobuf refuses messages of 2 GiB and more (weights
+// beyond that live in external data files, read by the importer); a labels file is text.
+constexpr size_t kMaxModelBytes = (size_t(2) << 30) - 1;
 
 std::string bytes_text(size_t n) {
   char buf[64];
@@ -161,36 +155,14 @@ constexpr size_t kMaxLabelBytes = 1024;
 // One label a line ('\r\n' or '\n'; a last line without newline counts). Only a regular file of at
 // most kMaxLabelsBytes: a FIFO, device or directory is refused without reading from it.
 bool read_labels(const std::string& path, std::vector<std::string>* labels, std::string* error) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    *error = "cannot open labels file '" + path + "': " + std::strerror(errno);
+  // jet::read_regular_file: O_NONBLOCK and fstat before any read, the system's reason on failure.
+  std::vector<uint8_t> bytes;
+  const jet::Status read = jet::read_regular_file(path, kMaxLabelsBytes, "a labels file", &bytes);
+  if (!read.ok()) {
+    *error = "labels: " + read.message();
     return false;
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    *error = "labels file '" + path + "' is not a regular file";
-    return false;
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxLabelsBytes) {
-    close(fd);
-    *error = "labels file '" + path + "' has " + std::to_string(static_cast<long long>(st.st_size)) +
-             " bytes; at most " + std::to_string(kMaxLabelsBytes) + " are accepted";
-    return false;
-  }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = read(fd, &text[got], text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  if (got != text.size()) {
-    *error = "cannot read labels file '" + path + "'";
-    return false;
-  }
+  const std::string text(bytes.begin(), bytes.end());
   labels->clear();
   size_t start = 0;
   while (start < text.size()) {
@@ -394,7 +366,8 @@ void print_unsupported_summary(const jet::ImportReport& report) {
                groups.size() == 1 ? "" : "s");
   for (const Group& g : groups) {
     const jet::ImportReport::Unsupported& u = report.unsupported[g.first];
-    std::fprintf(stderr, "  %-24s %5zu  first: '%s': %s\n", g.type.c_str(), g.count, u.node_name.c_str(), u.reason.c_str());
+    std::fprintf(stderr, "  %-24s %5zu  first: '%s': %s\n", jet::tools::printable(g.type).c_str(), g.count,
+                 jet::tools::printable(u.node_name).c_str(), jet::tools::printable(u.reason).c_str());
   }
   std::fprintf(stderr, "  (if they are post-processing, --outputs NAME,... converts the graph up to the tensors named)\n"
                        "the full list:\n");
@@ -402,7 +375,7 @@ void print_unsupported_summary(const jet::ImportReport& report) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -485,6 +458,12 @@ int main(int argc, char** argv) {
   if (out_path.empty()) return usage_error("no output file given (-o MODEL.jet)");
   import_options.verbose = verbose;
 
+  // The output must not replace an input: the rename would destroy it.
+  if (jet::same_file(out_path, model_path)) return usage_error("the output '" + out_path + "' is the input model");
+  if (!labels_path.empty() && jet::same_file(out_path, labels_path)) {
+    return usage_error("the output '" + out_path + "' is the labels file");
+  }
+
   std::vector<std::string> labels;
   if (!labels_path.empty()) {
     std::string error;
@@ -492,14 +471,17 @@ int main(int argc, char** argv) {
   }
 
   // Import.
-  std::vector<char> model_bytes;
-  if (!read_file(model_path, &model_bytes)) return fail("cannot read ONNX model '" + model_path + "'");
+  std::vector<uint8_t> model_bytes;
+  {
+    jet::Status read = jet::read_regular_file(model_path, kMaxModelBytes, "an ONNX model (protobuf's limit)", &model_bytes);
+    if (!read.ok()) return fail(read.message());
+  }
   import_options.external_data_dir = dir_name(model_path);
   jet::ir::Graph g;
   jet::ImportReport report;
   jet::Status st = jet::import_onnx_bytes(model_bytes.data(), model_bytes.size(), import_options, &g, &report);
   if (!st.ok()) {
-    for (const std::string& n : report.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
+    for (const std::string& n : report.notes) std::fprintf(stderr, "  note: %s\n", jet::tools::printable(n).c_str());
     if (st.code() == jet::StatusCode::NOT_SUPPORTED && !report.unsupported.empty()) print_unsupported_summary(report);
     return fail(model_path + ": " + st.to_string() + "\nno output file was written");
   }
@@ -570,15 +552,8 @@ int main(int argc, char** argv) {
   jet::ir::MemoryPlan plan;
   st = jet::write_model(g, wo, &file, &plan);
   if (!st.ok()) return fail("writing the model: " + st.to_string() + "\nno output file was written");
-  const std::string tmp = out_path + ".tmp." + std::to_string(static_cast<long>(getpid()));
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return fail("cannot create '" + tmp + "'");
-  const bool wrote = std::fwrite(file.data(), 1, file.size(), f) == file.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed || std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail("cannot write '" + out_path + "'");
-  }
+  st = jet::write_file_atomically(out_path, file.data(), file.size());
+  if (!st.ok()) return fail(st.message() + "\nno output file was written");
 
   // Report.
   std::map<std::string, int> op_counts;
@@ -592,18 +567,19 @@ int main(int argc, char** argv) {
   }
   std::string ops;
   for (const auto& kv : op_counts) ops += (ops.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
-  std::printf("jet-convert: %s -> %s\n", model_path.c_str(), out_path.c_str());
+  std::printf("jet-convert: %s -> %s\n", jet::tools::printable(model_path).c_str(), jet::tools::printable(out_path).c_str());
   std::printf("  ONNX nodes in:  %lld\n", static_cast<long long>(report.onnx_nodes));
   std::printf("  IR ops:         %d imported, %d after optimization\n", optimize_report.nodes_in, optimize_report.nodes_out);
   std::printf("  IR ops out:     %zu (%s)\n", g.nodes.size(), ops.c_str());
   for (const jet::ir::Tensor& t : g.tensors) {
     if (t.kind == jet::ir::TensorKind::INPUT || t.kind == jet::ir::TensorKind::OUTPUT) {
       std::printf("  %s        '%s' %s %s\n", t.kind == jet::ir::TensorKind::INPUT ? "input: " : "output:",
-                  t.name.c_str(), jet::dtype_name(t.dtype), dims_text(t.dims).c_str());
+                  jet::tools::printable(t.name).c_str(), jet::dtype_name(t.dtype), dims_text(t.dims).c_str());
     }
   }
-  for (const std::string& n : report.notes) std::printf("  note: %s\n", n.c_str());
-  for (const std::string& n : pass_notes) std::printf("  note: %s\n", n.c_str());
+  for (const std::string& w : report.warnings) std::fprintf(stderr, "jet-convert: warning: %s\n", jet::tools::printable(w).c_str());
+  for (const std::string& n : report.notes) std::printf("  note: %s\n", jet::tools::printable(n).c_str());
+  for (const std::string& n : pass_notes) std::printf("  note: %s\n", jet::tools::printable(n).c_str());
   std::printf("  precision:      %s, layout %s\n", precision.c_str(), nhwc ? "nhwc (channels-last)" : "nchw");
   std::printf("  parameters:     %s in %d constants\n", bytes_text(param_bytes).c_str(), constants);
   std::printf("  arena:          %s, lower bound %s (ratio %.3f)\n", bytes_text(plan.arena_bytes).c_str(),
@@ -616,6 +592,9 @@ int main(int argc, char** argv) {
     std::printf("  workspace:      at most %s per convolution, chosen by the runtime\n",
                 bytes_text(static_cast<size_t>(workspace_limit)).c_str());
   }
-  std::printf("  wrote %s, %s\n", out_path.c_str(), bytes_text(file.size()).c_str());
+  std::printf("  wrote %s, %s\n", jet::tools::printable(out_path).c_str(), bytes_text(file.size()).c_str());
   return 0;
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-convert", tool_main, argc, argv); }

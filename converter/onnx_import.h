@@ -61,7 +61,9 @@ struct ImportOptions {
 
 struct ImportReport {
   int64_t onnx_nodes = 0;
-  std::vector<std::string> notes;  // folded, removed, ...
+  std::vector<std::string> notes;     // folded, removed, ...
+  std::vector<std::string> warnings;  // converted, but likely not what the model meant: a graph
+                                      // output whose computed dims differ from its declared shape
   struct Unsupported {
     std::string op_type, node_name, domain;
     int64_t opset = 0;  // the model's opset for the node's domain (0 when it imports none)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "jet/file_io.h"
 #include "jet/runtime.h"
 #include "jet/schema/model_generated.h"
 
@@ -468,16 +469,7 @@ Status write_model_file(const ir::Graph& g, const WriteOptions& opts, const std:
   std::vector<uint8_t> bytes;
   Status st = write_model(g, opts, &bytes);
   if (!st.ok()) return st;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return bad("cannot open '" + path + "' for writing");
-  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    std::remove(path.c_str());
-    return bad("writing '" + path + "' failed after " + std::to_string(written) + " of " +
-               std::to_string(bytes.size()) + " bytes");
-  }
-  return Status::success();
+  return write_file_atomically(path, bytes.data(), bytes.size());
 }
 
 }  // namespace jet

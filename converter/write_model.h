@@ -64,8 +64,10 @@ struct WriteOptions {
 Status write_model(const ir::Graph& g, const WriteOptions& opts, std::vector<uint8_t>* file,
                    ir::MemoryPlan* plan_out = nullptr);
 
-// write_model, then the bytes to `path` (created or truncated). BAD_PARAM naming the path when
-// it cannot be written.
+// write_model, then the bytes to `path` through jet::write_file_atomically (jet/file_io.h): a
+// temporary file renamed into place, so a failed write leaves an existing file as it was;
+// symlinks are followed, devices and FIFOs written through. BAD_PARAM naming the path and the
+// system's reason when it cannot be written.
 Status write_model_file(const ir::Graph& g, const WriteOptions& opts, const std::string& path);
 
 }  // namespace jet

@@ -155,9 +155,11 @@ Status Engine::create_context(std::unique_ptr<ExecutionContext>* out) const {
 #if defined(JET_HAVE_CUDA)
     rt::DeviceGuard guard(impl_->options.device);
 #endif
-    JET_RT_TRY(rt::device_alloc(impl_->context_bytes, &memory, "an execution context"));
+    const Status alloc = rt::device_alloc(impl_->context_bytes, &memory, impl_->context_what.c_str());
+    if (!alloc.ok()) return Status(alloc.code(), impl_->source + ": " + alloc.message());
   } else {
-    JET_RT_TRY(rt::host_alloc(impl_->context_bytes, &memory, "an execution context"));
+    const Status alloc = rt::host_alloc(impl_->context_bytes, &memory, impl_->context_what.c_str());
+    if (!alloc.ok()) return Status(alloc.code(), impl_->source + ": " + alloc.message());
   }
   const Status st = create_context(memory, impl_->context_bytes, out);
   if (!st.ok()) {

@@ -250,6 +250,28 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
 #endif
 }
 
+// The most workspace any convolution algorithm of any backend can ask for one conv: its im2col
+// matrix twice over (the GEMM packs it too), Winograd-style transforms of the input and the output
+// at 16 values per element, transformed filters at 16 per weight, in f32, plus 1 MiB of tables
+// and alignment. Generous on purpose: it exists to refuse a plan whose workspace no convolution
+// of the model could use, however and wherever it was tuned.
+uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
+  const FilterDesc& w = op.conv.filter;
+  const uint64_t k = static_cast<uint64_t>(std::max<int64_t>(w.k(), 1));
+  const uint64_t x_elements = static_cast<uint64_t>(op.in_descs.empty() ? 0 : op.in_descs[0].elements());
+  const uint64_t y_elements = static_cast<uint64_t>(op.out_desc.elements());
+  const uint64_t w_elements = static_cast<uint64_t>(w.elements());
+  const uint64_t groups = op.in_descs.empty() || w.c() <= 0
+                              ? 1
+                              : static_cast<uint64_t>(std::max<int64_t>(op.in_descs[0].dim(1) / w.c(), 1));
+  // For a hostile file the products can pass 64 bits: long double, then capped.
+  const long double im2col = static_cast<long double>(w_elements / k) * static_cast<long double>(y_elements / k) *
+                             static_cast<long double>(groups);
+  const long double values = 2 * im2col + 16.0L * (x_elements + y_elements) + 16.0L * w_elements;
+  const long double bytes = 4 * values + (1 << 20);
+  return bytes > 1e18L ? uint64_t(1e18) : static_cast<uint64_t>(bytes);
+}
+
 // The whole load after the bytes are in memory: checks, preparation, weights, summary.
 Status load_bytes(rt::FileBytes file, const LoadOptions& options,
                   std::unique_ptr<Engine::Impl>* impl_out) {
@@ -266,7 +288,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   impl->file = std::move(file);
   const fb::Model* model = nullptr;
   JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
-  JET_RT_TRY(rt::check_graph(*model, impl->file.size(), impl.get()));
+  JET_RT_TRY(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
   JET_RT_TRY(choose_stored_choices(*model, impl.get()));
   JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
   JET_RT_TRY(rt::check_arena_overlaps(*impl));
@@ -275,17 +297,60 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   // Context memory: the planned arena, then the workspace, each 256-aligned. Every size is below
   // 2^48 (check_graph), and op workspaces are bounded the same way here.
   size_t largest_op_workspace = 0;
-  for (const rt::PreparedOp& op : impl->ops) {
+  int largest_op = -1;
+  uint64_t workspace_bound = 0;  // what the plan's workspace may claim (conv_workspace_bound)
+  for (size_t i = 0; i < impl->ops.size(); ++i) {
+    const rt::PreparedOp& op = impl->ops[i];
     if (op.workspace_bytes > (size_t(1) << 48)) {
       return Status(StatusCode::BAD_PARAM, "an op needs an implausible workspace of " +
                                                std::to_string(op.workspace_bytes) + " bytes");
     }
-    largest_op_workspace = std::max(largest_op_workspace, op.workspace_bytes);
+    if (op.workspace_bytes > largest_op_workspace) {
+      largest_op_workspace = op.workspace_bytes;
+      largest_op = static_cast<int>(i);
+    }
+    if (op.kind == rt::OpKind::CONV) workspace_bound = std::max(workspace_bound, conv_workspace_bound(op));
   }
-  const size_t workspace = std::max(largest_op_workspace, static_cast<size_t>(model->plan()->workspace_bytes()));
+  // The plan's workspace (the largest that the converter's chosen algorithms need) is checked as
+  // the arena is: no more than the model can use.
+  const uint64_t plan_workspace = model->plan()->workspace_bytes();
+  workspace_bound = std::max<uint64_t>(workspace_bound, largest_op_workspace);
+  if (plan_workspace > workspace_bound) {
+    return Status(StatusCode::BAD_PARAM, "the memory plan's workspace of " + std::to_string(plan_workspace) +
+                                             " bytes is more than any op of the model can use (at most " +
+                                             std::to_string(workspace_bound) + " bytes): a damaged plan");
+  }
+  const size_t workspace = std::max(largest_op_workspace, static_cast<size_t>(plan_workspace));
   impl->arena_bytes = align_up(static_cast<size_t>(model->plan()->arena_bytes()), format::kArenaAlignment);
   impl->workspace_bytes = align_up(workspace, format::kArenaAlignment);
   impl->context_bytes = impl->arena_bytes + impl->workspace_bytes;
+  // What create_context says when it cannot allocate: what the bytes are for and where they come
+  // from, so a huge figure points at its cause.
+  int largest_tensor = -1;
+  for (size_t t = 0; t < impl->tensors.size(); ++t) {
+    if (impl->tensors[t].in_arena &&
+        (largest_tensor < 0 || impl->tensors[t].arena_size > impl->tensors[static_cast<size_t>(largest_tensor)].arena_size)) {
+      largest_tensor = static_cast<int>(t);
+    }
+  }
+  std::string arena_why = "the memory plan's activations";
+  if (largest_tensor >= 0) {
+    const TensorInfo& info = impl->tensor_infos[static_cast<size_t>(largest_tensor)];
+    std::string dims;
+    for (size_t d = 0; d < info.dims.size(); ++d) dims += (d ? "x" : "") + std::to_string(info.dims[d]);
+    arena_why += "; the largest is tensor '" + info.name + "', " + dims + " " + dtype_name(info.dtype) + ", " +
+                 std::to_string(info.arena_size) + " bytes";
+  }
+  std::string workspace_why = "none needed";
+  if (impl->workspace_bytes > 0) {
+    workspace_why = largest_op >= 0 && largest_op_workspace >= plan_workspace
+                        ? "op " + std::to_string(largest_op) + " '" + impl->op_infos[static_cast<size_t>(largest_op)].name +
+                              "' (" + impl->op_infos[static_cast<size_t>(largest_op)].type + ") needs the most"
+                        : std::string("the memory plan's workspace_bytes");
+  }
+  impl->context_what = "an execution context of " + std::to_string(impl->context_bytes) + " bytes: an arena of " +
+                       std::to_string(impl->arena_bytes) + " bytes (" + arena_why + ") + a workspace of " +
+                       std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")";
 
   fill_summary(*model, impl->file.size(), impl.get());
   JET_RT_TRY(read_preprocessing(*model, impl.get()));
@@ -317,10 +382,12 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
   rt::FileBytes file;
-  JET_RT_TRY(rt::FileBytes::map_file(path, &file));  // its messages name the path
+  // Their messages name the path.
+  JET_RT_TRY(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
+  impl->source = "model '" + path + "'";
   out->reset(new Engine(std::move(impl)));
   return Status();
 }
@@ -339,6 +406,7 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
+  impl->source = "model in memory";
   out->reset(new Engine(std::move(impl)));
   return Status();
 }

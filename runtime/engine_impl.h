@@ -167,6 +167,8 @@ struct Engine::Impl {
   size_t arena_bytes = 0;      // the plan's arena, rounded up to the arena alignment
   size_t workspace_bytes = 0;  // max(plan, every op's workspace on this backend), aligned
   size_t context_bytes = 0;    // arena + workspace
+  std::string context_what;    // names the context allocation and its parts (error messages)
+  std::string source;          // "model 'path'" or "model in memory", for messages after load
 
   ~Impl();
 };

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "format.h"
+#include "jet/file_io.h"
 
 namespace jet {
 namespace rt {
@@ -44,8 +45,13 @@ void FileBytes::release() {
   mapped_ = false;
 }
 
-Status FileBytes::map_file(const std::string& path, FileBytes* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+// Opens `path` for reading and checks that it is a regular file big enough for a model. The
+// open is O_NONBLOCK: a FIFO with no writer would otherwise block it forever; the type check
+// comes before any read or mapping.
+Status open_model_file(const std::string& path, int* fd_out, size_t* size_out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     return Status(StatusCode::BAD_PARAM, "cannot open '" + path + "': " + std::strerror(errno));
   }
@@ -57,7 +63,8 @@ Status FileBytes::map_file(const std::string& path, FileBytes* out) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status(StatusCode::BAD_PARAM, "'" + path + "' is not a regular file");
+    return Status(StatusCode::BAD_PARAM, "'" + path + "' is " + file_type_name(st.st_mode) +
+                                             ", not a regular file");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size < format::kMinFileBytes) {
@@ -66,6 +73,20 @@ Status FileBytes::map_file(const std::string& path, FileBytes* out) {
                                              " bytes, too small for a .jet model (at least " +
                                              std::to_string(format::kMinFileBytes) + ")");
   }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *fd_out = fd;
+  *size_out = size;
+  return Status();
+}
+
+}  // namespace
+
+Status FileBytes::map_file(const std::string& path, FileBytes* out) {
+  int fd = -1;
+  size_t size = 0;
+  Status st = open_model_file(path, &fd, &size);
+  if (!st.ok()) return st;
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int e = errno;
   ::close(fd);  // the mapping keeps the file referenced
@@ -76,6 +97,40 @@ Status FileBytes::map_file(const std::string& path, FileBytes* out) {
   out->data_ = static_cast<const uint8_t*>(p);
   out->size_ = size;
   out->mapped_ = true;
+  return Status();
+}
+
+Status FileBytes::read_file(const std::string& path, FileBytes* out) {
+  int fd = -1;
+  size_t size = 0;
+  Status st = open_model_file(path, &fd, &size);
+  if (!st.ok()) return st;
+  void* p = nullptr;
+  if (posix_memalign(&p, format::kBufferAlignment, size) != 0 || !p) {
+    ::close(fd);
+    return Status(StatusCode::ALLOC_FAILED, "cannot allocate " + std::to_string(size) +
+                                                " bytes to hold a copy of '" + path + "' (LoadOptions::copy_file)");
+  }
+  size_t got = 0;
+  int e = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, static_cast<uint8_t*>(p) + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) e = errno;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got != size) {
+    std::free(p);
+    return Status(StatusCode::BAD_PARAM, "cannot read '" + path + "': " +
+                                             (e != 0 ? std::string(std::strerror(e))
+                                                                   : "it changed size while being read"));
+  }
+  out->release();
+  out->data_ = static_cast<const uint8_t*>(p);
+  out->size_ = size;
+  out->mapped_ = false;
   return Status();
 }
 

@@ -1,5 +1,5 @@
 // The bytes of a model file: a read-only POSIX mapping of the file, or an owned, 64-byte aligned
-// copy of caller memory. Either way the base is aligned for every weight buffer (64-byte file
+// copy of the file or of caller memory. Either way the base is aligned for every weight buffer (64-byte file
 // offsets), so CPU kernels read weights in place.
 #pragma once
 
@@ -21,8 +21,13 @@ class FileBytes {
   FileBytes(FileBytes&& o) noexcept;
   FileBytes& operator=(FileBytes&& o) noexcept;
 
-  // Maps `path` read-only. Errors name the path and the system's reason.
+  // Maps `path` read-only (MAP_PRIVATE). Errors name the path and the system's reason. FIFOs and
+  // devices are refused without blocking. The mapping shares the file's pages: a process that
+  // truncates or rewrites the file in place changes (or, past the new end, removes) them under
+  // us; see LoadOptions::copy_file.
   static Status map_file(const std::string& path, FileBytes* out);
+  // Reads `path` into an owned aligned buffer: later changes to the file cannot reach us.
+  static Status read_file(const std::string& path, FileBytes* out);
   // Copies `size` bytes into an owned aligned buffer.
   static Status copy_of(const void* data, size_t size, FileBytes* out);
 

@@ -2,7 +2,8 @@
 // names the problem (the tensor, op, buffer or field); nothing here trusts the file.
 //
 //   check_container    size, identifier, footer, checksum, FlatBuffers verifier, version, size
-//   check_graph        tensors, buffers, inputs/outputs, op order, liveness, arena regions
+//   check_graph        buffers (disjoint, behind the FlatBuffer), tensors, inputs/outputs, op
+//                      order, liveness, arena regions
 //   prepare_ops        (ops.cpp) per-op parameters, shape inference, algorithms
 //   check_arena_overlaps  no two live tensors share bytes unless they are an in-place pair
 #pragma once
@@ -32,8 +33,9 @@ Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
                        const fb::Model** model);
 
 // Structure of the graph: fills impl->tensor_infos, tensors, inputs, outputs, the skeleton of
-// impl->ops / op_infos (kind, inputs, output, name, type) and the plan sizes.
-Status check_graph(const fb::Model& model, size_t file_size, Engine::Impl* impl);
+// impl->ops / op_infos (kind, inputs, output, name, type) and the plan sizes. `file_data` is the
+// whole file (the weight buffers must not overlap each other or the FlatBuffer).
+Status check_graph(const fb::Model& model, const uint8_t* file_data, size_t file_size, Engine::Impl* impl);
 
 // After prepare_ops: the arena overlap rule (see converter/plan_memory.h validate_plan, which
 // this reimplements so that the runtime does not depend on the converter).

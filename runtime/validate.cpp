@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "format.h"
 #include "loader.h"
@@ -108,7 +110,7 @@ std::string op_label(const Engine::Impl& impl, int op) {
   return s;
 }
 
-Status check_graph(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
+Status check_graph(const fb::Model& m, const uint8_t* file_data, size_t file_size, Engine::Impl* impl) {
   const size_t payload_end = file_size - format::kFooterBytes;  // weights must end before it
 
   // ---- Buffers: inside the file, 64-aligned. -------------------------------------------------
@@ -126,6 +128,42 @@ Status check_graph(const fb::Model& m, size_t file_size, Engine::Impl* impl) {
       return bad(label + " (weights at file bytes " + std::to_string(off) + " + " +
                  std::to_string(size) + ") lies outside the file's " +
                  std::to_string(payload_end) + " bytes before the footer");
+    }
+  }
+
+  // ---- Buffers: disjoint, and all behind the FlatBuffer. ----------------------------------------
+  // A constant reading another constant's bytes, or the FlatBuffer's own tables, loads nonsense
+  // weights; like arena regions, weight buffers are checked not to overlap. Empty buffers hold no
+  // bytes and are skipped.
+  {
+    std::vector<std::pair<uint64_t, size_t>> spans;  // (offset, buffer index) of non-empty buffers
+    for (size_t b = 0; b < num_buffers; ++b) {
+      const fb::Buffer* buf = buffers->Get(static_cast<flatbuffers::uoffset_t>(b));
+      if (buf->size() > 0) spans.emplace_back(buf->offset(), b);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) {
+      const fb::Buffer* prev = buffers->Get(static_cast<flatbuffers::uoffset_t>(spans[i - 1].second));
+      if (prev->offset() + prev->size() > spans[i].first) {
+        return bad("weight buffers overlap: buffer " + std::to_string(spans[i - 1].second) + " (file bytes " +
+                   std::to_string(prev->offset()) + " + " + std::to_string(prev->size()) + ") and buffer " +
+                   std::to_string(spans[i].second) + " (from file byte " + std::to_string(spans[i].first) + ")");
+      }
+    }
+    // The FlatBuffer must lie wholly before the first weight byte: verified again over only that
+    // prefix, any table, vector or string reaching into the weights fails.
+    if (!spans.empty()) {
+      const size_t first = static_cast<size_t>(spans[0].first);
+      bool fits = first >= 8;  // root offset and identifier
+      if (fits) {
+        flatbuffers::Verifier prefix(file_data, std::min<size_t>(first, FLATBUFFERS_MAX_BUFFER_SIZE - 1),
+                                     format::kVerifierMaxDepth, format::kVerifierMaxTables);
+        fits = fb::VerifyModelBuffer(prefix);
+      }
+      if (!fits) {
+        return bad("buffer " + std::to_string(spans[0].second) + " (weights from file byte " + std::to_string(first) +
+                   ") overlaps the FlatBuffer part of the file");
+      }
     }
   }
 

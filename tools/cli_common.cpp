@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 
 #if JET_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -33,14 +35,43 @@ bool print_usage_if_help(const std::string& arg, const char* usage) {
   return true;
 }
 
+int run_tool(const char* tool, int (*body)(int, char**), int argc, char** argv) {
+  try {
+    return body(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of memory\n", tool);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: error: an unexpected exception\n", tool);
+  }
+  return 1;
+}
+
 int usage_error(const char* tool, const char* usage, const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n%s", tool, message.c_str(), usage);
+  std::fprintf(stderr, "%s: %s\n%s", tool, printable(message, true).c_str(), usage);
   return 2;
 }
 
 int fail(const char* tool, const Status& st) {
-  std::fprintf(stderr, "%s: error: %s\n", tool, st.to_string().c_str());
+  std::fprintf(stderr, "%s: error: %s\n", tool, printable(st.to_string(), true).c_str());
   return 1;
+}
+
+std::string printable(const std::string& text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 bool take_model_argument(const std::string& arg, std::string* model, std::string* error) {
@@ -76,6 +107,9 @@ Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Eng
                    std::unique_ptr<ExecutionContext>* ctx) {
   LoadOptions load;
   load.backend = backend;
+  // The tools own a copy of the file: `cp new.jet live.jet` while jet-bench runs on live.jet
+  // cannot crash it (runtime/README.md, "Replacing a model file under a running process").
+  load.copy_file = true;
   if (backend == Backend::CUDA) {
     const Status device = cuda_device_available();
     if (!device.ok()) return device;

@@ -44,6 +44,11 @@ class CommandLine {
 // stdout (the tool then exits with 0); false, printing nothing, for any other argument.
 bool print_usage_if_help(const std::string& arg, const char* usage);
 
+// Runs a tool's main body so that no exception escapes main: std::bad_alloc (a huge input, a
+// model bigger than memory) and any other exception become "<tool>: error: ..." and exit 1,
+// never an abort.
+int run_tool(const char* tool, int (*body)(int, char**), int argc, char** argv);
+
 // Prints "<tool>: <message>" and the usage text to stderr; returns 2, the usage-error exit code.
 int usage_error(const char* tool, const char* usage, const std::string& message);
 // Prints "<tool>: error: <status>" to stderr; returns 1, the failure exit code.
@@ -58,7 +63,8 @@ bool take_model_argument(const std::string& arg, std::string* model, std::string
 // on a machine without a GPU or driver, or a build without CUDA).
 Status cuda_device_available();
 
-// Loads the model file `path` for `backend` and, when `ctx` is not null, creates an execution
+// Loads the model file `path` for `backend` (with LoadOptions::copy_file: a tool survives the
+// file being rewritten in place while it runs) and, when `ctx` is not null, creates an execution
 // context for it. CUDA without a usable device: cuda_device_available()'s error.
 Status load_engine(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine,
                    std::unique_ptr<ExecutionContext>* ctx);
@@ -77,6 +83,11 @@ std::string json_string(const std::string& text);
 std::string json_number(double value);
 // printf-style %.*f into a std::string.
 std::string fixed(double value, int decimals);
+
+// `text` for a terminal: control characters (NUL, ESC, CR, ...) and DEL written as \xNN, so a
+// name from a model file can neither cut a message (NUL) nor drive the terminal. Newlines are kept
+// when `keep_newlines` (multi-line messages), else escaped too.
+std::string printable(const std::string& text, bool keep_newlines = false);
 
 // Every character outside [A-Za-z0-9._-] replaced by '_' (gpu_0/softmax:0 -> gpu_0_softmax_0).
 std::string sanitize_file_name(const std::string& name);

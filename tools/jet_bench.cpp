@@ -315,6 +315,9 @@ int bench(const Options& opt) {
   jet::LoadOptions load;
   load.backend = opt.backend;
   load.tune = opt.tune;
+  // A copy of the file: a model rewritten in place while jet-bench runs cannot crash it
+  // (runtime/README.md, "Replacing a model file under a running process").
+  load.copy_file = true;
   Status st = jet::Engine::load(opt.model, load, &engine);
   if (!st.ok()) return fail(st);
   const clock::time_point t1 = clock::now();
@@ -448,7 +451,7 @@ int bench(const Options& opt) {
     return 0;
   }
 
-  std::printf("jet-bench: %s on %s: %d ops, %lld warm-up + %lld timed runs per phase%s\n", opt.model.c_str(),
+  std::printf("jet-bench: %s on %s: %d ops, %lld warm-up + %lld timed runs per phase%s\n", printable(opt.model).c_str(),
               backend_name(opt.backend), engine->num_ops(), static_cast<long long>(opt.warmup),
               static_cast<long long>(opt.iterations), opt.batch_runs ? ", batched" : "");
   for (const std::string& note : sum.notes) std::printf("note: %s\n", note.c_str());
@@ -484,7 +487,7 @@ int bench(const Options& opt) {
     std::printf("per-layer times (mean of %d profiled runs), total %.4f ms:\n", profile_runs, layer_total);
     std::printf("  %4s  %-32s %-12s %10s %7s\n", "op", "name", "type", "ms", "%");
     for (const LayerRow& r : layers) {
-      std::printf("  %4d  %-32s %-12s %10.4f %6.2f%%\n", r.op, r.name.c_str(), r.type.c_str(), r.ms,
+      std::printf("  %4d  %-32s %-12s %10.4f %6.2f%%\n", r.op, printable(r.name).c_str(), r.type.c_str(), r.ms,
                   layer_total > 0 ? 100.0 * r.ms / layer_total : 0.0);
     }
     std::vector<LayerRow> sorted = layers;
@@ -493,7 +496,7 @@ int bench(const Options& opt) {
     std::printf("top %zu layers:\n", top);
     for (size_t i = 0; i < top; ++i) {
       const LayerRow& r = sorted[i];
-      std::printf("  %4d  %-32s %-12s %10.4f %6.2f%%\n", r.op, r.name.c_str(), r.type.c_str(), r.ms,
+      std::printf("  %4d  %-32s %-12s %10.4f %6.2f%%\n", r.op, printable(r.name).c_str(), r.type.c_str(), r.ms,
                   layer_total > 0 ? 100.0 * r.ms / layer_total : 0.0);
     }
   }
@@ -502,7 +505,7 @@ int bench(const Options& opt) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -539,3 +542,6 @@ int main(int argc, char** argv) {
   if (opt.model.empty()) return usage_error("no model file given");
   return bench(opt);
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-bench", tool_main, argc, argv); }

@@ -418,7 +418,7 @@ int run(Options& opt) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -465,3 +465,6 @@ int main(int argc, char** argv) {
   if (opt.model_a.empty()) return usage_error("no model given");
   return run(opt);
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-compare", tool_main, argc, argv); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "jet/file_io.h"
 #include "image_input.h"
 #include "jet/runtime.h"
 #include "npy.h"
@@ -287,25 +288,25 @@ int inspect(const Options& opt) {
     return 0;
   }
 
-  std::printf("file:        %s (%s, %zu bytes)\n", opt.model.c_str(), format_bytes(sum.file_bytes).c_str(),
+  std::printf("file:        %s (%s, %zu bytes)\n", printable(opt.model).c_str(), format_bytes(sum.file_bytes).c_str(),
               sum.file_bytes);
   std::printf("schema:      %u.%u\n", sum.schema_major, sum.schema_minor);
-  std::printf("producer:    %s %s\n", sum.producer.c_str(), sum.producer_version.c_str());
+  std::printf("producer:    %s %s\n", printable(sum.producer).c_str(), printable(sum.producer_version).c_str());
   if (!sum.source_name.empty() || !sum.source_hash.empty()) {
-    std::printf("source:      %s%s%s\n", sum.source_name.c_str(), sum.source_hash.empty() ? "" : " ",
-                sum.source_hash.c_str());
+    std::printf("source:      %s%s%s\n", printable(sum.source_name).c_str(), sum.source_hash.empty() ? "" : " ",
+                printable(sum.source_hash).c_str());
   }
   for (int i = 0; i < engine->num_inputs(); ++i) {
     const jet::TensorInfo& info = engine->tensor(engine->input(i));
-    std::printf("input:       %s %s %s\n", info.name.c_str(), jet::dtype_name(info.dtype), format_dims(info.dims).c_str());
+    std::printf("input:       %s %s %s\n", printable(info.name).c_str(), jet::dtype_name(info.dtype), format_dims(info.dims).c_str());
   }
   for (int i = 0; i < engine->num_outputs(); ++i) {
     const jet::TensorInfo& info = engine->tensor(engine->output(i));
-    std::printf("output:      %s %s %s\n", info.name.c_str(), jet::dtype_name(info.dtype), format_dims(info.dims).c_str());
+    std::printf("output:      %s %s %s\n", printable(info.name).c_str(), jet::dtype_name(info.dtype), format_dims(info.dims).c_str());
   }
   std::printf("ops:         %d (", engine->num_ops());
   for (size_t i = 0; i < op_counts.size(); ++i) {
-    std::printf("%s%s %d", i > 0 ? ", " : "", op_counts[i].first.c_str(), op_counts[i].second);
+    std::printf("%s%s %d", i > 0 ? ", " : "", printable(op_counts[i].first).c_str(), op_counts[i].second);
   }
   std::printf(")\n");
   std::printf("tensors:     %d (%d activations)\n", engine->num_tensors(), activations);
@@ -321,27 +322,27 @@ int inspect(const Options& opt) {
   }
   std::printf("labels:      %zu\n", sum.labels.size());
   for (const jet::ImagePreprocessing& p : sum.preprocessing) {  // jet-convert --preprocess
-    std::printf("preprocess:  '%s' %s\n", engine->tensor(p.input).name.c_str(), preprocessing_text(p).c_str());
+    std::printf("preprocess:  '%s' %s\n", printable(engine->tensor(p.input).name).c_str(), preprocessing_text(p).c_str());
   }
-  for (const auto& kv : sum.properties) std::printf("property:    %s = %s\n", kv.first.c_str(), kv.second.c_str());
+  for (const auto& kv : sum.properties) std::printf("property:    %s = %s\n", printable(kv.first).c_str(), printable(kv.second).c_str());
   if (opt.ops) {
     for (int i = 0; i < engine->num_ops(); ++i) {
       const jet::OpInfo& op = engine->op(i);
       std::string ins, outs;
       for (size_t k = 0; k < op.inputs.size(); ++k) ins += (k > 0 ? ", " : "") + engine->tensor(op.inputs[k]).name;
       for (size_t k = 0; k < op.outputs.size(); ++k) outs += (k > 0 ? ", " : "") + engine->tensor(op.outputs[k]).name;
-      std::printf("op %4d:     %-10s %s: (%s) -> (%s)%s%s\n", i, op.type.c_str(), op.name.c_str(), ins.c_str(),
-                  outs.c_str(), op.algo.empty() ? "" : (" algo " + op.algo).c_str(),
+      std::printf("op %4d:     %-10s %s: (%s) -> (%s)%s%s\n", i, op.type.c_str(), printable(op.name).c_str(), printable(ins).c_str(),
+                  printable(outs).c_str(), op.algo.empty() ? "" : (" algo " + op.algo).c_str(),
                   op.workspace_bytes > 0 ? (" workspace " + std::to_string(op.workspace_bytes)).c_str() : "");
     }
   }
-  if (!opt.svg.empty()) std::printf("plan svg:    %s\n", opt.svg.c_str());
+  if (!opt.svg.empty()) std::printf("plan svg:    %s\n", printable(opt.svg).c_str());
   return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -362,5 +363,12 @@ int main(int argc, char** argv) {
     }
   }
   if (opt.model.empty()) return usage_error("no model file given");
+  // The SVG replaces its file by rename: over the model it would destroy it.
+  if (!opt.svg.empty() && jet::same_file(opt.svg, opt.model)) {
+    return usage_error("--plan-svg '" + opt.svg + "' is the model file itself");
+  }
   return inspect(opt);
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-inspect", tool_main, argc, argv); }

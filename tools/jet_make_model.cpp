@@ -24,7 +24,7 @@ int usage_error(const std::string& message) { return jet::tools::usage_error("je
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -102,3 +102,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(seed));
   return 0;
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-make-model", tool_main, argc, argv); }

@@ -192,7 +192,7 @@ int run(const Options& opt) {
   std::unique_ptr<jet::ExecutionContext> ctx;
   Status st = load_engine(opt.model, opt.backend, &engine, &ctx);
   if (!st.ok()) return fail(st);
-  std::printf("model %s: %d inputs, %d outputs, %d ops, device %s\n", opt.model.c_str(), engine->num_inputs(),
+  std::printf("model %s: %d inputs, %d outputs, %d ops, device %s\n", printable(opt.model).c_str(), engine->num_inputs(),
               engine->num_outputs(), engine->num_ops(), backend_name(opt.backend));
 
   // Inputs from files.
@@ -232,7 +232,7 @@ int run(const Options& opt) {
     if (!st.ok()) return fail(st);
     st = copy_to_tensor(opt.backend, ctx->tensor_data(index), bytes.data(), bytes.size());
     if (!st.ok()) return fail(st);
-    std::printf("input '%s' %s %s: from %s (%s)\n", info.name.c_str(), format_dims(info.dims).c_str(),
+    std::printf("input '%s' %s %s: from %s (%s)\n", printable(info.name).c_str(), format_dims(info.dims).c_str(),
                 jet::dtype_name(info.dtype), spec.path.c_str(), array.source_type.c_str());
   }
   // The rest from the seeded generator: input i uses its own stream derived from the seed.
@@ -244,7 +244,7 @@ int run(const Options& opt) {
     random_tensor_bytes(info, opt.seed ^ (0x5851f42d4c957f2dull * static_cast<uint64_t>(i + 1)), &bytes);
     st = copy_to_tensor(opt.backend, ctx->tensor_data(index), bytes.data(), bytes.size());
     if (!st.ok()) return fail(st);
-    std::printf("input '%s' %s %s: random uniform [-1, 1), seed %llu\n", info.name.c_str(),
+    std::printf("input '%s' %s %s: random uniform [-1, 1), seed %llu\n", printable(info.name).c_str(),
                 format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
                 static_cast<unsigned long long>(opt.seed));
   }
@@ -289,7 +289,7 @@ int run(const Options& opt) {
     std::snprintf(hash, sizeof(hash), "%016llx",
                   static_cast<unsigned long long>(jet::model_checksum(packed.data(), packed.size())));
     std::printf("output '%s' %s %s: sum %s mean_abs %s min %s max %s nonfinite %zu first [%s] hash %s\n",
-                info.name.c_str(), format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
+                printable(info.name).c_str(), format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
                 short_float(sum).c_str(), short_float(mean_abs).c_str(), short_float(lo).c_str(),
                 short_float(hi).c_str(), nonfinite, head.c_str(), hash);
     if (opt.top_k > 0) print_top_k(*engine, info, values, opt.top_k);
@@ -302,7 +302,7 @@ int run(const Options& opt) {
       const std::string path = opt.save_dir + "/" + file + ".npy";
       st = write_npy(path, info.dims, info.dtype, packed.data());
       if (!st.ok()) return fail(st);
-      std::printf("  saved %s\n", path.c_str());
+      std::printf("  saved %s\n", printable(path).c_str());
     }
   }
   return 0;
@@ -310,7 +310,7 @@ int run(const Options& opt) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -355,3 +355,6 @@ int main(int argc, char** argv) {
   if (opt.model.empty()) return usage_error("no model file given");
   return run(opt);
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-run", tool_main, argc, argv); }

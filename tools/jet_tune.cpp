@@ -132,7 +132,7 @@ int tune(const Options& opt) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
   argc = command_line.argc();
   argv = command_line.argv();
@@ -161,3 +161,6 @@ int main(int argc, char** argv) {
   if (opt.output.empty()) return usage_error("no output file given (-o tuned.jet)");
   return tune(opt);
 }
+
+// No exception escapes main (cli_common.h run_tool).
+int main(int argc, char** argv) { return jet::tools::run_tool("jet-tune", tool_main, argc, argv); }

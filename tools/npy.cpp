@@ -1,5 +1,7 @@
 #include "npy.h"
 
+#include "jet/file_io.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -274,28 +276,12 @@ Status parse_npy(const void* data, size_t size, const std::string& what, HostArr
 }
 
 Status read_file_bytes(const std::string& path, std::vector<uint8_t>* out) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    return Status(StatusCode::BAD_PARAM, path + ": cannot open: " + std::strerror(errno));
-  }
-  if (!S_ISREG(info.st_mode)) return Status(StatusCode::BAD_PARAM, path + ": not a regular file");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Status(StatusCode::BAD_PARAM, path + ": cannot open: " + std::strerror(errno));
-  out->resize(static_cast<size_t>(info.st_size));
-  const size_t got = out->empty() ? 0 : std::fread(out->data(), 1, out->size(), f);
-  const bool failed = got != out->size() || std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return Status(StatusCode::BAD_PARAM, path + ": read error");
-  return Status::success();
+  // Regular files only (a FIFO or /dev/zero is refused without blocking), up to 64 GiB.
+  return read_regular_file(path, size_t(1) << 36, "an input file", out);
 }
 
 Status write_file_bytes(const std::string& path, const void* data, size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return Status(StatusCode::BAD_PARAM, path + ": cannot create: " + std::strerror(errno));
-  const size_t put = size == 0 ? 0 : std::fwrite(data, 1, size, f);
-  const bool failed = put != size || std::fclose(f) != 0;
-  if (failed) return Status(StatusCode::BAD_PARAM, path + ": write error");
-  return Status::success();
+  return write_file_atomically(path, data, size);
 }
 
 Status read_npy(const std::string& path, HostArray* out) {

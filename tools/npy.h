@@ -34,8 +34,10 @@ Status encode_npy(const std::vector<int64_t>& dims, DType dtype, const void* dat
 Status write_npy(const std::string& path, const std::vector<int64_t>& dims, DType dtype,
                  const void* data);
 
-// Reads a whole file into memory: BAD_PARAM naming the path when it cannot be opened or read.
+// Reads a whole regular file (at most 64 GiB) into memory: BAD_PARAM naming the path and the
+// reason when it cannot be opened or read, or is not a regular file (jet::read_regular_file).
 Status read_file_bytes(const std::string& path, std::vector<uint8_t>* out);
+// jet::write_file_atomically: a failed write leaves an existing file as it was.
 Status write_file_bytes(const std::string& path, const void* data, size_t size);
 
 }  // namespace tools

@@ -1,8 +1,11 @@
 // The importer's constant table: TensorProto decoding (typed fields, raw_data, external data
 // files) and the small arithmetic that constant folding needs.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -94,12 +97,20 @@ Status decode_raw(const uint8_t* bytes, int64_t n, int32_t type, const std::stri
   return Status::success();
 }
 
-// A non-negative decimal integer, as external_data's offset and length are written.
-bool parse_size(const std::string& s, int64_t* out) {
-  if (s.empty() || s.size() > 18) return false;
+// A non-negative decimal integer, as external_data's offset and length are written, below 2^62.
+// False with the reason in `why`: not a decimal byte count at all, or one too large.
+bool parse_size(const std::string& s, int64_t* out, std::string* why) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
+    *why = "is not a byte count";
+    return false;
+  }
+  constexpr int64_t kLimit = int64_t(1) << 62;
   int64_t v = 0;
   for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
+    if (v > (kLimit - (ch - '0')) / 10) {
+      *why = "is too large (more than 2^62 bytes)";
+      return false;
+    }
     v = v * 10 + (ch - '0');
   }
   *out = v;
@@ -113,12 +124,13 @@ Status read_external(const TP& t, const std::string& what, const std::string& di
   std::string location;
   int64_t offset = 0, length = -1;
   for (const onnx::StringStringEntryProto& e : t.external_data()) {
+    std::string why;
     if (e.key() == "location") {
       location = e.value();
     } else if (e.key() == "offset") {
-      if (!parse_size(e.value(), &offset)) return bad(what, "external data offset '" + e.value() + "' is not a byte count");
+      if (!parse_size(e.value(), &offset, &why)) return bad(what, "external data offset '" + e.value() + "' " + why);
     } else if (e.key() == "length") {
-      if (!parse_size(e.value(), &length)) return bad(what, "external data length '" + e.value() + "' is not a byte count");
+      if (!parse_size(e.value(), &length, &why)) return bad(what, "external data length '" + e.value() + "' " + why);
     }
   }
   if (location.empty()) return bad(what, "external data without a location");
@@ -126,55 +138,81 @@ Status read_external(const TP& t, const std::string& what, const std::string& di
     return bad(what, "external data '" + location + "' needs the model's directory (import the file, or set ImportOptions::external_data_dir)");
   }
   // The location is relative to the model's directory and may not leave it: no absolute paths,
-  // no '..' components, no NUL, and (against symbolic links) the resolved path must lie inside
-  // the resolved directory.
-  if (location.find('\0') != std::string::npos || location[0] == '/' || location[0] == '\\') {
+  // no NUL, no '..' that climbs above the directory (`sub/../w.bin` stays inside), and (against
+  // symbolic links) the resolved path must lie inside the resolved directory.
+  if (location.find('\0') != std::string::npos) {
+    return bad(what, "external data location '" + location + "' contains a NUL byte");
+  }
+  if (location[0] == '/' || location[0] == '\\') {
     return bad(what, "external data location '" + location + "' is not a relative path inside the model's directory");
   }
   size_t start = 0;
+  int depth = 0;
   while (start <= location.size()) {
     size_t end = location.find_first_of("/\\", start);
     if (end == std::string::npos) end = location.size();
-    if (location.compare(start, end - start, "..") == 0 && end - start == 2) {
-      return bad(what, "external data location '" + location + "' escapes the model's directory");
+    const std::string part = location.substr(start, end - start);
+    if (part == "..") {
+      if (--depth < 0) return bad(what, "external data location '" + location + "' escapes the model's directory");
+    } else if (!part.empty() && part != ".") {
+      ++depth;
     }
     start = end + 1;
   }
   char dir_real[PATH_MAX], file_real[PATH_MAX];
   const std::string path = dir + "/" + location;
-  if (!realpath(dir.c_str(), dir_real)) return bad(what, "model directory '" + dir + "' cannot be resolved");
-  if (!realpath(path.c_str(), file_real)) return bad(what, "external data file '" + path + "' does not exist");
+  if (!realpath(dir.c_str(), dir_real)) {
+    return bad(what, "model directory '" + dir + "' cannot be resolved: " + std::strerror(errno));
+  }
+  if (!realpath(path.c_str(), file_real)) {
+    return bad(what, "external data file '" + path + "' cannot be opened: " + std::strerror(errno));
+  }
   const std::string dir_s(dir_real), file_s(file_real);
   if (file_s.compare(0, dir_s.size(), dir_s) != 0 || file_s.size() <= dir_s.size() ||
       (dir_s != "/" && file_s[dir_s.size()] != '/')) {
     return bad(what, "external data location '" + location + "' resolves outside the model's directory");
   }
+  // O_NONBLOCK and fstat before any read: a FIFO or device is refused, never waited on.
+  const int fd = ::open(file_real, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return bad(what, "cannot open external data '" + path + "': " + std::strerror(errno));
   struct stat st;
-  if (stat(file_real, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     return bad(what, "external data '" + path + "' is not a regular file");
   }
   const int64_t file_size = static_cast<int64_t>(st.st_size);
+  Status result = Status::success();
   if (offset > file_size) {
-    return bad(what, "external data offset " + std::to_string(offset) + " is past the end of '" + path + "' (" +
-                         std::to_string(file_size) + " bytes)");
+    result = bad(what, "external data offset " + std::to_string(offset) + " is past the end of '" + path + "' (" +
+                           std::to_string(file_size) + " bytes)");
+  } else {
+    if (length < 0) length = file_size - offset;
+    if (length != want) {
+      result = bad(what, "external data length " + std::to_string(length) + " bytes, but the dims and type need " +
+                             std::to_string(want));
+    } else if (length > file_size - offset) {
+      result = bad(what, "external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                             ") reads past the end of '" + path + "' (" + std::to_string(file_size) + " bytes)");
+    }
   }
-  if (length < 0) length = file_size - offset;
-  if (length != want) {
-    return bad(what, "external data length " + std::to_string(length) + " bytes, but the dims and type need " +
-                         std::to_string(want));
+  if (result.ok()) {
+    bytes->resize(static_cast<size_t>(length));
+    size_t got = 0;
+    int err = 0;
+    while (got < bytes->size()) {
+      const ssize_t n = ::pread(fd, bytes->data() + got, bytes->size() - got, static_cast<off_t>(offset) + static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) err = errno;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    if (got != bytes->size()) {
+      result = bad(what, "cannot read " + std::to_string(length) + " bytes of external data from '" + path + "': " +
+                             (err ? std::strerror(err) : "the file is shorter than it was"));
+    }
   }
-  if (length > file_size - offset) {
-    return bad(what, "external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                         ") reads past the end of '" + path + "' (" + std::to_string(file_size) + " bytes)");
-  }
-  FILE* f = std::fopen(file_real, "rb");
-  if (!f) return bad(what, "cannot open external data '" + path + "'");
-  bytes->resize(static_cast<size_t>(length));
-  bool ok = fseeko(f, static_cast<off_t>(offset), SEEK_SET) == 0;
-  if (ok && length > 0) ok = std::fread(bytes->data(), 1, bytes->size(), f) == bytes->size();
-  std::fclose(f);
-  if (!ok) return bad(what, "cannot read " + std::to_string(length) + " bytes of external data from '" + path + "'");
-  return Status::success();
+  ::close(fd);
+  return result;
 }
 
 }  // namespace

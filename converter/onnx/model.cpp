@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "importer.h"
+#include "jet/file_io.h"
 
 namespace jet {
 
@@ -124,6 +125,13 @@ Status add_graph_inputs(const onnx::GraphProto& graph, const std::set<std::strin
   return Status::success();
 }
 
+// How messages name ONNX node `index`: its name, or "<op_type>_<index>" when it has none (the
+// same name the import walk gives it, so every message about one node agrees).
+std::string node_name(const onnx::GraphProto& graph, int index) {
+  const onnx::NodeProto& n = graph.node(index);
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
 // The nodes in an order where every input is produced first (ONNX requires sorted graphs; some
 // tools write them unsorted). Among ready nodes the lowest index goes first.
 Status sort_nodes(const onnx::GraphProto& graph, const std::set<std::string>& defined, std::vector<int>* order) {
@@ -131,14 +139,17 @@ Status sort_nodes(const onnx::GraphProto& graph, const std::set<std::string>& de
   std::map<std::string, int> producer;
   for (int i = 0; i < nn; ++i) {
     const onnx::NodeProto& n = graph.node(i);
-    if (n.op_type().empty()) return model_error("node #" + std::to_string(i) + " ('" + n.name() + "') has no op_type");
+    if (n.op_type().empty()) {
+      return model_error("node #" + std::to_string(i) + (n.name().empty() ? "" : " ('" + n.name() + "')") + " has no op_type");
+    }
     for (const std::string& o : n.output()) {
       if (o.empty()) continue;
       if (defined.count(o)) {
-        return model_error(n.op_type() + " '" + n.name() + "': output '" + o + "' is also a graph input or initializer");
+        return model_error(n.op_type() + " '" + node_name(graph, i) + "': output '" + o + "' is also a graph input or initializer");
       }
       if (!producer.emplace(o, i).second) {
-        return model_error("value '" + o + "' is produced by two nodes ('" + graph.node(producer[o]).name() + "' and '" + n.name() + "')");
+        return model_error("value '" + o + "' is produced by two nodes ('" + node_name(graph, producer[o]) + "' and '" +
+                           node_name(graph, i) + "')");
       }
     }
   }
@@ -153,7 +164,7 @@ Status sort_nodes(const onnx::GraphProto& graph, const std::set<std::string>& de
         users[p->second].push_back(i);
         ++waiting[i];
       } else if (!defined.count(in)) {
-        return model_error(n.op_type() + " '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "': input '" + in +
+        return model_error(n.op_type() + " '" + node_name(graph, i) + "': input '" + in +
                            "' is not produced by any node, initializer or graph input");
       }
     }
@@ -163,7 +174,7 @@ Status sort_nodes(const onnx::GraphProto& graph, const std::set<std::string>& de
     std::vector<char> done(nn, 0);
     for (int i : *order) done[i] = 1;
     for (int i = 0; i < nn; ++i) {
-      if (!done[i]) return model_error("the graph has a cycle through node '" + graph.node(i).name() + "'");
+      if (!done[i]) return model_error("the graph has a cycle through node '" + node_name(graph, i) + "'");
     }
   }
   return Status::success();
@@ -289,8 +300,14 @@ Status mark_outputs(const onnx::GraphProto& graph, const std::vector<std::string
           differs = dim.has_dim_value() && dim.dim_value() != g.tensors[t].dims[d];
         }
         if (differs) {
-          im->note("graph output '" + name + "' has dims " + dims_text(g.tensors[t].dims) +
-                   ", which differ from the model's declared shape");
+          std::string declared;
+          for (int d = 0; d < tt.shape().dim_size(); ++d) {
+            const auto& dim = tt.shape().dim(d);
+            declared += (d ? "x" : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value())
+                                                               : dim.has_dim_param() ? dim.dim_param() : std::string("?"));
+          }
+          im->report->warnings.push_back("graph output '" + name + "' computes dims " + dims_text(g.tensors[t].dims) +
+                                         " but the model declares " + (declared.empty() ? "a scalar" : declared));
         }
       }
     }
@@ -426,7 +443,7 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
     if (!needed[static_cast<size_t>(index)]) continue;
     const onnx::NodeProto& n = graph.node(index);
     im.node = &n;
-    im.node_name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+    im.node_name = node_name(graph, index);
     const bool default_domain = is_default_domain(n.domain());
     const std::string domain = default_domain ? "" : n.domain();
     const int64_t node_opset = domain_opsets.count(domain) ? domain_opsets[domain] : 0;
@@ -585,15 +602,10 @@ Status import_onnx_bytes(const void* data, size_t size, const ImportOptions& opt
 Status import_onnx_file(const std::string& path, const ImportOptions& options, ir::Graph* out,
                         ImportReport* report) {
   if (out) *out = ir::Graph();
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status(StatusCode::BAD_PARAM, "cannot open ONNX model '" + path + "'");
-  std::vector<char> bytes;
-  char buf[1 << 16];
-  size_t got = 0;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-  const bool read_error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (read_error) return Status(StatusCode::BAD_PARAM, "cannot read ONNX model '" + path + "'");
+  // Regular files only (a FIFO or /dev/zero is refused without blocking), below protobuf's 2 GiB.
+  std::vector<uint8_t> bytes;
+  Status read = read_regular_file(path, (size_t(2) << 30) - 1, "an ONNX model (protobuf's limit)", &bytes);
+  if (!read.ok()) return read;
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   Status st = onnx_import::import_common(bytes.data(), bytes.size(), options, dir, out, report);

@@ -14,24 +14,35 @@
 
 namespace jet {
 
+// max(x, lo), min(x, hi) and their composition that keep a NaN x, as ONNX and PyTorch do
+// (fmaxf/fminf return the other operand for a NaN, which silently turns a fault into a number).
+// A NaN fails every comparison, so it falls through to `x`. Written without isnan so the same
+// code holds in device code; jet is never built with -ffast-math, which would break it.
+JET_HOST_DEVICE inline float max_keep_nan(float x, float lo) { return x < lo ? lo : x; }
+JET_HOST_DEVICE inline float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
+JET_HOST_DEVICE inline float clamp_keep_nan(float x, float lo, float hi) {
+  return min_keep_nan(max_keep_nan(x, lo), hi);
+}
+
 JET_HOST_DEVICE inline float softplus_f(float x) {
   // log(1 + exp(x)) without overflow: for large x it is x, for very negative x it is exp(x).
   return x > 20.f ? x : (x < -20.f ? expf(x) : log1pf(expf(x)));
 }
 
+// NaN in gives NaN out for every mode (the same in ONNX and PyTorch); +-inf follow each formula.
 JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, float b, float x) {
   switch (mode) {
     case ActivationMode::IDENTITY: return x;
-    case ActivationMode::RELU: return x > 0.f ? x : 0.f;
+    case ActivationMode::RELU: return max_keep_nan(x, 0.f);
     case ActivationMode::SIGMOID: return 1.f / (1.f + expf(-x));
     case ActivationMode::TANH: return tanhf(x);
-    case ActivationMode::CLIPPED_RELU: return fminf(fmaxf(x, 0.f), a);
+    case ActivationMode::CLIPPED_RELU: return clamp_keep_nan(x, 0.f, a);
     case ActivationMode::LEAKY_RELU: return x >= 0.f ? x : a * x;
     case ActivationMode::ELU: return x >= 0.f ? x : a * expm1f(x);
     case ActivationMode::SWISH: return x / (1.f + expf(-a * x));
-    case ActivationMode::HARD_SWISH: return x * fminf(fmaxf(x * (1.f / 6.f) + 0.5f, 0.f), 1.f);
-    case ActivationMode::HARD_SIGMOID: return fminf(fmaxf(a * x + b, 0.f), 1.f);
-    case ActivationMode::CLIP: return fminf(fmaxf(x, a), b);
+    case ActivationMode::HARD_SWISH: return x * clamp_keep_nan(x * (1.f / 6.f) + 0.5f, 0.f, 1.f);
+    case ActivationMode::HARD_SIGMOID: return clamp_keep_nan(a * x + b, 0.f, 1.f);
+    case ActivationMode::CLIP: return clamp_keep_nan(x, a, b);
     case ActivationMode::SELU: return b * (x > 0.f ? x : a * expm1f(x));
     case ActivationMode::SOFTPLUS: return softplus_f(x);
     case ActivationMode::MISH: return x * tanhf(softplus_f(x));

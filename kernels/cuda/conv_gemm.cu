@@ -293,7 +293,7 @@ struct ConvEpi {
       if (e.z) v += e.alpha2 * to_f32(static_cast<const T*>(e.z)[w.zo + k * e.zs_c]);
       if (e.bias) v += to_f32(static_cast<const T*>(e.bias)[k * e.bias_stride]);
       if (e.act.mode == ActivationMode::RELU)
-        v = v > 0.f ? v : 0.f;
+        v = v < 0.f ? 0.f : v;  // NaN stays NaN (apply_activation RELU)
       else if (e.act.mode != ActivationMode::IDENTITY)
         v = activate_outlined(e.act, v);
     } else if (e.beta != 0.f) {

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
+
+#include "jet/file_io.h"
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -42,24 +45,34 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 }  // namespace
 
+namespace {
+
+// stb_image_write's callback: the encoded bytes are collected in memory, then written in one go.
+void append_bytes(void* context, void* data, int size) {
+  auto* out = static_cast<std::vector<unsigned char>*>(context);
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  out->insert(out->end(), p, p + size);
+}
+
+}  // namespace
+
 bool write_image(const std::string& path, const Image& image, std::string* error) {
-  const std::string tmp = path + ".tmp";
   const bool jpeg = ends_with(path, ".jpg") || ends_with(path, ".jpeg");
-  errno = 0;
-  const int written =
-      jpeg ? stbi_write_jpg(tmp.c_str(), image.width, image.height, image.channels,
-                            image.pixels.data(), 90)
-           : stbi_write_png(tmp.c_str(), image.width, image.height, image.channels,
-                            image.pixels.data(), image.width * image.channels);
-  if (!written) {
-    *error = tmp + ": cannot write the " + (jpeg ? "JPEG" : "PNG") + " (" +
-             (errno ? std::strerror(errno) : "stb_image_write failed") + ")";
-    std::remove(tmp.c_str());
+  std::vector<unsigned char> bytes;
+  const int encoded =
+      jpeg ? stbi_write_jpg_to_func(append_bytes, &bytes, image.width, image.height, image.channels,
+                                    image.pixels.data(), 90)
+           : stbi_write_png_to_func(append_bytes, &bytes, image.width, image.height, image.channels,
+                                    image.pixels.data(), image.width * image.channels);
+  if (!encoded) {
+    *error = path + ": cannot encode the " + (jpeg ? "JPEG" : "PNG") + " (stb_image_write failed)";
     return false;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    std::remove(tmp.c_str());
+  // jet::write_file_atomically: a temporary file in the same directory, renamed into place, so a
+  // failed write never destroys an existing image; links and devices are written through.
+  const Status st = write_file_atomically(path, bytes.data(), bytes.size());
+  if (!st.ok()) {
+    *error = st.message();
     return false;
   }
   return true;

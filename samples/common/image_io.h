@@ -19,9 +19,9 @@ struct Image {
 // the file and stb's reason.
 bool load_image(const std::string& path, int channels, Image* out, std::string* error);
 
-// Writes a PNG, or a JPEG (quality 90) when `path` ends in .jpg or .jpeg: first to a temporary
-// file next to it, then renamed over `path`, so that a failed write never destroys an existing
-// file. False with *error naming the problem.
+// Writes a PNG, or a JPEG (quality 90) when `path` ends in .jpg or .jpeg, encoded in memory and
+// written by jet::write_file_atomically (jet/file_io.h), so that a failed write never destroys an
+// existing file. False with *error naming the problem.
 bool write_image(const std::string& path, const Image& image, std::string* error);
 
 // Outline of the box [x0, x1) x [y0, y1) (pixels, clipped to the image), `thickness` pixels

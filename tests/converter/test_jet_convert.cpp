@@ -263,7 +263,164 @@ TEST_CASE("jet-convert: bad command lines exit with status 2 and say why") {
   CHECK(bad_precision.status == 2);
   const Result missing = jet_convert("/nonexistent/model.onnx -o /tmp/never.jet");
   CHECK(missing.status == 1);
-  CHECK(contains(missing.output, "cannot read ONNX model"));
+  CHECK(contains(missing.output, "cannot open '/nonexistent/model.onnx': No such file or directory"));
+}
+
+namespace {
+
+std::string file_text(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "<missing>";
+  std::string s;
+  char buf[4096];
+  size_t got = 0;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, got);
+  std::fclose(f);
+  return s;
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat sb;
+  return lstat(path.c_str(), &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
+bool is_symlink(const std::string& path) {
+  struct stat sb;
+  return lstat(path.c_str(), &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
+// A one-node model: y = Relu(x), x of 1x3x4x4.
+OnnxModel relu_model() {
+  OnnxModel m(13);
+  m.input("x", {1, 3, 4, 4});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("jet-convert: files: never over its input, special files refused or written through, failed writes keep the old file") {
+  TempDir dir;
+  dir.write("m.onnx", relu_model().bytes());
+  const std::string in = "'" + dir.file("m.onnx") + "'";
+  const std::string model = file_text(dir.file("m.onnx"));
+
+  // The output is the input (directly or through a link): refused, the input untouched.
+  Result r = jet_convert(in + " -o " + in);
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "is the input model"));
+  REQUIRE(symlink("m.onnx", dir.file("link.onnx").c_str()) == 0);
+  r = jet_convert(in + " -o '" + dir.file("link.onnx") + "'");
+  CHECK(r.status == 2);
+  CHECK(file_text(dir.file("m.onnx")) == model);
+
+  // Inputs that are not regular files: refused at once, never read without end or waited on.
+  r = jet_convert("/dev/zero -o '" + dir.file("z.jet") + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.output, "'/dev/zero': it is a character device, not a regular file"));
+  REQUIRE(mkfifo(dir.file("labels.fifo").c_str(), 0644) == 0);
+  r = jet_convert(in + " -o '" + dir.file("l.jet") + "' --labels '" + dir.file("labels.fifo") + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.output, "is a FIFO, not a regular file"));
+  CHECK_FALSE(exists(dir.file("l.jet")));
+
+  // A symbolic link as the output is written through; a FIFO without a reader is refused.
+  dir.write("target.jet", "old");
+  REQUIRE(symlink("target.jet", dir.file("out.jet").c_str()) == 0);
+  r = jet_convert(in + " -o '" + dir.file("out.jet") + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(is_symlink(dir.file("out.jet")));
+  CHECK(file_text(dir.file("target.jet")).size() > 100);
+  REQUIRE(mkfifo(dir.file("out.fifo").c_str(), 0644) == 0);
+  r = jet_convert(in + " -o '" + dir.file("out.fifo") + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.output, "FIFO with no reader"));
+  CHECK(is_fifo(dir.file("out.fifo")));
+
+  // A write that fails part-way (`ulimit -f`): the previous file stays, the message gives the
+  // system's reason and names the output, never a temporary file, and none is left behind.
+  // The previous file is an fp16 conversion, so it differs from what the failed run would write.
+  r = jet_convert(in + " -o '" + dir.file("keep.jet") + "' --precision fp16");
+  REQUIRE(r.status == 0);
+  const std::string good = file_text(dir.file("keep.jet"));
+  REQUIRE(good.size() > 1024);
+  Result limited;  // 1 block of 512 bytes: less than any model
+  {
+    const std::string c = "ulimit -f 1; '" + std::string(JET_CONVERT_PATH) + "' " + in + " -o '" + dir.file("keep.jet") +
+                          "' 2>&1";
+    FILE* p = popen(c.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t got = 0;
+    while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) limited.output.append(buf, got);
+    const int st = pclose(p);
+    limited.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  INFO(limited.output);
+  CHECK(limited.status == 1);
+  CHECK(contains(limited.output, "cannot write '" + dir.file("keep.jet") + "': File too large"));
+  CHECK_FALSE(contains(limited.output, ".tmp"));
+  CHECK(file_text(dir.file("keep.jet")) == good);
+  FILE* ls = popen(("ls -A '" + dir.path + "' | grep -c tmp").c_str(), "r");
+  REQUIRE(ls != nullptr);
+  char count[16] = {};
+  CHECK(std::fgets(count, sizeof count, ls) != nullptr);
+  pclose(ls);
+  CHECK(std::string(count) == "0\n");
+}
+
+TEST_CASE("jet-convert: messages: synthesized node names, declared-shape warnings, control characters escaped") {
+  TempDir dir;
+  // Two unnamed unsupported nodes: each gets "<op_type>_<index>" in the report.
+  {
+    OnnxModel m(17);
+    m.input("x", {1, 3, 4, 4});
+    m.node("Erf", {"x"}, {"a"})->set_name("");
+    m.node("Erf", {"a"}, {"b"})->set_name("");
+    m.output("b");
+    dir.write("unnamed.onnx", m.bytes());
+    const Result r = jet_convert("'" + dir.file("unnamed.onnx") + "' -o '" + dir.file("u.jet") + "'");
+    CHECK(r.status == 1);
+    CHECK(contains(r.output, "Erf 'Erf_0'"));
+    CHECK(contains(r.output, "Erf 'Erf_1'"));
+    CHECK_FALSE(contains(r.output, "''"));
+  }
+  // An unnamed node reading a value nobody produces: named the same way.
+  {
+    OnnxModel m(13);
+    m.input("x", {1, 3, 4, 4});
+    m.node("Relu", {"nowhere"}, {"y"})->set_name("");
+    m.output("y");
+    dir.write("dangling.onnx", m.bytes());
+    const Result r = jet_convert("'" + dir.file("dangling.onnx") + "' -o '" + dir.file("d.jet") + "'");
+    CHECK(r.status == 1);
+    CHECK(contains(r.output, "Relu 'Relu_0': input 'nowhere'"));
+  }
+  // The model declares y as 1x3x5x5; Relu computes 1x3x4x4: converted, with a warning.
+  {
+    OnnxModel m = relu_model();
+    auto* shape = m.graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : {1, 3, 5, 5}) shape->add_dim()->set_dim_value(d);
+    dir.write("declared.onnx", m.bytes());
+    const Result r = jet_convert("'" + dir.file("declared.onnx") + "' -o '" + dir.file("w.jet") + "'");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(contains(r.output, "warning: graph output 'y' computes dims 1x3x4x4 but the model declares 1x3x5x5"));
+  }
+  // Control characters in a name (an ESC sequence, a NUL) are escaped, never printed raw.
+  {
+    OnnxModel m(17);
+    m.input("x", {1, 3, 4, 4});
+    m.node("Erf", {"x"}, {"y"})->set_name(std::string("evil\x1b[31m\0name", 15));
+    m.output("y");
+    dir.write("ctl.onnx", m.bytes());
+    const Result r = jet_convert("'" + dir.file("ctl.onnx") + "' -o '" + dir.file("c.jet") + "'");
+    CHECK(r.status == 1);
+    CHECK(contains(r.output, "evil\\x1b[31m\\x00name"));
+    CHECK(r.output.find('\x1b') == std::string::npos);
+  }
 }
 
 #endif

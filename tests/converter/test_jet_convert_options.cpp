@@ -235,7 +235,7 @@ TEST_CASE("jet-convert --labels: stored; a FIFO, a directory or an oversized fil
   dir.write("big.txt", std::string((size_t(4) << 20) + 1, 'x'));
   r = jet_convert(in + " --labels '" + dir.file("big.txt") + "'");
   CHECK(r.status == 1);
-  CHECK(contains(r.output, "at most 4194304"));
+  CHECK(contains(r.output, "more than the 4194304 bytes allowed"));
   dir.write("long.txt", "ok\n" + std::string(1025, 'y') + "\n");
   r = jet_convert(in + " --labels '" + dir.file("long.txt") + "'");
   CHECK(r.status == 1);

@@ -584,7 +584,9 @@ TEST_CASE("onnx import: Transpose and Cast of weights are folded; Identity, Drop
 
 namespace {
 
-OnnxModel conv_model_with(const std::string& source, const std::vector<float>& w, const std::vector<float>& b) {
+// `length`, when not empty, replaces the external data length of "w".
+OnnxModel conv_model_with(const std::string& source, const std::vector<float>& w, const std::vector<float>& b,
+                          const std::string& length = "") {
   OnnxModel m(13);
   m.input("x", {1, 2, 5, 5});
   if (source == "float_data" || source == "raw_data") {
@@ -611,7 +613,8 @@ OnnxModel conv_model_with(const std::string& source, const std::vector<float>& w
       };
       entry("location", source == "external" ? "weights.bin" : source);
       entry("offset", std::string(name) == "w" ? "64" : "0");
-      entry("length", std::to_string(std::string(name) == "w" ? w.size() * 4 : b.size() * 4));
+      entry("length", std::string(name) == "w" && !length.empty() ? length
+                                                                  : std::to_string(std::string(name) == "w" ? w.size() * 4 : b.size() * 4));
     }
   }
   m.node("Conv", {"x", "w", "b"}, {"y"});
@@ -656,8 +659,9 @@ TEST_CASE("onnx import: weights from float_data, raw_data, Constant nodes and ex
       const char* expect;
     };
     dir.write("short.bin", std::string(100, '\0'));
-    for (const Bad& c : {Bad{"../weights.bin", "escapes"}, Bad{"/etc/passwd", "not a relative path"},
-                         Bad{"missing.bin", "does not exist"}, Bad{"short.bin", "past the end"}}) {
+    for (const Bad& c : {Bad{"../weights.bin", "escapes"}, Bad{"sub/../../weights.bin", "escapes"},
+                         Bad{"/etc/passwd", "not a relative path"}, Bad{"missing.bin", "No such file or directory"},
+                         Bad{"short.bin", "past the end"}}) {
       CAPTURE(c.location);
       dir.write("bad.onnx", conv_model_with(c.location, w, b).bytes());
       Graph g;
@@ -666,6 +670,32 @@ TEST_CASE("onnx import: weights from float_data, raw_data, Constant nodes and ex
       CHECK(contains(st.message(), "initializer '"));
       CHECK(contains(st.message(), c.expect));
       CHECK(g.nodes.empty());
+    }
+    // `sub/../weights.bin` stays inside the directory: it loads (sub/ must exist to resolve).
+    REQUIRE(mkdir((dir.path + "/sub").c_str(), 0755) == 0);
+    dir.write("dotdot.onnx", conv_model_with("sub/../weights.bin", w, b).bytes());
+    {
+      Graph g;
+      const Status st = import_onnx_file(dir.path + "/dotdot.onnx", ImportOptions(), &g, nullptr);
+      INFO(st.to_string());
+      CHECK(st.ok());
+    }
+    // A NUL inside the location: the message says so and keeps what follows the NUL.
+    {
+      dir.write("nul.onnx", conv_model_with(std::string("weights\0tail.bin", 16), w, b).bytes());
+      Graph g;
+      const Status st = import_onnx_file(dir.path + "/nul.onnx", ImportOptions(), &g, nullptr);
+      CHECK(contains(st.message(), "contains a NUL byte"));
+      CHECK(contains(st.message(), "tail.bin"));
+    }
+    // Lengths: not a number at all, and a number too large, are told apart.
+    for (const Bad& c : {Bad{"12a", "is not a byte count"}, Bad{"-5", "is not a byte count"},
+                         Bad{"99999999999999999999", "is too large"}}) {
+      CAPTURE(c.location);
+      dir.write("len.onnx", conv_model_with("external", w, b, c.location).bytes());
+      Graph g;
+      const Status st = import_onnx_file(dir.path + "/len.onnx", ImportOptions(), &g, nullptr);
+      CHECK(contains(st.message(), std::string("length '") + c.location + "' " + c.expect));
     }
     // From bytes without a directory: external data cannot be found, and the error says why.
     Graph g;
@@ -2001,3 +2031,36 @@ TEST_CASE("onnx import: the new op types survive the passes, the writer and the 
 }
 
 #endif  // JET_HAVE_ONNX_IMPORT
+
+TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad included)") {
+  // 1x1x(4 + 2^21)x(4 + 2^21): 2^42 elements, a 16 TiB tensor.
+  const int64_t big = int64_t(1) << 21;
+  for (bool into_conv : {false, true}) {
+    CAPTURE(into_conv);
+    OnnxModel m(13);
+    m.input("x", {1, 1, 4, 4});
+    m.initializer_i64("pads", {8}, {0, 0, 0, 0, 0, 0, big, big});
+    m.node("Pad", {"x", "pads"}, {"xp"}, "huge_pad");
+    if (into_conv) {  // folded into the Conv's pads: the Conv's output is what is too large
+      m.initializer("w", {1, 1, 1, 1}, {1.f});
+      m.node("Conv", {"xp", "w"}, {"y"}, "conv");
+      m.output("y");
+    } else {
+      m.output("xp");
+    }
+    Graph g;
+    const Status st = import_model(m, &g);
+    INFO(st.to_string());
+    CHECK_FALSE(st.ok());
+    CHECK(contains(st.message(), "more than 2^40 elements"));
+    CHECK(contains(st.message(), into_conv ? "Conv" : "Pad"));
+  }
+  // Just under the cap converts (the limit is the cap, not something smaller).
+  OnnxModel m(13);
+  m.input("x", {1, 1, 4, 4});
+  m.initializer_i64("pads", {8}, {0, 0, 0, 0, 0, 0, (int64_t(1) << 19) - 4, (int64_t(1) << 19) - 4});
+  m.node("Pad", {"x", "pads"}, {"y"}, "large_pad");
+  m.output("y");
+  Graph g;
+  CHECK(import_model(m, &g).ok());
+}

@@ -37,6 +37,7 @@ void check_add_tensor(const Handle& h, DType t, const AddCase& k, float alpha, f
                       Layout lb, Layout lc) {
   HostTensor b(make_desc(t, k.b, lb));
   b.fill_random(-2.0, 2.0);
+  if (specials_turn()) b.plant_specials();  // NaN and +-inf in, as ONNX gives them out
   HostTensor c(make_desc(t, k.c, lc));
   if (beta == 0.f) c.poison(); else c.fill_random();
   const HostTensor before = c;

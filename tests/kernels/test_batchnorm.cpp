@@ -55,6 +55,7 @@ TEST_CASE("batchnorm_forward_inference matches the float64 reference") {
               const BnParams p(dims[1]);
               HostTensor x(make_desc(t, dims, lx));
               x.fill_random(-2.0, 2.0);
+              if (specials_turn()) x.plant_specials();  // NaN and +-inf in, as ONNX gives them out
               HostTensor y(make_desc(t, dims, ly));
               if (beta == 0.f) y.poison(); else y.fill_random();
               const HostTensor before = y;

@@ -71,6 +71,7 @@ TEST_CASE("concat_forward matches the inputs placed side by side") {
                 d[axis] = sizes[i];
                 xs.emplace_back(make_desc(t, d, kLayouts[uniform_int(0, 3)]));
                 xs.back().fill_random();
+                if (specials_turn()) xs.back().plant_specials();  // NaN and +-inf in, as ONNX gives them out
               }
               Staging st(h);
               for (const HostTensor& x : xs) {

@@ -123,7 +123,8 @@ void sweep(const Handle& h, const BackwardCase& c,
   const std::vector<int64_t> dx_dims = dx_dims_of(c);
   const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
   for (DType t : {DType::F32, DType::F16}) {
-    const std::vector<double> dyv = random_values(t, c.dy_dims);
+    std::vector<double> dyv = random_values(t, c.dy_dims);
+    if (specials_turn()) plant_specials(&dyv);  // NaN and +-inf in, as ONNX gives them out
     const std::vector<double> wv = random_values(t, c.w_dims);
     const std::vector<double> ref_dx =
         ref::conv_backward_data(dyv, c.dy_dims, wv, c.w_dims, dx_dims, c.p);

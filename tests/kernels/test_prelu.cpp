@@ -46,6 +46,7 @@ TEST_CASE("prelu_forward matches the float64 reference") {
                 CAPTURE(beta);
                 HostTensor x(make_desc(t, dims, lx));
                 x.fill_random(-2.0, 2.0);
+                if (specials_turn()) x.plant_specials();  // NaN and +-inf in, as ONNX gives them out
                 HostTensor slope(make_desc(t, sdims, ls));
                 slope.fill_random(-1.0, 1.0);
                 HostTensor y(make_desc(t, dims, ly));
@@ -90,6 +91,7 @@ TEST_CASE("prelu_forward on large tensors: per-channel, scalar and full slopes, 
           CAPTURE(std::string(layout_name(l)));
           HostTensor x(make_desc(t, c.x, l));
           x.fill_random(-2.0, 2.0);
+          if (specials_turn()) x.plant_specials();  // NaN and +-inf in, as ONNX gives them out
           HostTensor slope(make_desc(t, c.slope, l));
           slope.fill_random(-1.0, 1.0);
           HostTensor y(make_desc(t, c.x, l));

@@ -79,6 +79,7 @@ TEST_CASE("reduce_forward matches the float64 reference over every set of axes")
                 CAPTURE(beta);
                 HostTensor x(make_desc(t, x_dims, lx));
                 x.fill_random(-2.0, 2.0);
+                if (specials_turn()) x.plant_specials();  // NaN and +-inf in, as ONNX gives them out
                 HostTensor y(make_desc(t, y_dims, ly));
                 if (beta == 0.f) y.poison(); else y.fill_random();
                 const HostTensor before = y;

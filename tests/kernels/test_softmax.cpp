@@ -60,6 +60,7 @@ void run_softmax(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, DType t,
   CAPTURE(hi);
   HostTensor x(make_desc(t, dims, lx));
   x.fill_random(lo, hi);
+  if (specials_turn()) x.plant_specials();  // NaN and +-inf in, as ONNX gives them out
   HostTensor y(make_desc(t, dims, ly));
   if (beta == 0.f) y.poison(); else y.fill_random();
   const HostTensor before = y;

@@ -26,6 +26,11 @@
 namespace jet {
 namespace test {
 
+// JET_TEST_REDUCED=1: fewer shapes and layout combinations, the same kinds of checks. Set for the
+// emulated aarch64 run of scripts/cross-check.sh and for gpu-check's compute-sanitizer step, where
+// every kernel launch is instrumented (memcheck, racecheck) and the full sweeps would not fit.
+bool reduced_tests();
+
 // One generator per test process, seeded from std::random_device (or JET_TEST_SEED). The seed is
 // printed once so that a failure can be replayed.
 std::mt19937_64& rng();
@@ -47,6 +52,10 @@ class HostTensor {
   void fill_random(double lo = -1.0, double hi = 1.0);  // every element of the span
   void poison();                                         // NaN everywhere
   void fill(double v);                                   // for invalid-input tests only
+  // Sets `count` random logical elements to NaN, +inf, -inf (in turn): every kernel test feeds
+  // them through to check that NaN comes out NaN and infinities follow the formula, as in ONNX
+  // and PyTorch (a fault upstream must never vanish into a number).
+  void plant_specials(int count = 3);
 
   // Logical element access by multi-index (desc's rank entries).
   double get(const int64_t* idx) const;
@@ -68,6 +77,13 @@ std::vector<double> random_values(DType t, const std::vector<int64_t>& dims);
 // A tensor of `desc` holding `values` (packed logical order), its gaps random.
 HostTensor tensor_with(const TensorDesc& desc, const std::vector<double>& values);
 
+// The same for packed values (what tensor_with takes): `count` random entries set to NaN, +inf,
+// -inf in turn.
+void plant_specials(std::vector<double>* values, int count = 3);
+// True on every third call in this process: the sweeps plant NaN and +-inf in that share of their
+// cases (in every case, reductions and normalizations would leave little finite output to check).
+bool specials_turn();
+
 // Layouts the sweeps cover. PADDED: channels-first with every stride padded (a strided
 // sub-region of a larger tensor); REVERSED: dims laid out in reverse order (W slowest).
 enum class Layout { CHANNELS_FIRST, CHANNELS_LAST, PADDED, REVERSED };
@@ -82,6 +98,14 @@ double tol_for(DType t);
 std::vector<double> blend(const std::vector<double>& op, double alpha, double beta,
                           const std::vector<double>& before);
 
+// How check_output judges non-finite values. EXACT: NaN where the reference is NaN, the same
+// infinity where it is +-inf, a finite close value elsewhere. SPREAD_IN_TILE, for Winograd: its
+// transforms combine every input of a tile with every output of it, so one infinite or NaN input
+// turns its whole output tile non-finite (inf - inf, inf * 0), as in cuDNN: a NaN reference still
+// needs a NaN, an infinite one that infinity or NaN, and a finite one a close value or (only
+// there) a non-finite one. A NaN never comes out as a number either way.
+enum class InfRule { EXACT, SPREAD_IN_TILE };
+
 // Checks every logical element of `got` against `ref` (packed row-major):
 // |got - ref| <= tol * (|ref| + scale), with scale = rms(ref) + rms(before) unless given, so that
 // values near zero produced by cancellation (within the op, or between alpha * op and beta * y)
@@ -89,7 +113,7 @@ std::vector<double> blend(const std::vector<double>& op, double alpha, double be
 // fails unless ref is NaN too. Gap elements (outside the view) must be bit-identical to `before`.
 // Reports the first few mismatches with their indices.
 void check_output(const HostTensor& got, const HostTensor& before, const std::vector<double>& ref,
-                  double tol, double scale = -1.0);
+                  double tol, double scale = -1.0, InfRule inf_rule = InfRule::EXACT);
 
 // The handles every test sweeps: the CPU backend always, and the CUDA backend too when this build
 // has it and a device is present (the GPU test machine). Without a device the CUDA half is

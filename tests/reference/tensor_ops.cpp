@@ -143,8 +143,10 @@ std::vector<double> reduce(ReduceOp op, const std::vector<double>& x,
     switch (op) {
       case ReduceOp::SUM:
       case ReduceOp::MEAN: acc[yp] += v; break;
-      case ReduceOp::MAX: acc[yp] = std::max(acc[yp], v); break;
-      case ReduceOp::MIN: acc[yp] = std::min(acc[yp], v); break;
+      // ONNX ReduceMax/ReduceMin and PyTorch: a NaN anywhere in the group makes the result NaN
+      // (std::max/min alone would drop a NaN that is not their first argument).
+      case ReduceOp::MAX: acc[yp] = std::isnan(acc[yp]) || std::isnan(v) ? v + acc[yp] : std::max(acc[yp], v); break;
+      case ReduceOp::MIN: acc[yp] = std::isnan(acc[yp]) || std::isnan(v) ? v + acc[yp] : std::min(acc[yp], v); break;
     }
     ++hits[yp];
     for (size_t d = rank; d-- > 0;) {

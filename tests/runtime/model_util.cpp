@@ -63,11 +63,6 @@ TensorDesc softmax_view(const TensorDesc& d, int axis) {
 
 }  // namespace
 
-bool reduced_tests() {
-  const char* v = std::getenv("JET_TEST_REDUCED");
-  return v && *v && std::string(v) != "0";
-}
-
 Bytes model_bytes(const ir::Graph& g) {
   Bytes bytes;
   WriteOptions opt;

@@ -23,9 +23,7 @@ namespace test {
 
 using Bytes = std::vector<uint8_t>;
 
-// JET_TEST_REDUCED=1 (set for the emulated aarch64 run of scripts/cross-check.sh): smaller models
-// and fewer samples, the same checks.
-bool reduced_tests();
+// reduced_tests() (kernels/util.h, JET_TEST_REDUCED=1): smaller models and fewer samples.
 
 // write_model with default options (REQUIREs success).
 Bytes model_bytes(const ir::Graph& g);

@@ -263,6 +263,42 @@ TEST_CASE("weights outside the file, misaligned or of the wrong size are rejecte
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { tensor(m, "conv1.w").strides = {1, 8, 24, 72}; }), "packed");
 }
 
+TEST_CASE("weight buffers that overlap each other or the FlatBuffer are rejected") {
+  const Bytes bytes = tiny_model();
+  // One constant pointed into another's bytes (same offset, both non-empty).
+  expect_rejected(rebuild_model(bytes, nullptr,
+                                [](fb::ModelT& m) {
+                                  REQUIRE(m.buffers.size() >= 2);
+                                  REQUIRE(m.buffers[0]->size > 0);
+                                  REQUIRE(m.buffers[1]->size > 0);
+                                  m.buffers[1]->offset = m.buffers[0]->offset;
+                                }),
+                  "weight buffers overlap");
+  // The smallest buffer moved to file byte 64, inside the FlatBuffer's tables.
+  expect_rejected(rebuild_model(bytes, nullptr,
+                                [](fb::ModelT& m) {
+                                  size_t smallest = 0;
+                                  for (size_t b = 1; b < m.buffers.size(); ++b) {
+                                    if (m.buffers[b]->size > 0 && m.buffers[b]->size < m.buffers[smallest]->size) smallest = b;
+                                  }
+                                  m.buffers[smallest]->offset = 64;
+                                }),
+                  "overlaps the FlatBuffer");
+}
+
+TEST_CASE("a plan workspace larger than any op can use is rejected at load, not at allocation") {
+  const Bytes bytes = tiny_model();
+  for (uint64_t ws : {uint64_t(1) << 40, uint64_t(1) << 47}) {
+    CAPTURE(ws);
+    expect_rejected(rebuild_model(bytes, [&](fb::ModelT& m) { m.plan->workspace_bytes = ws; }),
+                    "more than any op of the model can use");
+  }
+  // A plausible figure (what a GEMM convolution could ask for) still loads.
+  std::shared_ptr<Engine> e;
+  REQUIRE_OK(load_cpu(rebuild_model(bytes, [](fb::ModelT& m) { m.plan->workspace_bytes = 4096; }), true, &e));
+  CHECK(e->context_memory_size() >= 4096);
+}
+
 TEST_CASE("ops out of execution order (use before production, cycles, double writes) are rejected") {
   const Bytes bytes = tiny_model();
   // pool1 reads conv1's output but now runs first.

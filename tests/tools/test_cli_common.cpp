@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -133,6 +135,19 @@ TEST_CASE("cli_common: names, JSON strings, numbers and integer parsing") {
   CHECK(jet::tools::parse_backend("cuda", &b));
   CHECK(b == jet::Backend::CUDA);
   CHECK(!jet::tools::parse_backend("gpu", &b));
+}
+
+TEST_CASE("cli_common: printable escapes control characters; run_tool lets no exception escape") {
+  CHECK(jet::tools::printable(std::string("a\x1b[31mb\0c\x7f", 10)) == "a\\x1b[31mb\\x00c\\x7f");
+  CHECK(jet::tools::printable("two\nlines", true) == "two\nlines");
+  CHECK(jet::tools::printable("two\nlines") == "two\\x0alines");
+  CHECK(jet::tools::printable("plain name/0:1") == "plain name/0:1");
+  const auto throws_bad_alloc = [](int, char**) -> int { throw std::bad_alloc(); };
+  const auto throws_runtime = [](int, char**) -> int { throw std::runtime_error("boom"); };
+  const auto returns = [](int argc, char**) -> int { return argc; };
+  CHECK(jet::tools::run_tool("jet-test", throws_bad_alloc, 0, nullptr) == 1);
+  CHECK(jet::tools::run_tool("jet-test", throws_runtime, 0, nullptr) == 1);
+  CHECK(jet::tools::run_tool("jet-test", returns, 7, nullptr) == 7);
 }
 
 TEST_CASE("cli_common: CommandLine splits --opt=value and leaves everything else whole") {

@@ -42,6 +42,14 @@ struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
   int device = 0;                   // CUDA device ordinal
   bool verify_checksum = true;      // hash the whole file at load (catches flipped weight bytes)
+  // Engine::load(path): read the file into memory the engine owns instead of mapping it. A
+  // mapped file (the default: no copy, CPU kernels read the weights in place) must not be
+  // changed in place while the engine lives: `cp new.jet live.jet` or a truncation rewrites the
+  // pages under it (wrong results, or SIGBUS past the new end). Replacing the file by rename
+  // (`cp new.jet live.jet.tmp && mv live.jet.tmp live.jet`, or any jet tool's output) is always
+  // safe. Long-running processes that cannot control how the file is deployed set this; it
+  // costs one copy of the file in host memory on CPU (on CUDA the copy is freed after upload).
+  bool copy_file = false;
   // Tuning (like cudnn.benchmark / TensorRT tactics): for every convolution, time each algorithm
   // and tactic on scratch buffers of the op's real shapes (find_conv_forward_algo, random data;
   // the scratch memory is allocated and freed inside load) and run the fastest whose workspace
