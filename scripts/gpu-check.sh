@@ -57,7 +57,10 @@ steps=" ${JET_GPU_STEPS:-tests arch sanitizer bench} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 if want tests; then
-  (cd "$build" && ctest --output-on-failure --verbose -j4) >"$logs/tests.log" 2>&1 || status=1
+  # install.deb is left out: its packages' dependency scan (dpkg-shlibdeps) needs the libraries
+  # installed as packages, and here libstb comes unpacked from .deb/stb (no GPU code involved;
+  # CI runs it).
+  (cd "$build" && ctest --output-on-failure --verbose -j4 -E '^install\.deb$') >"$logs/tests.log" 2>&1 || status=1
   say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
   grep -E 'test cases:|Test +#' "$logs/tests.log" | grep -E 'Test +#' | sed 's/^ *//' | tee -a "$summary"
   grep -E 'CUDA device 0|not tested' "$logs/tests.log" | head -2 | tee -a "$summary"
