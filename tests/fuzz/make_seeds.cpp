@@ -73,7 +73,7 @@ jet::Status write_variant(const Variant& v, const std::string& path) {
     p.mean = {0.485f, 0.456f, 0.406f};
     p.std = {0.229f, 0.224f, 0.225f};
     p.bgr = true;
-    p.nhwc = true;
+    p.nhwc = false;  // the graph input stays packed NCHW (3 channels) in every variant
     w.preprocessing.push_back(p);
   }
   return jet::write_model_file(g, w, path);
