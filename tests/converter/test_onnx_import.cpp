@@ -2030,8 +2030,6 @@ TEST_CASE("onnx import: the new op types survive the passes, the writer and the 
   CHECK(st.ok());
 }
 
-#endif  // JET_HAVE_ONNX_IMPORT
-
 TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad included)") {
   // 1x1x(4 + 2^21)x(4 + 2^21): 2^42 elements, a 16 TiB tensor.
   const int64_t big = int64_t(1) << 21;
@@ -2064,3 +2062,5 @@ TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad includ
   Graph g;
   CHECK(import_model(m, &g).ok());
 }
+
+#endif  // JET_HAVE_ONNX_IMPORT
