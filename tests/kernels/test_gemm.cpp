@@ -320,9 +320,9 @@ TEST_CASE("gemm_forward rejects invalid input") {
 }
 
 TEST_CASE("gemm_forward: small M (the GEMV path of fully connected layers)") {
-  // CUDA takes its GEMV kernel for M <= 8 with both operands contiguous along K and 16-byte
-  // aligned rows: these shapes cover M = 1..8, N from 1 (all eight warps of a block on one column)
-  // to 1000 (one warp per column), depths that are and are not a multiple of the 16-byte chunk
+  // CUDA takes its GEMV kernel for M <= 8 with both operands contiguous along K (16-byte loads
+  // with 16-byte aligned rows, as here): these shapes cover M = 1..8, N from 1 (all eight warps of
+  // a block on one column) to 1000, depths that are and are not a multiple of the 16-byte chunk
   // (the tail loop; rows padded to keep them aligned), batch with a broadcast a, bias, and alpha
   // / beta with beta == 0 over a poisoned y. M = 9 falls back to the tiled engines.
   struct Case {
