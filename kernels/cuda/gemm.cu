@@ -71,17 +71,18 @@ struct Operand {
 // y[m, n] = sum_k a[m, k] * b[n, k] for M <= 8 rows of a (the batch of a fully connected layer)
 // and N rows of b (its weights), both contiguous along k. The weights are the traffic: each is
 // read once, and the kernel is built to have as much of them in flight at once as the GPU holds.
-//  - A warp streams the depth of one weight row in chunks (16 bytes when every row is 16-byte
-//    aligned, else one element), lane l taking chunks l, l + 32, ...; each lane issues kUnroll
-//    loads of b before it uses any, and keeps the M <= 8 sums in registers.
-//  - `wpc` warps (1, 2, 4 or 8) share a row, each taking every wpc-th 32-chunk stretch of it; a
-//    block of 8 warps covers 8 / wpc rows. run_gemv picks wpc so that a warp has at most one
-//    unrolled pass over its part (or, on long rows, as few as 8 warps allow) and so that the warps
-//    fill the GPU when N alone does not.
+//  - A warp streams the depth of one weight row (two when a has 3-8 rows, so that each chunk of a
+//    serves two of b) in chunks: 16 bytes when every row is 16-byte aligned, else one element;
+//    lane l takes chunks l, l + 32, ...; each lane issues 8 loads of b before it uses any, and
+//    keeps the sums of the M <= 8 rows in registers.
+//  - `wpc` warps (1, 2, 4 or 8) share a weight row, each taking every wpc-th 32-chunk stretch of
+//    it; a block of 8 warps covers 8 / wpc warps' rows. run_gemv picks wpc so that a warp has at
+//    most one unrolled pass over its part (or, on long rows, as few as 8 warps allow) and so that
+//    the warps fill the GPU when N alone does not.
 //  - Sums are reduced in a fixed order (lane butterfly, then the row's warps in order through
 //    shared memory): results are deterministic. The first warp of the row applies the epilogue,
-//    lane m storing row m.
-//  - The grid is capped at a few blocks per SM; blocks loop over the row groups beyond it.
+//    one lane per output.
+//  - The grid is capped at 2-3 blocks per SM; blocks loop over the row groups beyond it.
 // The rows of a are read through the read-only cache (every warp of an SM reads the same ones);
 // the weights bypass L1 so that they do not evict them.
 
@@ -143,31 +144,31 @@ struct GemvChunk<T, false> {
   __device__ __forceinline__ void to_float(float (&f)[1]) const { f[0] = to_f32(raw); }
 };
 
-// Loads of b in flight per lane: fewer with more rows of a, whose sums and chunks share the
-// registers.
+// Per kernel built for MT rows of a: R weight rows per warp (two from MT = 4 on: each chunk of a
+// read from L1 then serves two weight chunks, halving the L1 traffic that batch rows multiply), U
+// unrolled loads per weight row (R x U = 8 chunks of b in flight per lane), and the blocks per SM
+// its registers are bounded for (3 or 2: 85 or 128 registers, no spills on sm_87 and sm_90); the
+// grid is capped at that many blocks per SM.
 template <int MT>
-struct GemvUnroll {
-  static constexpr int value = MT <= 4 ? 8 : 4;
-};
-// Blocks resident per SM that the kernel's registers are bounded for (85 or 128 a thread: no
-// spills on sm_87 and sm_90); the grid is capped at that many per SM.
-template <int MT>
-struct GemvBlocksPerSm {
-  static constexpr int value = MT <= 4 ? 3 : 2;
+struct GemvShape {
+  static constexpr int R = MT <= 2 ? 1 : 2;
+  static constexpr int U = 8 / R;
+  static constexpr int kBlocksPerSm = MT <= 2 ? 3 : 2;
 };
 
 // MT: the rows of a the kernel is built for (1, 2, 4, 8); M <= MT are real, the others repeat
 // row M - 1 (read from L1, never stored).
 template <class T, int MT, bool kVec, class E>
-__global__ void __launch_bounds__(kGemvThreads, GemvBlocksPerSm<MT>::value)
+__global__ void __launch_bounds__(kGemvThreads, GemvShape<MT>::kBlocksPerSm)
     gemv_kernel(const T* a, int64_t as_z, int64_t as_m, const T* b, int64_t bs_z, int64_t bs_n,
                 E ep, int M, int N, int K, int wpc) {
   using Chunk = GemvChunk<T, kVec>;
   constexpr int V = Chunk::V;
-  constexpr int U = GemvUnroll<MT>::value;
-  __shared__ float partial[kGemvWarps][MT];
+  constexpr int R = GemvShape<MT>::R;
+  constexpr int U = GemvShape<MT>::U;
+  __shared__ float partial[kGemvWarps][R][MT];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int rows_per_block = kGemvWarps / wpc;
+  const int rows_per_block = kGemvWarps / wpc * R;
   const int part = warp % wpc;
   const int z = blockIdx.y;
   const T* az = a + z * as_z;
@@ -175,22 +176,31 @@ __global__ void __launch_bounds__(kGemvThreads, GemvBlocksPerSm<MT>::value)
   const int step = wpc * 32;
   const int groups = (N + rows_per_block - 1) / rows_per_block;
   for (int g = blockIdx.x; g < groups; g += gridDim.x) {
-    const int col = g * rows_per_block + warp / wpc;
-    float sum[MT];
+    const int col0 = g * rows_per_block + warp / wpc * R;  // the warp's first weight row
+    // Weight rows past N repeat the last one (read, never stored).
+    const T* bz[R];
 #pragma unroll
-    for (int m = 0; m < MT; ++m) sum[m] = 0.f;
-    if (col < N) {
-      const T* bz = b + z * bs_z + static_cast<int64_t>(col) * bs_n;
+    for (int r = 0; r < R; ++r)
+      bz[r] = b + z * bs_z + static_cast<int64_t>(col0 + r < N ? col0 + r : N - 1) * bs_n;
+    float sum[R][MT];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m) sum[r][m] = 0.f;
+    if (col0 < N) {
       for (int c0 = part * 32 + lane; c0 < chunks; c0 += U * step) {
-        Chunk bc[U];
+        Chunk bc[R][U];
 #pragma unroll
         for (int u = 0; u < U; ++u)
-          if (c0 + u * step < chunks) bc[u].load_streaming_at(bz, c0 + u * step);
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+            if (c0 + u * step < chunks) bc[r][u].load_streaming_at(bz[r], c0 + u * step);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           if (c0 + u * step >= chunks) continue;
-          float bf[V];
-          bc[u].to_float(bf);
+          float bf[R][V];
+#pragma unroll
+          for (int r = 0; r < R; ++r) bc[r][u].to_float(bf[r]);
 #pragma unroll
           for (int m = 0; m < MT; ++m) {
             Chunk ac;
@@ -198,40 +208,57 @@ __global__ void __launch_bounds__(kGemvThreads, GemvBlocksPerSm<MT>::value)
             float af[V];
             ac.to_float(af);
 #pragma unroll
-            for (int i = 0; i < V; ++i) sum[m] = fmaf(af[i], bf[i], sum[m]);
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+              for (int i = 0; i < V; ++i) sum[r][m] = fmaf(af[i], bf[r][i], sum[r][m]);
           }
         }
       }
       // The depth past the last whole 16-byte chunk (fewer than V elements).
       if (kVec)
         for (int k = chunks * V + part * 32 + lane; k < K; k += step) {
-          const float bk = to_f32(bz[k]);
+          float bk[R];
 #pragma unroll
-          for (int m = 0; m < MT; ++m)
-            sum[m] = fmaf(to_f32(az[(m < M ? m : M - 1) * as_m + k]), bk, sum[m]);
+          for (int r = 0; r < R; ++r) bk[r] = to_f32(bz[r][k]);
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            const float ak = to_f32(az[(m < M ? m : M - 1) * as_m + k]);
+#pragma unroll
+            for (int r = 0; r < R; ++r) sum[r][m] = fmaf(ak, bk[r], sum[r][m]);
+          }
         }
     }
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
+    for (int r = 0; r < R; ++r)
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) sum[m] += __shfl_xor_sync(0xffffffffu, sum[m], o);
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum[r][m] += __shfl_xor_sync(0xffffffffu, sum[r][m], o);
     if (wpc > 1) {
       if (lane == 0)
 #pragma unroll
-        for (int m = 0; m < MT; ++m) partial[warp][m] = sum[m];
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int m = 0; m < MT; ++m) partial[warp][r][m] = sum[r][m];
       __syncthreads();
       if (part == 0)
         for (int p = 1; p < wpc; ++p)
 #pragma unroll
-          for (int m = 0; m < MT; ++m) sum[m] += partial[warp + p][m];
+          for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int m = 0; m < MT; ++m) sum[r][m] += partial[warp + p][r][m];
       __syncthreads();  // partial is written again by the next row group
     }
-    if (part == 0 && col < N && lane < M) {
-      float v = sum[0];
+    // Lane r * MT + m stores row m of weight row col0 + r.
+    if (part == 0 && lane < R * MT) {
+      const int r = lane / MT, m = lane % MT;
+      float v = 0.f;
 #pragma unroll
-      for (int m = 1; m < MT; ++m)
-        if (lane == m) v = sum[m];
-      ep.store(ep.row(z, lane), col, v);
+      for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+        for (int mm = 0; mm < MT; ++mm)
+          if (rr == r && mm == m) v = sum[rr][mm];
+      if (m < M && col0 + r < N) ep.store(ep.row(z, m), col0 + r, v);
     }
   }
 }
@@ -251,13 +278,14 @@ bool gemv_vector_aligned(const Operand& o) {
 }
 
 // Warps per weight row: enough that a warp's part of the row takes at most one unrolled pass
-// (kUnroll chunks per lane), and more while the warps cannot fill the GPU and each would still
-// have a whole 32-chunk stretch.
-int gemv_warps_per_row(int64_t chunks, int64_t rows_times_batch, int64_t sms, int unroll) {
+// (U chunks per lane), and more while the warps cannot fill the GPU and each would still have a
+// whole 32-chunk stretch. `warp_rows`: how many warps the weight rows take with one warp per row
+// (rows / R, times the batch).
+int gemv_warps_per_row(int64_t chunks, int64_t warp_rows, int64_t sms, int unroll) {
   const int64_t fill = sms * kGemvWarps;  // warps: a block on every SM
   int wpc = 1;
   while (wpc < kGemvWarps && (chunks > int64_t(wpc) * 32 * unroll ||
-                              (rows_times_batch * wpc < fill && chunks >= int64_t(wpc) * 64)))
+                              (warp_rows * wpc < fill && chunks >= int64_t(wpc) * 64)))
     wpc *= 2;
   return wpc;
 }
@@ -265,14 +293,15 @@ int gemv_warps_per_row(int64_t chunks, int64_t rows_times_batch, int64_t sms, in
 template <class T, int MT, bool kVec>
 void launch_gemv(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>& ep,
                  int64_t batch) {
+  using Shape = GemvShape<MT>;
   const int n = static_cast<int>(b.rows);
   constexpr int64_t V = GemvChunk<T, kVec>::V;
   const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
-  const int wpc = gemv_warps_per_row(a.depth / V + (a.depth % V != 0), n * batch, sms,
-                                     GemvUnroll<MT>::value);
-  const int rows_per_block = kGemvWarps / wpc;
+  const int wpc = gemv_warps_per_row(a.depth / V + (a.depth % V != 0),
+                                     (n + Shape::R - 1) / Shape::R * batch, sms, Shape::U);
+  const int rows_per_block = kGemvWarps / wpc * Shape::R;
   const int64_t groups = (n + rows_per_block - 1) / rows_per_block;
-  const int64_t cap = std::max<int64_t>(1, sms * GemvBlocksPerSm<MT>::value / batch);
+  const int64_t cap = std::max<int64_t>(1, sms * Shape::kBlocksPerSm / batch);
   const unsigned gx = static_cast<unsigned>(std::min(groups, cap));
   gemv_kernel<T, MT, kVec, GemmEpi<T>><<<dim3(gx, static_cast<unsigned>(batch)), kGemvThreads,
                                          0, h.stream()>>>(

@@ -386,11 +386,12 @@ TEST_CASE("gemm_forward: small M (the GEMV path of fully connected layers)") {
 TEST_CASE("gemm_forward: every GEMV variant (rows 1-8, warps per row, 16-byte and element loads)") {
   // CUDA's GEMV kernel comes in variants: built for 1, 2, 4 or 8 rows of a (M = 3, 5, 6, 7 run
   // the next one up with the extra rows unused), 16-byte loads when every row of a and b is
-  // 16-byte aligned or element loads otherwise, and 1, 2, 4 or 8 warps per weight row. The warps
-  // per row follow from the chunks of a row (16 bytes each, or one element) when N is small (N = 5
-  // here, on any GPU with 8 SMs or more): < 64 chunks 1 warp, 64-127 2, 128-255 4, >= 256 8. Every
-  // M in 1..8 meets every warp count with both loads, K with and without a partial last chunk,
-  // and row groups the last of which is partial. Alignment: rows padded to a multiple of 8
+  // 16-byte aligned or element loads otherwise, one weight row per warp (M <= 2) or two, and 1,
+  // 2, 4 or 8 warps per weight row. The warps per row follow from the chunks of a row (16 bytes
+  // each, or one element) when N is small (N = 5 here, on any GPU with 8 SMs or more): < 64
+  // chunks 1 warp, 64-127 2, 128-255 4, >= 256 8. Every M in 1..8 meets every warp count with
+  // both loads, K with and without a partial last chunk, row groups the last of which is partial
+  // and (M >= 3) a warp whose second weight row is past N. Alignment: rows padded to a multiple of 8
   // elements take the 16-byte loads; odd strides and pointers one element into a buffer take the
   // element loads. On the CPU backend the same cases check the reference path.
   const int64_t chunk_counts[] = {37, 101, 203, 300};  // -> 1, 2, 4, 8 warps per row
@@ -432,13 +433,14 @@ TEST_CASE("gemm_forward: every GEMV variant (rows 1-8, warps per row, 16-byte an
 }
 
 TEST_CASE("gemm_forward: GEMV over more row groups than its grid (blocks loop)") {
-  // The GEMV grid holds at most 2-3 blocks per SM divided by the batch: batch 8 of N = 1000 rows
-  // with a short depth (one warp per row, 8 rows a block, 125 row groups per batch entry) makes
-  // every block of a GPU with up to ~300 SMs take more than one row group. a broadcasts (batch
-  // 1), b is batched, the bias is per batch entry and column, y is poisoned.
+  // The GEMV grid holds at most 3 (M <= 2) or 2 blocks per SM divided by the batch: batch 8 of
+  // N = 1000 weight rows with a short depth (one warp per weight row, 8 a block, 125 row groups
+  // per batch entry at M = 1; two per warp, 16 a block, 63 groups at M = 3 and 8) makes blocks
+  // take more than one row group on any GPU with fewer than ~250 SMs. a broadcasts (batch 1), b
+  // is batched, the bias is per batch entry and column, y is poisoned.
   for (const Handle& h : test_handles()) {
     for (DType t : {DType::F32, DType::F16}) {
-      for (const int64_t m : {int64_t(3), int64_t(8)}) {
+      for (const int64_t m : {int64_t(1), int64_t(3), int64_t(8)}) {
         CAPTURE(std::string(backend_name(h)));
         CAPTURE(std::string(dtype_name(t)));
         CAPTURE(m);
