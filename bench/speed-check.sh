@@ -68,10 +68,9 @@ if want ncu; then
   for layer in ${NCU_LAYERS:-res2a_branch2a res4*_branch2b res5a_branch2a}; do
     for n in 1 32; do
       tag="$(echo "$layer" | tr -c 'A-Za-z0-9_\n' '_')-n$n"
-      sets=resnet50; [ $n = 1 ] && maxn=(--max-n 1) || maxn=()
       timeout 120 ncu --csv --print-units base --clock-control none --cache-control none \
         --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
-        "$build/bench/jet_bench_conv" --sets $sets "${maxn[@]}" --layers "$layer" --dtypes f16 \
+        "$build/bench/jet_bench_conv" --sets resnet50 --n $n --layers "$layer" --dtypes f16 \
         --layouts nhwc --runs 1 --no-graph >"$out/ncu-$tag.csv" 2>"$out/ncu-$tag.err" || status=1
       python3 - "$out/ncu-$tag.csv" "$layer N=$n" <<'PY'
 import csv, sys, statistics, collections
@@ -95,12 +94,12 @@ PY
 fi
 if want ncu-detail; then
   # Where one launch spends its time: ours (gemm_mma_kernel) and cuDNN's (the first launch whose
-  # name looks like a cuDNN/CUTLASS convolution) on $NCU_DETAIL_LAYER at N=1.
+  # name looks like a cuDNN/CUTLASS convolution) on $NCU_DETAIL_LAYER at N=$NCU_DETAIL_N (default 1).
   for who in "regex:gemm_mma_kernel" "regex:xmma|cutlass|implicit_convolve|sm90|sm80"; do
     timeout 120 ncu --clock-control none -k "$who" -c 1 --launch-skip ${NCU_SKIP:-20} \
       --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
       --section SchedulerStats --section MemoryWorkloadAnalysis \
-      "$build/bench/jet_bench_conv" --sets resnet50 --max-n 1 --layers "${NCU_DETAIL_LAYER:-res2a_branch2a}" \
+      "$build/bench/jet_bench_conv" --sets resnet50 --n ${NCU_DETAIL_N:-1} --layers "${NCU_DETAIL_LAYER:-res2a_branch2a}" \
       --dtypes f16 --layouts nhwc --runs 1 --no-graph >>"$out/ncu-detail.txt" 2>&1 || status=1
   done
   grep -E '^  [a-zA-Z_].*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Size|Grid Size|Warp Cycles Per Issued|Issue Slots Busy|DRAM Throughput|Compute \(SM\) Throughput|Stall|Dynamic Shared' "$out/ncu-detail.txt" | cut -c1-150 | head -60
