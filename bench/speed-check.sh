@@ -7,7 +7,8 @@
 # (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
 # jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
 # sweep and the GEMM tests), ncu (Nsight Compute: per-kernel GPU time, grid and registers of
-# cuDNN's and our kernels on the layers in $NCU_LAYERS, f16 NHWC, N=1 and N=32).
+# cuDNN's and our kernels on the layers in $NCU_LAYERS, f16 NHWC, N=1 and N=32), ncu-detail
+# (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -28,6 +29,7 @@ cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"
 targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
 want conv || want conv-all || want ncu && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
+want cuda-ops && targets+=(jet_bench_cuda_ops)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
@@ -103,6 +105,12 @@ if want ncu-detail; then
       --dtypes f16 --layouts nhwc --runs 1 --no-graph >>"$out/ncu-detail.txt" 2>&1 || status=1
   done
   grep -E '^  [a-zA-Z_].*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Size|Grid Size|Warp Cycles Per Issued|Issue Slots Busy|DRAM Throughput|Compute \(SM\) Throughput|Stall|Dynamic Shared' "$out/ncu-detail.txt" | cut -c1-150 | head -60
+fi
+if want cuda-ops; then
+  # GEMV / FC rows (CUDA-graph replay over weight copies spanning twice the L2) and the copy
+  # reference they are judged against.
+  "$build/bench/jet_bench_cuda_ops" >"$out/cuda_ops.txt" 2>&1 || status=1
+  grep -E '^device|^f(32|16),|memcpy|gemv|^summary' "$out/cuda_ops.txt"
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1

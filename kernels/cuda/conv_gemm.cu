@@ -306,25 +306,75 @@ struct ConvEpi {
     T* yp = y + w.yo + k * g.ys_c;
     *yp = from_f32<T>(finish(w, k, acc, yp));
   }
-  // Channels col .. col + 7 (the tensor-core engine's epilogue): one 16-byte store when they
-  // are adjacent, aligned halves (NHWC f16), else one store each.
-  __device__ __forceinline__ void store8(const Row& w, int col, const float* v) const {
+  // Channels col .. col + 7 (the tensor-core engine's epilogue). NHWC f16 with 16-byte aligned
+  // rows: conv_store's formula on 8 values at once, with 16-byte loads of the residual, the bias
+  // and (beta != 0) the old y, and one 16-byte store; otherwise one store() each.
+  __device__ __forceinline__ void store8(const Row& w, int col, const float* acc) const {
     const int64_t k = w.k0 + col;
     T* yp = y + w.yo + k * g.ys_c;
-    if (std::is_same<T, __half>::value && g.ys_c == 1 &&
-        reinterpret_cast<uintptr_t>(yp) % 16 == 0) {
-      uint32_t packed[4];
+    if (!std::is_same<T, __half>::value || g.ys_c != 1 || !aligned16_dev(yp)) {
+#pragma unroll
+      for (int q = 0; q < 8; ++q) store(w, col + q, acc[q]);
+      return;
+    }
+    float v[8];
+#pragma unroll
+    for (int q = 0; q < 8; ++q) v[q] = e.alpha1 * acc[q];
+    if (e.fused) {
+      if (e.z) {
+        const T* zp = static_cast<const T*>(e.z) + w.zo + k * e.zs_c;
+        float zv[8];
+        load8(zp, e.zs_c, zv);
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] += e.alpha2 * zv[q];
+      }
+      if (e.bias) {
+        float bv[8];
+        load8(static_cast<const T*>(e.bias) + k * e.bias_stride, e.bias_stride, bv);
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] += bv[q];
+      }
+      if (e.act.mode == ActivationMode::RELU) {
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] = v[q] < 0.f ? 0.f : v[q];  // NaN stays NaN
+      } else if (e.act.mode != ActivationMode::IDENTITY) {
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] = activate_outlined(e.act, v[q]);
+      }
+    } else if (e.beta != 0.f) {
+      float old[8];
+      load8(yp, 1, old);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) v[q] += e.beta * old[q];
+    }
+    uint32_t packed[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const __half2 h2 = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
+      packed[q] = *reinterpret_cast<const uint32_t*>(&h2);
+    }
+    *reinterpret_cast<uint4*>(yp) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+  }
+
+ private:
+  static __device__ __forceinline__ bool aligned16_dev(const void* p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  }
+  // Eight values p[0], p[s], ..., p[7 s] as floats: one 16-byte load when contiguous and aligned.
+  static __device__ __forceinline__ void load8(const T* p, int64_t s, float* out) {
+    if (std::is_same<T, __half>::value && s == 1 && aligned16_dev(p)) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(p);
+      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const __half2 h2 = __floats2half2_rn(finish(w, k + 2 * q, v[2 * q], yp + 2 * q),
-                                             finish(w, k + 2 * q + 1, v[2 * q + 1], yp + 2 * q + 1));
-        packed[q] = *reinterpret_cast<const uint32_t*>(&h2);
+        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[q]));
+        out[2 * q] = f.x;
+        out[2 * q + 1] = f.y;
       }
-      *reinterpret_cast<uint4*>(yp) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
       return;
     }
 #pragma unroll
-    for (int q = 0; q < 8; ++q) store(w, col + q, v[q]);
+    for (int q = 0; q < 8; ++q) out[q] = to_f32(p[q * s]);
   }
 };
 

@@ -105,7 +105,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   // Epilogue staging: WM * 16 rows of BN floats; +8 floats per row keeps the float2 writes of a
   // half-warp (4 rows x 4 column pairs) on distinct banks.
   constexpr int kEpiRows = Cfg::WM * 16, kEpiStride = BN + 8;
-  static_assert(kEpiRows * kEpiStride * 4 <= Cfg::SMEM_BYTES, "epilogue staging does not fit");
+  static_assert(kEpiStride % 8 == 0, "row records must stay 16-byte aligned");
+  static_assert(kEpiRows * kEpiStride * 4 + BM * sizeof(typename E::Row) <= Cfg::SMEM_BYTES,
+                "epilogue staging does not fit");
   extern __shared__ uint4 smem_u4[];
   __half* const As = reinterpret_cast<__half*>(smem_u4);
   __half* const Bs = As + STAGES * BM * BK;
@@ -211,8 +213,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // The epilogue goes through shared memory so that each thread finishes 8 consecutive columns
     // of one row and stores them 16 bytes at a time (store8), instead of the mma layout's 2
     // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
-    // rows of BN floats.
+    // rows of BN floats. The epilogue's row records (output offsets: divisions by the output
+    // extents) are made once per row of the tile, not once per 8 columns.
     float* const cs = reinterpret_cast<float*>(smem_u4);
+    typename E::Row* const erows =
+        reinterpret_cast<typename E::Row*>(smem_u4 + kEpiRows * kEpiStride / 4);
+    for (int r = tid; r < BM; r += THREADS)
+      if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
@@ -225,13 +232,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       __syncthreads();
       for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
         const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
-        const int r = m0 + (pr >> 4) * WTM + i * 16 + (pr & 15);
+        const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
         const int c = n0 + col;
-        if (r >= M || c >= N) continue;
+        if (m0 + tr >= M || c >= N) continue;
         const float4 lo = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col);
         const float4 hi = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4);
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        store_row8(ep, ep.row(zz, r), c, N - c, v);
+        store_row8(ep, erows[tr], c, N - c, v);
       }
       __syncthreads();  // band i read before band i + 1 overwrites it
     }
