@@ -64,6 +64,33 @@ Status host_alloc(size_t bytes, void** out, const char* what) {
 
 void host_free(void* p) { std::free(p); }
 
+Status pinned_host_alloc(size_t bytes, void** out, const char* what) {
+  *out = nullptr;
+#if defined(JET_HAVE_CUDA)
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, bytes > 0 ? bytes : 1, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Status(StatusCode::ALLOC_FAILED, std::string("cudaHostAlloc of ") + std::to_string(bytes) + " bytes for " +
+                                                what + " failed: " + cudaGetErrorString(e));
+  }
+  *out = p;
+  return Status();
+#else
+  (void)bytes;
+  return Status(StatusCode::NOT_SUPPORTED,
+                std::string("cannot allocate pinned memory for ") + what + ": this build of jet has no CUDA backend");
+#endif
+}
+
+void pinned_host_free(void* p) {
+#if defined(JET_HAVE_CUDA)
+  if (p) cudaFreeHost(p);
+#else
+  (void)p;
+#endif
+}
+
 uint64_t device_alloc_count() { return g_device_allocs.load(std::memory_order_relaxed); }
 uint64_t host_alloc_count() { return g_host_allocs.load(std::memory_order_relaxed); }
 

@@ -19,6 +19,12 @@ void device_free(void* p);
 Status host_alloc(size_t bytes, void** out, const char* what);
 void host_free(void* p);
 
+// Page-locked host memory (cudaHostAlloc), for uploads the DMA engine reads directly. ALLOC_FAILED
+// when CUDA cannot pin that much (the caller may fall back to pageable memory); NOT_SUPPORTED in a
+// build without CUDA.
+Status pinned_host_alloc(size_t bytes, void** out, const char* what);
+void pinned_host_free(void* p);
+
 // How many device / host allocations these functions have made since the process started.
 uint64_t device_alloc_count();
 uint64_t host_alloc_count();
