@@ -230,7 +230,11 @@ class NetworkRunner {
     }
 #if defined(JET_HAVE_CUDA)
     if (cuda()) {
-      cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+      // A pageable cudaMemcpy may return before its DMA lands, ordered only on the legacy stream;
+      // the runs go on a stream of their own.
+      cudaError_t e = cudaDeviceSynchronize();
+      if (e != cudaSuccess) return cuda_error("tuning: cudaDeviceSynchronize after the input upload", e);
+      e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
       if (e != cudaSuccess) return cuda_error("tuning: cudaStreamCreate", e);
       handle_.set_stream(stream_);
       events_.assign(impl_->ops.size() + 1, nullptr);
