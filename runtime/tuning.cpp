@@ -184,7 +184,9 @@ class NetworkRunner {
 #if defined(JET_HAVE_CUDA)
     if (cuda()) {
       if (prefill_) cudaGraphExecDestroy(prefill_);
-      for (cudaEvent_t ev : events_) cudaEventDestroy(ev);
+      for (cudaEvent_t ev : events_) {
+        if (ev) cudaEventDestroy(ev);
+      }
       if (stream_) cudaStreamDestroy(stream_);
     }
 #endif
