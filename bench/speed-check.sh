@@ -6,7 +6,8 @@
 # Steps (default "tests conv"): tests (jet_test_conv tactic sweep + jet_test_gemm), conv
 # (jet_bench_conv ResNet-50 f16 NHWC at N=1 and N=32 with --tactics), conv-all (the full
 # jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
-# sweep and the GEMM tests).
+# sweep and the GEMM tests), ncu (Nsight Compute: per-kernel GPU time, grid and registers of
+# cuDNN's and our kernels on the layers in $NCU_LAYERS, f16 NHWC, N=1 and N=32).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -20,15 +21,19 @@ args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
 [ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
 
+# SKIP_BUILD=1: reuse BUILD_DIR as another script built it (scripts/gpu-check.sh's full build
+# holds every target used here).
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
 cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
 targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
-want conv || want conv-all && targets+=(jet_bench_conv)
+want conv || want conv-all || want ncu && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
 fi
 echo "build: $(( $(date +%s) - t0 )) s"
+fi
 status=0
 if want tests; then
   "$build/tests/jet_test_conv" -tc='*tactics*,*IMPLICIT_GEMM*,*PRECOMP*,conv_forward GEMM' \
@@ -50,11 +55,54 @@ if want sanitize; then
   done
 fi
 if want conv; then
-  for v in f16:nhwc f32:nchw; do
+  for v in ${CONV_VARIANTS:-f16:nhwc f32:nchw}; do
     "$build/bench/jet_bench_conv" --sets resnet50 --dtypes ${v%:*} --layouts ${v#*:} --tactics \
       --runs 5 --csv "$out/conv_r50_${v%:*}.csv" >"$out/conv_r50_${v%:*}.log" 2>&1 || status=1
     grep -E '^(geomean|network|SUMMARY)' "$out/conv_r50_${v%:*}.log"
   done
+fi
+if want ncu; then
+  # One ncu process per layer and batch: every launch of the bench (cuDNN's find and timing, ours
+  # per algorithm), one metric pass each, clocks and caches left alone; summarized per kernel name
+  # and grid as count / median us.
+  for layer in ${NCU_LAYERS:-res2a_branch2a res4*_branch2b res5a_branch2a}; do
+    for n in 1 32; do
+      tag="$(echo "$layer" | tr -c 'A-Za-z0-9_\n' '_')-n$n"
+      timeout 120 ncu --csv --print-units base --clock-control none --cache-control none \
+        --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
+        "$build/bench/jet_bench_conv" --sets resnet50 --n $n --layers "$layer" --dtypes f16 \
+        --layouts nhwc --runs 1 --no-graph >"$out/ncu-$tag.csv" 2>"$out/ncu-$tag.err" || status=1
+      python3 - "$out/ncu-$tag.csv" "$layer N=$n" <<'PY'
+import csv, sys, statistics, collections
+rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
+by = collections.defaultdict(dict)
+for r in csv.DictReader(rows):
+    key = (r["Kernel Name"].replace("jet::cuda::", "")[:130], r.get("Grid Size", ""))
+    by[key].setdefault(r["Metric Name"], []).append(r["Metric Value"])
+out = []
+for (name, _), m in by.items():
+    t = [float(v.replace(",", "")) / 1000 for v in m.get("gpu__time_duration.sum", [])]
+    if not t: continue
+    out.append((statistics.median(t), len(t), name, m.get("launch__grid_size", ["?"])[0],
+                m.get("launch__block_size", ["?"])[0], m.get("launch__registers_per_thread", ["?"])[0]))
+print("ncu %s:" % sys.argv[2])
+for med, cnt, name, g, b, r in sorted(out)[:14]:
+    print("  %8.2f us x%-5d grid %-6s block %-4s regs %-4s %s" % (med, cnt, g, b, r, name))
+PY
+    done
+  done
+fi
+if want ncu-detail; then
+  # Where one launch spends its time: ours (gemm_mma_kernel) and cuDNN's (the first launch whose
+  # name looks like a cuDNN/CUTLASS convolution) on $NCU_DETAIL_LAYER at N=$NCU_DETAIL_N (default 1).
+  for who in "regex:gemm_mma_kernel" "regex:xmma|cutlass|implicit_convolve|sm90|sm80"; do
+    timeout 120 ncu --clock-control none -k "$who" -c 1 --launch-skip ${NCU_SKIP:-20} \
+      --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis \
+      "$build/bench/jet_bench_conv" --sets resnet50 --n ${NCU_DETAIL_N:-1} --layers "${NCU_DETAIL_LAYER:-res2a_branch2a}" \
+      --dtypes f16 --layouts nhwc --runs 1 --no-graph >>"$out/ncu-detail.txt" 2>&1 || status=1
+  done
+  grep -E '^  [a-zA-Z_].*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Size|Grid Size|Warp Cycles Per Issued|Issue Slots Busy|DRAM Throughput|Compute \(SM\) Throughput|Stall|Dynamic Shared' "$out/ncu-detail.txt" | cut -c1-150 | head -60
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1

@@ -155,6 +155,12 @@ mode_t new_file_mode() {
   return 0666 & ~mask;
 }
 
+// Root replacing another user's file gives the new file the old one's owner. Best effort: glibc
+// marks fchown warn_unused_result, and a failure only leaves root as the owner.
+void keep_owner(int fd, const struct stat& st) {
+  if (::fchown(fd, st.st_uid, st.st_gid) != 0) errno = 0;
+}
+
 }  // namespace
 
 const char* file_type_name(unsigned mode) {
@@ -194,7 +200,7 @@ Status write_file_atomically(const std::string& path, const void* data, size_t s
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (fd >= 0) {
     bool ok = ::fchmod(fd, mode) == 0 || (err = errno, false);
-    if (ok && exists && ::geteuid() == 0) (void)::fchown(fd, st.st_uid, st.st_gid);
+    if (ok && exists && ::geteuid() == 0) keep_owner(fd, st);
     ok = ok && write_all(fd, data, size, &err);
     ok = ok && (::fsync(fd) == 0 || (err = errno, false));
     ok = ok && link_tmpfile(fd, target, exists, &err);
@@ -222,7 +228,7 @@ Status write_file_atomically(const std::string& path, const void* data, size_t s
   if (fd < 0) return io_error("cannot write", path, errno);
   tmp = name.data();
   bool ok = ::fchmod(fd, mode) == 0 || (err = errno, false);
-  if (ok && exists && ::geteuid() == 0) (void)::fchown(fd, st.st_uid, st.st_gid);
+  if (ok && exists && ::geteuid() == 0) keep_owner(fd, st);
   ok = ok && write_all(fd, data, size, &err);
   ok = ok && (::fsync(fd) == 0 || (err = errno, false));
   if (::close(fd) != 0 && ok) {

@@ -734,6 +734,8 @@ int main(int argc, char** argv) {
   bool verbose = false;
   bool tactics = false;
   std::string csv_path;
+  std::vector<std::string> layer_filter;  // --layers: substrings of layer names (profiling one layer)
+  int64_t only_n = 0;                     // --n: only the sets of this batch size
   bool graph = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -748,12 +750,16 @@ int main(int argc, char** argv) {
     else if (a == "--tactics") tactics = true;
     else if (a == "--csv" && more) csv_path = argv[++i];
     else if (a == "--no-graph") graph = false;
+    else if (a == "--layers" && more) layer_filter = split(argv[++i]);
+    else if (a == "--n" && more) only_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]\n"
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
-                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n",
+                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n"
+                   "       [--layers SUBSTR,...] [--n N]   (only layers whose name contains one of the\n"
+                   "       substrings; only the sets of batch size N)\n",
                    argv[0]);
       return 2;
     }
@@ -844,8 +850,22 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   std::vector<Set> chosen;
-  for (Set& s : quick ? quick_sets() : all_sets(max_n))
-    if (has(sets, s.family)) chosen.push_back(s);
+  for (Set& s : quick ? quick_sets() : all_sets(max_n)) {
+    if (!has(sets, s.family)) continue;
+    if (only_n > 0 && (s.layers.empty() || s.layers[0].n != only_n)) continue;
+    if (!layer_filter.empty()) {
+      std::vector<Layer> kept;
+      for (const Layer& l : s.layers)
+        for (const std::string& f : layer_filter)
+          if (l.name.find(f) != std::string::npos) {
+            kept.push_back(l);
+            break;
+          }
+      if (kept.empty()) continue;
+      s.layers = kept;
+    }
+    chosen.push_back(s);
+  }
 
   struct Combo {
     std::string name;

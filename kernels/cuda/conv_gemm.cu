@@ -306,19 +306,25 @@ struct ConvEpi {
     T* yp = y + w.yo + k * g.ys_c;
     *yp = from_f32<T>(finish(w, k, acc, yp));
   }
-  // Channels col and col + 1: one 4-byte store when they are adjacent halves (NHWC f16).
-  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
+  // Channels col .. col + 7 (the tensor-core engine's epilogue): one 16-byte store when they
+  // are adjacent, aligned halves (NHWC f16), else one store each.
+  __device__ __forceinline__ void store8(const Row& w, int col, const float* v) const {
     const int64_t k = w.k0 + col;
     T* yp = y + w.yo + k * g.ys_c;
     if (std::is_same<T, __half>::value && g.ys_c == 1 &&
-        reinterpret_cast<uintptr_t>(yp) % 4 == 0) {
-      const float v0 = finish(w, k, a0, yp), v1 = finish(w, k + 1, a1, yp + 1);
-      *reinterpret_cast<__half2*>(yp) = __floats2half2_rn(v0, v1);
+        reinterpret_cast<uintptr_t>(yp) % 16 == 0) {
+      uint32_t packed[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const __half2 h2 = __floats2half2_rn(finish(w, k + 2 * q, v[2 * q], yp + 2 * q),
+                                             finish(w, k + 2 * q + 1, v[2 * q + 1], yp + 2 * q + 1));
+        packed[q] = *reinterpret_cast<const uint32_t*>(&h2);
+      }
+      *reinterpret_cast<uint4*>(yp) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
       return;
     }
-    *yp = from_f32<T>(finish(w, k, a0, yp));
-    yp += g.ys_c;
-    *yp = from_f32<T>(finish(w, k + 1, a1, yp));
+#pragma unroll
+    for (int q = 0; q < 8; ++q) store(w, col + q, v[q]);
   }
 };
 

@@ -29,6 +29,8 @@
 //   struct Row;
 //   Row row(int z, int r) const;                        // row r of problem z
 //   void store(const Row&, int col, float acc) const;
+//   void store8(const Row&, int col, const float* v) const;  // optional (tensor-core engine):
+//                                                        // columns col..col+7, all < N
 //
 // f32 storage runs on CUDA cores with FMA (f32 math, no TF32). f16 storage runs on tensor cores
 // with mma.sync m16n8k16 (f16 inputs, f32 accumulation) on sm_80 and newer; older
@@ -37,6 +39,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "cuda_common.cuh"
 
@@ -432,9 +435,15 @@ struct PartialEpi {
   __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
     ws[w.off + col] = acc;
   }
-  __device__ __forceinline__ void store2(const Row& w, int col, float a0, float a1) const {
-    ws[w.off + col] = a0;
-    ws[w.off + col + 1] = a1;
+  __device__ __forceinline__ void store8(const Row& w, int col, const float* v) const {
+    float* p = ws + w.off + col;
+    if (reinterpret_cast<uintptr_t>(p) % 16 == 0) {
+      reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+      reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+      return;
+    }
+#pragma unroll
+    for (int q = 0; q < 8; ++q) p[q] = v[q];
   }
 };
 

@@ -19,6 +19,10 @@
 //       // it); the copy zero-fills the rest.
 //
 // Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
+//
+// The epilogue: the accumulators pass through shared memory (the operand stages, no longer
+// needed) so that a thread finishes 8 consecutive columns of a row: epilogues with store8 write
+// them with one 16-byte store.
 #pragma once
 
 #include "gemm_core.cuh"
@@ -27,10 +31,11 @@ namespace jet {
 namespace cuda {
 namespace gemm {
 
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1>
 struct MmaTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
   // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
   static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
@@ -60,8 +65,31 @@ __device__ __forceinline__ void cp_async_wait() {
 // distinct 16-byte bank groups, and so do the copies. Offset in halves.
 __device__ __forceinline__ int swizzle(int r, int c) { return r * 32 + ((c ^ ((r >> 1) & 3)) << 3); }
 
+// Epilogues may provide store8(row, col, const float v[8]) for columns col..col+7 (16-byte
+// stores where their layout allows); the others get eight store() calls. `left` = N - col.
+template <class E, class = void>
+struct HasStore8 : std::false_type {};
+template <class E>
+struct HasStore8<E, decltype(std::declval<const E&>().store8(std::declval<const typename E::Row&>(),
+                                                          0, static_cast<const float*>(nullptr)))>
+    : std::true_type {};
+
+template <class E>
+__device__ __forceinline__ void store_row8(const E& ep, const typename E::Row& er, int col,
+                                           int left, const float* v) {
+  if constexpr (HasStore8<E>::value) {
+    if (left >= 8) {
+      ep.store8(er, col, v);
+      return;
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < 8; ++q)
+    if (q < left) ep.store(er, col + q, v[q]);
+}
+
 template <class Cfg, class LA, class LB, class E>
-__global__ void __launch_bounds__(Cfg::THREADS)
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     gemm_mma_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
                     int k_per_split) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -74,6 +102,10 @@ __global__ void __launch_bounds__(Cfg::THREADS)
   constexpr int RSTEP = THREADS / 4;
   static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "tile rows not divisible among threads");
   constexpr int CA = BM / RSTEP, CB = BN / RSTEP;
+  // Epilogue staging: WM * 16 rows of BN floats; +8 floats per row keeps the float2 writes of a
+  // half-warp (4 rows x 4 column pairs) on distinct banks.
+  constexpr int kEpiRows = Cfg::WM * 16, kEpiStride = BN + 8;
+  static_assert(kEpiRows * kEpiStride * 4 <= Cfg::SMEM_BYTES, "epilogue staging does not fit");
   extern __shared__ uint4 smem_u4[];
   __half* const As = reinterpret_cast<__half*>(smem_u4);
   __half* const Bs = As + STAGES * BM * BK;
@@ -174,25 +206,35 @@ __global__ void __launch_bounds__(Cfg::THREADS)
       }
     }
     cp_async_wait<0>();
+    __syncthreads();  // every warp is done with the operand tiles: the epilogue reuses them
 
+    // The epilogue goes through shared memory so that each thread finishes 8 consecutive columns
+    // of one row and stores them 16 bytes at a time (store8), instead of the mma layout's 2
+    // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
+    // rows of BN floats.
+    float* const cs = reinterpret_cast<float*>(smem_u4);
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
+    for (int i = 0; i < MI; ++i) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(zz, r);
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int j = 0; j < NI; ++j) {
-          const int c = n0 + wn * WTN + j * 8 + 2 * t;
-          if (c + 1 < N) {
-            ep.store2(er, c, acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
-          } else if (c < N) {
-            ep.store(er, c, acc[i][j][h * 2]);
-          }
-        }
+        for (int j = 0; j < NI; ++j)
+          *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN + j * 8 +
+                                     2 * t) = make_float2(acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
+      __syncthreads();
+      for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
+        const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
+        const int r = m0 + (pr >> 4) * WTM + i * 16 + (pr & 15);
+        const int c = n0 + col;
+        if (r >= M || c >= N) continue;
+        const float4 lo = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col);
+        const float4 hi = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4);
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        store_row8(ep, ep.row(zz, r), c, N - c, v);
       }
+      __syncthreads();  // band i read before band i + 1 overwrites it
+    }
   }
 #endif
 }
@@ -200,9 +242,9 @@ __global__ void __launch_bounds__(Cfg::THREADS)
 // ---------------------------------------------------------------------------------------------
 // The tile menu. Values are part of the tactic numbering (conv tactics, tests): append only.
 enum class MmaTileId : int {
-  T128x128 = 0,  // 4 warps of 64 x 64, 3 stages: large M and N
-  T128x64 = 1,   // 4 warps of 64 x 32, 4 stages
-  T64x128 = 2,   // 4 warps of 32 x 64, 4 stages
+  T128x128 = 0,  // 8 warps of 64 x 32, 3 stages: large M and N
+  T128x64 = 1,   // 8 warps of 32 x 32, 4 stages
+  T64x128 = 2,   // 8 warps of 32 x 32, 4 stages
   T64x64 = 3,    // 4 warps of 32 x 32, 4 stages
   T64x32 = 4,    // 4 warps of 16 x 32, 4 stages: small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 4 stages: small M (7x7 and 14x14 maps at batch 1)
@@ -245,9 +287,12 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     return launch_mma<decltype(tile)>(h, a, b, e, m, n, k, z, c.splits, workspace, routine);
   };
   switch (static_cast<MmaTileId>(c.tile)) {
-    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 2, 3>());
-    case MmaTileId::T128x64: return run(MmaTile<128, 64, 2, 2, 4>());
-    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 2, 4>());
+    // The large tiles have 8 warps: with 4 (64 x 64 warp tiles, ~200 registers) an SM held one
+    // or two blocks, too few warps to hide the copies' and the epilogue's latency (on the H100
+    // they ran 2-3x slower than 64 x 64 blocks on ResNet-50's batch-32 layers).
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2>());
+    case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2>());
+    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2>());
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
     case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
