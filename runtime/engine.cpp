@@ -215,49 +215,32 @@ Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder
   cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   for (int i = 0; i < 2 && e == cudaSuccess; ++i) e = cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming);
   phases->mark("weights: pinned staging allocation");
-  uint8_t* dev = static_cast<uint8_t*>(device);
-  int cur = 0;
-  bool pending[2] = {false, false};
-  size_t start = 0;  // the device offset that ring[cur][0] maps to
-  // Sends ring[cur] up to device offset `end`, then makes the other chunk current once its last
-  // copy has finished.
-  auto flush = [&](size_t end) {
-    if (e != cudaSuccess) return;
-    if (end > start) {
-      e = cudaMemcpyAsync(dev + start, ring[cur], end - start, cudaMemcpyHostToDevice, stream);
-      if (e == cudaSuccess) e = cudaEventRecord(done[cur], stream);
-      pending[cur] = true;
-    }
-    cur ^= 1;
-    start = end;
-    if (e == cudaSuccess && pending[cur]) e = cudaEventSynchronize(done[cur]);
-    pending[cur] = false;
-  };
-  size_t end = 0;
+  std::vector<rt::UploadPiece> pieces;
   for (int t : w.order) {
     const rt::TensorRecord& r = w.tensors[static_cast<size_t>(t)];
-    const size_t off = w.slot[static_cast<size_t>(r.buffer)];
-    if (r.bytes == 0 || e != cudaSuccess) continue;
+    rt::UploadPiece p;
+    p.offset = w.slot[static_cast<size_t>(r.buffer)];
+    p.bytes = r.bytes;
     if (r.filter_krsc) {
-      if (off + r.bytes > start + cap) flush(off);
-      if (e != cudaSuccess) break;
-      w.reorder(t, ring[cur] + (off - start));
+      p.fill = [&w, t](uint8_t* dst) { w.reorder(t, dst); };
     } else {
-      const uint8_t* src = w.src_of(t);
-      for (size_t copied = 0; copied < r.bytes && e == cudaSuccess;) {
-        if (off + copied == start + cap) flush(start + cap);
-        if (e != cudaSuccess) break;
-        const size_t n = std::min(r.bytes - copied, start + cap - (off + copied));
-        std::memcpy(ring[cur] + (off + copied - start), src + copied, n);
-        copied += n;
-      }
+      p.src = w.src_of(t);
     }
-    end = off + r.bytes;
+    pieces.push_back(std::move(p));
   }
-  flush(end);
+  uint8_t* dev = static_cast<uint8_t*>(device);
+  auto send = [&](int c, size_t offset, const uint8_t* host, size_t bytes) {
+    if (e == cudaSuccess) e = cudaMemcpyAsync(dev + offset, host, bytes, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cudaEventRecord(done[c], stream);
+    return e == cudaSuccess;
+  };
+  auto wait = [&](int c) {
+    if (e == cudaSuccess) e = cudaEventSynchronize(done[c]);
+    return e == cudaSuccess;
+  };
+  if (e == cudaSuccess) rt::gather_in_chunks(pieces, format::kDeviceWeightAlignment, ring, cap, send, wait);
   phases->mark("weights: gather and upload (overlapped)");
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  phases->mark("weights: wait for the last copy");
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // gather_in_chunks waited: nothing left
   const cudaError_t failed = e;
   for (cudaEvent_t ev : done) {
     if (ev) cudaEventDestroy(ev);
