@@ -564,9 +564,10 @@ Status tune_convolutions(Engine::Impl* impl) {
   JET_RT_TRY(find_candidates(impl, max_others, &found));
   std::vector<int> convs;
   std::vector<std::vector<TuningCandidate>> cands;  // per entry of convs
-  size_t workspace = 0, most = 0;
+  size_t workspace = 0, most = 0;  // the runs' workspace: every op's, and every candidate's
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
+    workspace = std::max(workspace, p.workspace_bytes);
     if (p.kind != OpKind::CONV) continue;
     std::vector<TuningCandidate> c = found[i];
     if (c.empty()) {
