@@ -4,8 +4,17 @@
 // events around one call: 5 warm-up calls, then the median of 25 timed calls. "bytes" is the
 // minimum traffic the routine needs (each input read once, each output written once; y is read
 // too when beta != 0). Bandwidth = bytes / median time; "of copy" divides it by the bandwidth of
-// cudaMemcpyAsync device-to-device on the same buffers (bytes read + written). Routines that
-// report NOT_SUPPORTED (not yet implemented on CUDA) print n/a and stay out of the summary.
+// cudaMemcpyAsync device-to-device of the 64 MiB tensor (bytes read + written), timed as the FC
+// rows are (below); at 64 MiB it is the DRAM bandwidth a copy reaches. Routines that report
+// NOT_SUPPORTED (not yet implemented on CUDA) print n/a and stay out of the summary.
+//
+// The fully connected rows (gemm_forward's GEMV path, batch 1 and 8) take a few microseconds, so
+// one call between events would time the launch, and their 2-16 MB of weights fit in the L2.
+// They are timed as a network runs them: 64 or more calls captured in one CUDA graph, replayed
+// (3 warm-up replays, then the median of 25, each between events), time per call = replay / calls.
+// The calls rotate over copies of the weights that together span at least twice the device's L2,
+// so each call reads its weights from DRAM. Each FC size also gets a copy row moving the same
+// bytes (half its weight bytes read, half written) the same way: what a copy reaches at that size.
 //
 // Usage: jet_bench_cuda_ops [device]
 #include <cuda_fp16.h>
@@ -98,18 +107,47 @@ double time_ms(cudaStream_t stream, const std::function<Status()>& call, std::st
   return ms[ms.size() / 2];
 }
 
-// Median over kRuns of the time per call of `reps` back-to-back calls (call(i) for i = 0..reps-1),
-// as in a network's CUDA graph: for kernels of a few microseconds, one call between two events
-// would mostly measure the launch.
-double time_batched_ms(cudaStream_t stream, int reps, const std::function<Status(int)>& call,
-                       std::string* why) {
-  return time_ms(stream, [&] {
-    for (int i = 0; i < reps; ++i) {
-      const Status s = call(i);
-      if (!s.ok()) return s;
-    }
-    return Status();
-  }, why) / reps;
+// Median over kRuns replays of one CUDA graph holding `calls` calls (call(i), i = 0..calls-1),
+// per call in ms, or a negative value when a call does not succeed. The calls are captured on
+// `stream`, which must be the handle's.
+double time_graph_ms(cudaStream_t stream, int calls, const std::function<Status(int)>& call,
+                     std::string* why) {
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status status;
+  for (int i = 0; i < calls && status.ok(); ++i) status = call(i);
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  if (!status.ok()) {
+    *why = status.to_string();
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    return -1.0;
+  }
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
+  for (int i = 0; i < 3; ++i) CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms;
+  for (int r = 0; r < kRuns; ++r) {
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0.f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t / calls);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+Status copy_status(cudaError_t e) {
+  return e == cudaSuccess ? Status() : Status(StatusCode::EXECUTION_FAILED, cudaGetErrorString(e));
 }
 
 struct Row {
@@ -134,8 +172,10 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::printf("device: %s (sm_%d%d, %d SMs); median of %d runs after %d warm-up\n", prop.name,
-              prop.major, prop.minor, prop.multiProcessorCount, kRuns, kWarmup);
+  std::printf("device: %s (sm_%d%d, %d SMs, %.0f MB L2); median of %d runs after %d warm-up; "
+              "the copy and FC rows: median of %d CUDA-graph replays\n",
+              prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6,
+              kRuns, kWarmup, kRuns);
 
   const size_t kBytes = size_t{64} << 20;  // every full-size tensor: 64 MiB
   void *x = nullptr, *y = nullptr, *z = nullptr, *y16 = nullptr, *small = nullptr;
@@ -144,6 +184,10 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&z, kBytes));
   CUDA_CHECK(cudaMalloc(&y16, kBytes));
   CUDA_CHECK(cudaMalloc(&small, 4 << 20));
+  // FC weights rotated over at least twice the L2 (plus one copy of the largest, 16 MB).
+  const size_t l2_bytes = static_cast<size_t>(prop.l2CacheSize);
+  void* wbuf = nullptr;
+  CUDA_CHECK(cudaMalloc(&wbuf, 2 * l2_bytes + (size_t{16} << 20)));
   float* params = nullptr;  // batchnorm scale, bias, mean, var (64 channels each)
   CUDA_CHECK(cudaMalloc(&params, 4 * 64 * sizeof(float)));
   fill_kernel<<<1, 256>>>(params, 4 * 64, 7u);
@@ -168,12 +212,16 @@ int main(int argc, char** argv) {
 
     std::vector<Row> rows;
     std::string why;
-    rows.push_back({"memcpy d2d (peer)", 2 * s, time_ms(stream, [&] {
-                      if (cudaMemcpyAsync(y, x, kBytes, cudaMemcpyDeviceToDevice, stream) !=
-                          cudaSuccess)
-                        return Status(StatusCode::EXECUTION_FAILED, "cudaMemcpyAsync failed");
-                      return Status();
-                    }, &why), ""});
+    // The reference: 8 copies of the 64 MiB tensor in a graph (128 MiB moved by each, more than
+    // twice the H100's 50 MB L2, so from DRAM), as the FC rows are timed.
+    rows.push_back({"memcpy d2d (peer, graph)", 2 * s, time_graph_ms(stream, 8, [&](int) {
+                      return copy_status(
+                          cudaMemcpyAsync(y, x, kBytes, cudaMemcpyDeviceToDevice, stream));
+                    }, &why), why});
+    if (rows[0].ms <= 0) {
+      std::fprintf(stderr, "the reference copy failed: %s\n", why.c_str());
+      return 1;
+    }
     const double copy_gbs = rows[0].bytes / (rows[0].ms * 1e6);
     auto add = [&](const char* name, double bytes, const std::function<Status()>& call) {
       std::string w;
@@ -230,26 +278,45 @@ int main(int argc, char** argv) {
           [&] { return reduce_forward(h, ReduceOp::MEAN, 1.f, nchw, x, 0.f, ry, y); });
     }
 
-    // Fully connected layers at batch 1 (gemm_forward's GEMV path): the weights, N rows of K,
-    // stream once; the calls rotate over copies of them spread through x's 64 MiB so that each
-    // call reads DRAM, not the 50 MB L2 of the previous one. Bytes: weights + input + output.
-    for (const int64_t k : {int64_t(2048), int64_t(512)}) {
+    // Fully connected layers (N = 1000 outputs of K inputs, ResNet-50's is 2048) at batch 1 and
+    // 8: b holds the N rows of K weights (trans_b), each call reads one of `copies` copies of them
+    // laid end to end in wbuf, at least twice the L2 in all. Bytes: weights + input + output.
+    // Before them, a copy moving the weights' bytes, rotated the same way.
+    std::vector<Row> fc_rows;
+    for (const int64_t k : {int64_t(512), int64_t(2048), int64_t(4096)}) {
       const int64_t n = 1000;
       const size_t wbytes = static_cast<size_t>(n * k) * esz;
-      const int copies = static_cast<int>(kBytes / wbytes);
-      const TensorDesc ad = TensorDesc::packed(t, {1, k});
-      const TensorDesc bd = TensorDesc::packed(t, {n, k});
-      const TensorDesc yd = TensorDesc::packed(t, {1, n});
-      GemmDesc g;
-      g.trans_b = true;
+      const int copies = static_cast<int>(std::max<size_t>(2, (2 * l2_bytes + wbytes - 1) / wbytes));
+      // At least 64 calls a replay (the copies in turn, over again), so that the graph's own
+      // launch is a small share of the time.
+      const int calls = copies * ((64 + copies - 1) / copies);
+      const std::string size = std::to_string(k) + "x" + std::to_string(n);
+      fill(wbuf, t, copies * wbytes / esz, 5u);
+      CUDA_CHECK(cudaDeviceSynchronize());
       std::string w;
-      const double ms = time_batched_ms(stream, copies, [&](int i) {
-        return gemm_forward(h, g, 1.f, ad, small, bd, static_cast<char*>(x) + i * wbytes,
-                            TensorDesc(), nullptr, 0.f, yd, y);
+      const double copy_ms = time_graph_ms(stream, calls, [&](int i) {
+        char* p = static_cast<char*>(wbuf) + (i % copies) * wbytes;
+        return copy_status(cudaMemcpyAsync(p + wbytes / 2, p, wbytes / 2, cudaMemcpyDeviceToDevice,
+                                           stream));
       }, &w);
-      const std::string name = "gemv FC " + std::to_string(k) + "x1000 batch 1";
-      rows.push_back({name, static_cast<double>(wbytes + (k + n) * esz), ms, w});
+      fc_rows.push_back({"memcpy d2d " + size + " bytes", static_cast<double>(wbytes), copy_ms, w});
+      for (const int64_t m : {int64_t(1), int64_t(8)}) {
+        const TensorDesc ad = TensorDesc::packed(t, {m, k});
+        const TensorDesc bd = TensorDesc::packed(t, {n, k});
+        const TensorDesc yd = TensorDesc::packed(t, {m, n});
+        GemmDesc g;
+        g.trans_b = true;
+        w.clear();
+        const double ms = time_graph_ms(stream, calls, [&](int i) {
+          return gemm_forward(h, g, 1.f, ad, small, bd,
+                              static_cast<char*>(wbuf) + (i % copies) * wbytes,
+                              TensorDesc(), nullptr, 0.f, yd, y);
+        }, &w);
+        const std::string name = "gemv FC " + size + " batch " + std::to_string(m);
+        fc_rows.push_back({name, static_cast<double>(wbytes + m * (k + n) * esz), ms, w});
+      }
     }
+    for (const Row& r : fc_rows) rows.push_back(r);
 
     std::printf("\n%s, x = %lld x %lld x %lld x %lld (%.0f MiB)\n", dtype_name(t),
                 static_cast<long long>(nb), static_cast<long long>(c), static_cast<long long>(hh),
@@ -265,7 +332,7 @@ int main(int argc, char** argv) {
       const double frac = gbs / copy_gbs;
       std::printf("%-34s %10.1f %10.1f %9.1f %7.1f%%\n", r.name.c_str(), r.bytes / 1e6,
                   r.ms * 1e3, gbs, 100.0 * frac);
-      if (&r != &rows[0]) fractions.push_back(frac);
+      if (r.name.compare(0, 6, "memcpy") != 0) fractions.push_back(frac);  // routines only
     }
   }
   double log_sum = 0.0, worst = 1e9;
@@ -281,6 +348,7 @@ int main(int argc, char** argv) {
   cudaFree(z);
   cudaFree(y16);
   cudaFree(small);
+  cudaFree(wbuf);
   cudaFree(params);
   cudaStreamDestroy(stream);
   return 0;

@@ -2,10 +2,12 @@
 // strides), one z-slice of the grid per batch entry (a batch dim of 1 broadcasts through a zero
 // batch stride), bias and alpha/beta applied in the epilogue. Three engines:
 //  - GEMV (M <= 8 with both operands contiguous along K, the fully connected layer at small
-//    batch): warps stream the rows of B once with 16-byte loads, K split across the warps of a
-//    block when N alone cannot fill the GPU;
+//    batch): warps stream the rows of B once, 16-byte loads several in flight per lane, K split
+//    across the warps of a block; one element at a time when rows are not 16-byte aligned;
 //  - the tensor-core core (gemm_mma.cuh) for f16 operands it can copy 16 bytes at a time;
 //  - the register-staged tiled engine (gemm_core.cuh) for everything else.
+#include <algorithm>
+
 #include "../api/backend.h"
 #include "gemm_core.cuh"
 #include "gemm_mma.cuh"
@@ -66,9 +68,27 @@ struct Operand {
 };
 
 // ---- GEMV -------------------------------------------------------------------------------------
+// y[m, n] = sum_k a[m, k] * b[n, k] for M <= 8 rows of a (the batch of a fully connected layer)
+// and N rows of b (its weights), both contiguous along k. The weights are the traffic: each is
+// read once, and the kernel is built to have as much of them in flight at once as the GPU holds.
+//  - A warp streams the depth of one weight row (two when a has 3-8 rows, so that each chunk of a
+//    serves two of b) in chunks: 16 bytes when every row is 16-byte aligned, else one element;
+//    lane l takes chunks l, l + 32, ...; each lane issues 8 loads of b before it uses any, and
+//    keeps the sums of the M <= 8 rows in registers.
+//  - `wpc` warps (1, 2, 4 or 8) share a weight row, each taking every wpc-th 32-chunk stretch of
+//    it; a block of 8 warps covers 8 / wpc warps' rows. run_gemv picks wpc so that a warp has at
+//    most one unrolled pass over its part (or, on long rows, as few as 8 warps allow) and so that
+//    the warps fill the GPU when N alone does not.
+//  - Sums are reduced in a fixed order (lane butterfly, then the row's warps in order through
+//    shared memory): results are deterministic. The first warp of the row applies the epilogue,
+//    one lane per output.
+//  - The grid is capped at 2-3 blocks per SM; blocks loop over the row groups beyond it.
+// The rows of a are read through the read-only cache (every warp of an SM reads the same ones);
+// the weights bypass L1 so that they do not evict them.
 
 constexpr int kGemvMaxRows = 8;
 constexpr int kGemvThreads = 256;
+constexpr int kGemvWarps = kGemvThreads / 32;
 
 // 16 bytes of T as floats.
 __device__ __forceinline__ void unpack(const uint4& v, float (&f)[4], float) {
@@ -81,120 +101,237 @@ __device__ __forceinline__ void unpack(const uint4& v, float (&f)[8], __half) {
   const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float2 p = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
+    // Through the bit patterns, not a pointer cast, so that w stays in registers.
+    f[2 * i] = __half2float(__ushort_as_half(static_cast<unsigned short>(w[i] & 0xffffu)));
+    f[2 * i + 1] = __half2float(__ushort_as_half(static_cast<unsigned short>(w[i] >> 16)));
   }
 }
 
-// Block: 8 warps; `wpc` warps share one column (a row of B), each taking every wpc-th 16-byte
-// chunk of the depth; the block's columns are 8 / wpc consecutive ones. A warp keeps M (<= 8)
-// sums per lane, reduces them across its lanes and, with wpc > 1, across the column's warps in
-// shared memory; the first warp of the column applies the epilogue.
-template <class T, class E>
-__global__ void __launch_bounds__(kGemvThreads)
+// 16 bytes read once: through the non-coherent path without allocating in L1.
+__device__ __forceinline__ uint4 load_streaming(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+#else
+  return __ldg(p);
+#endif
+}
+
+// One chunk of a K-contiguous row: 16 bytes (kVec) or one element.
+template <class T, bool kVec>
+struct GemvChunk;
+template <class T>
+struct GemvChunk<T, true> {
+  static constexpr int V = 16 / sizeof(T);
+  uint4 raw;
+  __device__ __forceinline__ void load_streaming_at(const T* row, int c) {
+    raw = load_streaming(reinterpret_cast<const uint4*>(row) + c);
+  }
+  __device__ __forceinline__ void load_cached_at(const T* row, int c) {
+    raw = __ldg(reinterpret_cast<const uint4*>(row) + c);
+  }
+  __device__ __forceinline__ void to_float(float (&f)[V]) const { unpack(raw, f, T()); }
+};
+template <class T>
+struct GemvChunk<T, false> {
+  static constexpr int V = 1;
+  T raw;
+  __device__ __forceinline__ void load_streaming_at(const T* row, int c) { raw = __ldg(row + c); }
+  __device__ __forceinline__ void load_cached_at(const T* row, int c) { raw = __ldg(row + c); }
+  __device__ __forceinline__ void to_float(float (&f)[1]) const { f[0] = to_f32(raw); }
+};
+
+// Per kernel built for MT rows of a: R weight rows per warp (two from MT = 4 on: each chunk of a
+// read from L1 then serves two weight chunks, halving the L1 traffic that batch rows multiply), U
+// unrolled loads per weight row (R x U = 8 chunks of b in flight per lane), and the blocks per SM
+// its registers are bounded for (3 or 2: 85 or 128 registers, no spills on sm_87 and sm_90); the
+// grid is capped at that many blocks per SM.
+template <int MT>
+struct GemvShape {
+  static constexpr int R = MT <= 2 ? 1 : 2;
+  static constexpr int U = 8 / R;
+  static constexpr int kBlocksPerSm = MT <= 2 ? 3 : 2;
+};
+
+// MT: the rows of a the kernel is built for (1, 2, 4, 8); M <= MT are real, the others repeat
+// row M - 1 (read from L1, never stored).
+template <class T, int MT, bool kVec, class E>
+__global__ void __launch_bounds__(kGemvThreads, GemvShape<MT>::kBlocksPerSm)
     gemv_kernel(const T* a, int64_t as_z, int64_t as_m, const T* b, int64_t bs_z, int64_t bs_n,
                 E ep, int M, int N, int K, int wpc) {
-  constexpr int V = 16 / sizeof(T);  // elements per 16-byte chunk
-  __shared__ float partial[kGemvThreads / 32][kGemvMaxRows];
+  using Chunk = GemvChunk<T, kVec>;
+  constexpr int V = Chunk::V;
+  constexpr int R = GemvShape<MT>::R;
+  constexpr int U = GemvShape<MT>::U;
+  __shared__ float partial[kGemvWarps][R][MT];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int cols_per_block = (kGemvThreads / 32) / wpc;
-  const int col = blockIdx.x * cols_per_block + warp / wpc, part = warp % wpc;
+  const int rows_per_block = kGemvWarps / wpc * R;
+  const int part = warp % wpc;
   const int z = blockIdx.y;
-  const T* bz = b + z * bs_z + static_cast<int64_t>(col < N ? col : 0) * bs_n;
   const T* az = a + z * as_z;
-  float sum[kGemvMaxRows];
-#pragma unroll
-  for (int m = 0; m < kGemvMaxRows; ++m) sum[m] = 0.f;
   const int chunks = K / V;
-  if (col < N) {
-    // Four chunks of B in flight per lane before they are used.
-    int c = part * 32 + lane;
-    const int step = wpc * 32;
-    for (; c + 3 * step < chunks; c += 4 * step) {
-      uint4 bv[4];
+  const int step = wpc * 32;
+  const int groups = (N + rows_per_block - 1) / rows_per_block;
+  for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+    const int col0 = g * rows_per_block + warp / wpc * R;  // the warp's first weight row
+    // Weight rows past N repeat the last one (read, never stored).
+    const T* bz[R];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) bv[u] = __ldg(reinterpret_cast<const uint4*>(bz) + c + u * step);
+    for (int r = 0; r < R; ++r)
+      bz[r] = b + z * bs_z + static_cast<int64_t>(col0 + r < N ? col0 + r : N - 1) * bs_n;
+    float sum[R][MT];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        float bf[V];
-        unpack(bv[u], bf, T());
+    for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int m = 0; m < kGemvMaxRows; ++m) {
-          if (m >= M) break;
-          float af[V];
-          unpack(__ldg(reinterpret_cast<const uint4*>(az + m * as_m) + c + u * step), af, T());
+      for (int m = 0; m < MT; ++m) sum[r][m] = 0.f;
+    if (col0 < N) {
+      for (int c0 = part * 32 + lane; c0 < chunks; c0 += U * step) {
+        Chunk bc[R][U];
 #pragma unroll
-          for (int i = 0; i < V; ++i) sum[m] = fmaf(af[i], bf[i], sum[m]);
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+            if (c0 + u * step < chunks) bc[r][u].load_streaming_at(bz[r], c0 + u * step);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (c0 + u * step >= chunks) continue;
+          float bf[R][V];
+#pragma unroll
+          for (int r = 0; r < R; ++r) bc[r][u].to_float(bf[r]);
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            Chunk ac;
+            ac.load_cached_at(az + (m < M ? m : M - 1) * as_m, c0 + u * step);
+            float af[V];
+            ac.to_float(af);
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+              for (int i = 0; i < V; ++i) sum[r][m] = fmaf(af[i], bf[r][i], sum[r][m]);
+          }
         }
       }
-    }
-    for (; c < chunks; c += step) {
-      float bf[V];
-      unpack(__ldg(reinterpret_cast<const uint4*>(bz) + c), bf, T());
+      // The depth past the last whole 16-byte chunk (fewer than V elements).
+      if (kVec)
+        for (int k = chunks * V + part * 32 + lane; k < K; k += step) {
+          float bk[R];
 #pragma unroll
-      for (int m = 0; m < kGemvMaxRows; ++m) {
-        if (m >= M) break;
-        float af[V];
-        unpack(__ldg(reinterpret_cast<const uint4*>(az + m * as_m) + c), af, T());
+          for (int r = 0; r < R; ++r) bk[r] = to_f32(bz[r][k]);
 #pragma unroll
-        for (int i = 0; i < V; ++i) sum[m] = fmaf(af[i], bf[i], sum[m]);
-      }
+          for (int m = 0; m < MT; ++m) {
+            const float ak = to_f32(az[(m < M ? m : M - 1) * as_m + k]);
+#pragma unroll
+            for (int r = 0; r < R; ++r) sum[r][m] = fmaf(ak, bk[r], sum[r][m]);
+          }
+        }
     }
-    // The depth's tail past the last whole chunk, element by element.
-    for (int k = chunks * V + part * 32 + lane; k < K; k += step) {
-      const float bk = to_f32(bz[k]);
-      for (int m = 0; m < M; ++m) sum[m] = fmaf(to_f32(az[m * as_m + k]), bk, sum[m]);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum[r][m] += __shfl_xor_sync(0xffffffffu, sum[r][m], o);
+    if (wpc > 1) {
+      if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int m = 0; m < MT; ++m) partial[warp][r][m] = sum[r][m];
+      __syncthreads();
+      if (part == 0)
+        for (int p = 1; p < wpc; ++p)
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int m = 0; m < MT; ++m) sum[r][m] += partial[warp + p][r][m];
+      __syncthreads();  // partial is written again by the next row group
+    }
+    // Lane r * MT + m stores row m of weight row col0 + r.
+    if (part == 0 && lane < R * MT) {
+      const int r = lane / MT, m = lane % MT;
+      float v = 0.f;
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+        for (int mm = 0; mm < MT; ++mm)
+          if (rr == r && mm == m) v = sum[rr][mm];
+      if (m < M && col0 + r < N) ep.store(ep.row(z, m), col0 + r, v);
     }
   }
-#pragma unroll
-  for (int m = 0; m < kGemvMaxRows; ++m)
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum[m] += __shfl_xor_sync(0xffffffffu, sum[m], o);
-  if (wpc > 1) {
-    if (lane == 0)
-#pragma unroll
-      for (int m = 0; m < kGemvMaxRows; ++m) partial[warp][m] = sum[m];
-    __syncthreads();
-    if (part != 0) return;
-    for (int p = 1; p < wpc; ++p)
-#pragma unroll
-      for (int m = 0; m < kGemvMaxRows; ++m) sum[m] += partial[warp + p][m];
-  }
-  if (lane != 0 || col >= N) return;
-  for (int m = 0; m < M; ++m) ep.store(ep.row(z, m), col, sum[m]);
 }
 
-// GEMV applies when M is small and both operands are contiguous along the depth with rows and
-// batches 16-byte aligned.
-template <class T>
+// GEMV applies when M is small and both operands are contiguous along the depth; it reads them
+// 16 bytes at a time when their rows and batches are 16-byte aligned, one element otherwise.
 bool gemv_applies(const Operand& a, const Operand& b) {
+  return a.rows <= kGemvMaxRows && a.ks == 1 && b.ks == 1 && b.rows <= (int64_t(1) << 30) &&
+         a.depth <= (int64_t(1) << 30);
+}
+
+template <class T>
+bool gemv_vector_aligned(const Operand& o) {
   constexpr int64_t V = 16 / sizeof(T);
-  const auto aligned = [&](const Operand& o) {
-    return o.ks == 1 && (o.rows == 1 || o.rs % V == 0) && o.zs % V == 0 &&
-           reinterpret_cast<uintptr_t>(o.p) % 16 == 0;
-  };
-  return a.rows <= kGemvMaxRows && b.rows <= (int64_t(1) << 30) && a.depth <= (int64_t(1) << 30) &&
-         aligned(a) && aligned(b);
+  return o.ks == 1 && (o.rows == 1 || o.rs % V == 0) && o.zs % V == 0 &&
+         reinterpret_cast<uintptr_t>(o.p) % 16 == 0;
+}
+
+// Warps per weight row: enough that a warp's part of the row takes at most one unrolled pass
+// (U chunks per lane), and more while the warps cannot fill the GPU and each would still have a
+// whole 32-chunk stretch. `warp_rows`: how many warps the weight rows take with one warp per row
+// (rows / R, times the batch).
+int gemv_warps_per_row(int64_t chunks, int64_t warp_rows, int64_t sms, int unroll) {
+  const int64_t fill = sms * kGemvWarps;  // warps: a block on every SM
+  int wpc = 1;
+  while (wpc < kGemvWarps && (chunks > int64_t(wpc) * 32 * unroll ||
+                              (warp_rows * wpc < fill && chunks >= int64_t(wpc) * 64)))
+    wpc *= 2;
+  return wpc;
+}
+
+template <class T, int MT, bool kVec>
+void launch_gemv(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>& ep,
+                 int64_t batch) {
+  using Shape = GemvShape<MT>;
+  const int n = static_cast<int>(b.rows);
+  constexpr int64_t V = GemvChunk<T, kVec>::V;
+  const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
+  const int wpc = gemv_warps_per_row(a.depth / V + (a.depth % V != 0),
+                                     (n + Shape::R - 1) / Shape::R * batch, sms, Shape::U);
+  const int rows_per_block = kGemvWarps / wpc * Shape::R;
+  const int64_t groups = (n + rows_per_block - 1) / rows_per_block;
+  const int64_t cap = std::max<int64_t>(1, sms * Shape::kBlocksPerSm / batch);
+  const unsigned gx = static_cast<unsigned>(std::min(groups, cap));
+  gemv_kernel<T, MT, kVec, GemmEpi<T>><<<dim3(gx, static_cast<unsigned>(batch)), kGemvThreads,
+                                         0, h.stream()>>>(
+      static_cast<const T*>(a.p), a.zs, a.rows == 1 ? 0 : a.rs, static_cast<const T*>(b.p), b.zs,
+      b.rs, ep, static_cast<int>(a.rows), n, static_cast<int>(a.depth), wpc);
+}
+
+template <class T, bool kVec>
+void launch_gemv_rows(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>& ep,
+                      int64_t batch) {
+  if (a.rows <= 1)
+    launch_gemv<T, 1, kVec>(h, a, b, ep, batch);
+  else if (a.rows <= 2)
+    launch_gemv<T, 2, kVec>(h, a, b, ep, batch);
+  else if (a.rows <= 4)
+    launch_gemv<T, 4, kVec>(h, a, b, ep, batch);
+  else
+    launch_gemv<T, 8, kVec>(h, a, b, ep, batch);
 }
 
 template <class T>
 Status run_gemv(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>& ep,
                 int64_t batch) {
-  const int n = static_cast<int>(b.rows);
-  // Split the depth across more warps per column until the blocks fill the GPU twice over.
-  const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
-  int wpc = 1;
-  while (wpc < 8 && (n * batch * wpc + 7) / 8 < 2 * sms && a.depth / (wpc * 2) >= 256) wpc *= 2;
-  const int cols_per_block = 8 / wpc;
-  const unsigned gx = static_cast<unsigned>((n + cols_per_block - 1) / cols_per_block);
   if (batch > 65535)
     return make_status(StatusCode::NOT_SUPPORTED, "gemm_forward: batch %lld over 65535",
                        static_cast<long long>(batch));
-  gemv_kernel<T, GemmEpi<T>><<<dim3(gx, static_cast<unsigned>(batch)), kGemvThreads, 0,
-                               h.stream()>>>(
-      static_cast<const T*>(a.p), a.zs, a.rows == 1 ? 0 : a.rs, static_cast<const T*>(b.p), b.zs,
-      b.rs, ep, static_cast<int>(a.rows), n, static_cast<int>(a.depth), wpc);
+  if (gemv_vector_aligned<T>(a) && gemv_vector_aligned<T>(b))
+    launch_gemv_rows<T, true>(h, a, b, ep, batch);
+  else
+    launch_gemv_rows<T, false>(h, a, b, ep, batch);
   return launch_status("gemm_forward");
 }
 
@@ -209,7 +346,7 @@ Status run(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>
 template <class T>
 Status dispatch(const Handle& h, const Operand& a, const Operand& b, const GemmEpi<T>& ep,
                 int64_t batch) {
-  if (gemv_applies<T>(a, b)) return run_gemv<T>(h, a, b, ep, batch);
+  if (gemv_applies(a, b)) return run_gemv<T>(h, a, b, ep, batch);
   if constexpr (std::is_same<T, __half>::value) {
     const gemm::RowsLoader<T, false> la = operand<T, false>(a.p, a.rows, a.depth, a.rs, a.ks, a.zs);
     const gemm::RowsLoader<T, false> lb = operand<T, false>(b.p, b.rows, b.depth, b.rs, b.ks, b.zs);

@@ -23,6 +23,71 @@ std::vector<int64_t> stored_dims(int rank, int64_t batch, int64_t rows, int64_t 
   return d;
 }
 
+// One GEMV-shaped gemm_forward, y = alpha * (a @ b^T + bias) + beta * y with a: M x K and b:
+// N x K (a fully connected layer's weights), checked against the float64 reference. a's rows are
+// a_rs elements apart starting a_off elements into its buffer, b's likewise: that is how a case
+// picks CUDA's 16-byte or element-wise GEMV loads. bias_kind: 0 none, 1 per column (1, N), 2 per
+// row (M, 1), 3 full (M, N). beta == 0 runs over a NaN-poisoned y; y's padded strides leave gaps
+// that must come back untouched.
+struct GemvCase {
+  int64_t m, n, k;
+  int64_t a_rs, b_rs, a_off, b_off;
+  int bias_kind;
+  float beta;
+};
+
+void check_gemv(const Handle& h, DType t, const GemvCase& c) {
+  CAPTURE(std::string(backend_name(h)));
+  CAPTURE(std::string(dtype_name(t)));
+  CAPTURE(c.m);
+  CAPTURE(c.n);
+  CAPTURE(c.k);
+  CAPTURE(c.a_rs);
+  CAPTURE(c.b_rs);
+  CAPTURE(c.a_off);
+  CAPTURE(c.b_off);
+  CAPTURE(c.bias_kind);
+  CAPTURE(c.beta);
+  // Buffers holding the strided views, and the views' logical values (packed) for the reference.
+  const auto make = [&](int64_t rows, int64_t rs, int64_t off, std::vector<double>* logical) {
+    std::vector<double> all = random_values(t, {1, off + (rows - 1) * rs + c.k});
+    if (specials_turn()) plant_specials(&all);
+    logical->resize(static_cast<size_t>(rows * c.k));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < c.k; ++k)
+        (*logical)[static_cast<size_t>(r * c.k + k)] = all[static_cast<size_t>(off + r * rs + k)];
+    return tensor_with(TensorDesc::packed(t, {1, static_cast<int64_t>(all.size())}), all);
+  };
+  std::vector<double> av, bv;
+  const HostTensor abuf = make(c.m, c.a_rs, c.a_off, &av);
+  const HostTensor bbuf = make(c.n, c.b_rs, c.b_off, &bv);
+  const TensorDesc ad = TensorDesc::strided(t, {c.m, c.k}, {c.a_rs, 1});
+  const TensorDesc bd = TensorDesc::strided(t, {c.n, c.k}, {c.b_rs, 1});
+  const std::vector<int64_t> a_dims = {c.m, c.k}, b_dims = {c.n, c.k}, y_dims = {c.m, c.n};
+  const std::vector<std::vector<int64_t>> bias_shapes = {{}, {1, c.n}, {c.m, 1}, {c.m, c.n}};
+  const std::vector<int64_t>& bias_dims = bias_shapes[static_cast<size_t>(c.bias_kind)];
+  const std::vector<double> biasv = bias_dims.empty() ? std::vector<double>() : random_values(t, bias_dims);
+  HostTensor bias;
+  if (!bias_dims.empty()) bias = tensor_with(make_desc(t, bias_dims, Layout::PADDED), biasv);
+  HostTensor y(make_desc(t, y_dims, Layout::PADDED));
+  if (c.beta == 0.f) y.poison(); else y.fill_random();
+  const HostTensor before = y;
+  const float alpha = 0.75f;
+  GemmDesc g;
+  g.trans_b = true;
+  Staging st(h);
+  const size_t esz = dtype_size(t);
+  const void* ap = static_cast<const char*>(st.in(abuf)) + c.a_off * esz;
+  const void* bp = static_cast<const char*>(st.in(bbuf)) + c.b_off * esz;
+  REQUIRE_OK(gemm_forward(h, g, alpha, ad, ap, bd, bp, bias.desc(),
+                          bias_dims.empty() ? nullptr : st.in(bias), c.beta, y.desc(), st.out(y)));
+  st.finish();
+  const std::vector<double> prod = ref::gemm(av, a_dims, false, bv, b_dims, true, biasv, bias_dims, y_dims);
+  // Judged against the magnitude of the K terms a result sums (see the small-M test below).
+  const double terms = alpha * std::sqrt(static_cast<double>(c.k)) / 3.0;
+  check_output(y, before, blend(prod, alpha, c.beta, before.to_ref()), tol_for(t), terms);
+}
+
 }  // namespace
 
 TEST_CASE("gemm_forward matches the float64 reference") {
@@ -255,9 +320,9 @@ TEST_CASE("gemm_forward rejects invalid input") {
 }
 
 TEST_CASE("gemm_forward: small M (the GEMV path of fully connected layers)") {
-  // CUDA takes its GEMV kernel for M <= 8 with both operands contiguous along K and 16-byte
-  // aligned rows: these shapes cover M = 1..8, N from 1 (all eight warps of a block on one column)
-  // to 1000 (one warp per column), depths that are and are not a multiple of the 16-byte chunk
+  // CUDA takes its GEMV kernel for M <= 8 with both operands contiguous along K (16-byte loads
+  // with 16-byte aligned rows, as here): these shapes cover M = 1..8, N from 1 (all eight warps of
+  // a block on one column) to 1000, depths that are and are not a multiple of the 16-byte chunk
   // (the tail loop; rows padded to keep them aligned), batch with a broadcast a, bias, and alpha
   // / beta with beta == 0 over a poisoned y. M = 9 falls back to the tiled engines.
   struct Case {
@@ -313,6 +378,94 @@ TEST_CASE("gemm_forward: small M (the GEMV path of fully connected layers)") {
           const double terms = 0.75 * std::sqrt(static_cast<double>(c.k)) / 3.0;
           check_output(y, before, blend(prod, 0.75, beta, before.to_ref()), tol_for(t), terms);
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm_forward: every GEMV variant (rows 1-8, warps per row, 16-byte and element loads)") {
+  // CUDA's GEMV kernel comes in variants: built for 1, 2, 4 or 8 rows of a (M = 3, 5, 6, 7 run
+  // the next one up with the extra rows unused), 16-byte loads when every row of a and b is
+  // 16-byte aligned or element loads otherwise, one weight row per warp (M <= 2) or two, and 1,
+  // 2, 4 or 8 warps per weight row. The warps per row follow from the chunks of a row (16 bytes
+  // each, or one element) when N is small (N = 5 here, on any GPU with 8 SMs or more): < 64
+  // chunks 1 warp, 64-127 2, 128-255 4, >= 256 8. Every M in 1..8 meets every warp count with
+  // both loads, K with and without a partial last chunk, row groups the last of which is partial
+  // and (M >= 3) a warp whose second weight row is past N. Alignment: rows padded to a multiple of 8
+  // elements take the 16-byte loads; odd strides and pointers one element into a buffer take the
+  // element loads. On the CPU backend the same cases check the reference path.
+  const int64_t chunk_counts[] = {37, 101, 203, 300};  // -> 1, 2, 4, 8 warps per row
+  int turn = 0;
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      const int64_t v = 16 / static_cast<int64_t>(dtype_size(t));
+      for (int64_t m = 1; m <= 8; ++m) {
+        for (int ci = 0; ci < 4; ++ci) {
+          // Reduced (sanitizer runs): each M with two of the warp counts, each count with half the M.
+          if (reduced_tests() && (m + ci) % 2 == 1) continue;
+          const int64_t chunks = chunk_counts[ci];
+          for (int load = 0; load < 3; ++load) {
+            ++turn;
+            GemvCase c{};
+            c.m = m;
+            c.n = 5;
+            c.bias_kind = turn % 4;
+            c.beta = turn % 2 == 0 ? 0.f : 0.25f;
+            if (load == 0) {  // 16-byte loads; a tail of 0..v-1 elements past the last chunk
+              c.k = chunks * v + (m + chunks) % v;
+              c.a_rs = c.b_rs = (c.k + v - 1) / v * v + v;
+            } else if (load == 1) {  // element loads: odd row strides
+              c.k = chunks | 1;
+              c.a_rs = c.k;
+              c.b_rs = c.k + 2;
+            } else {  // element loads: rows aligned but a or b one element into its buffer
+              c.k = chunks * v;
+              c.a_rs = c.b_rs = c.k;
+              (m % 2 == 0 ? c.a_off : c.b_off) = 1;
+            }
+            check_gemv(h, t, c);
+          }
+        }
+      }
+      // The fully connected layers of ResNet-50 (2048 -> 1000) and ResNet-18 (512 -> 1000), batch
+      // 1 and 8: N large enough that the warps per row follow from the GPU's size too.
+      for (const int64_t k : {int64_t(2048), int64_t(512)})
+        for (const int64_t m : {int64_t(1), int64_t(8)}) check_gemv(h, t, {m, 1000, k, k, k, 0, 0, 1, 0.f});
+    }
+  }
+}
+
+TEST_CASE("gemm_forward: GEMV over more row groups than its grid (blocks loop)") {
+  // The GEMV grid holds at most 3 (M <= 2) or 2 blocks per SM divided by the batch: batch 8 of
+  // N = 1000 weight rows with a short depth (one warp per weight row, 8 a block, 125 row groups
+  // per batch entry at M = 1; two per warp, 16 a block, 63 groups at M = 3 and 8) makes blocks
+  // take more than one row group on any GPU with fewer than ~250 SMs. a broadcasts (batch 1), b
+  // is batched, the bias is per batch entry and column, y is poisoned.
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16}) {
+      for (const int64_t m : {int64_t(1), int64_t(3), int64_t(8)}) {
+        CAPTURE(std::string(backend_name(h)));
+        CAPTURE(std::string(dtype_name(t)));
+        CAPTURE(m);
+        const int64_t batch = 8, n = 1000, k = 40;
+        const std::vector<int64_t> a_dims = {1, m, k}, b_dims = {batch, n, k}, y_dims = {batch, m, n},
+                                   bias_dims = {batch, 1, n};
+        const HostTensor a = tensor_with(make_desc(t, a_dims, Layout::CHANNELS_FIRST), random_values(t, a_dims));
+        const HostTensor b = tensor_with(make_desc(t, b_dims, Layout::CHANNELS_FIRST), random_values(t, b_dims));
+        const HostTensor bias = tensor_with(make_desc(t, bias_dims, Layout::CHANNELS_FIRST), random_values(t, bias_dims));
+        HostTensor y(make_desc(t, y_dims, Layout::CHANNELS_FIRST));
+        y.poison();
+        const HostTensor before = y;
+        GemmDesc g;
+        g.trans_b = true;
+        Staging st(h);
+        REQUIRE_OK(gemm_forward(h, g, 1.25f, a.desc(), st.in(a), b.desc(), st.in(b), bias.desc(),
+                                st.in(bias), 0.f, y.desc(), st.out(y)));
+        st.finish();
+        const std::vector<double> prod = ref::gemm(a.to_ref(), a_dims, false, b.to_ref(), b_dims, true,
+                                                   bias.to_ref(), bias_dims, y_dims);
+        check_output(y, before, blend(prod, 1.25, 0.0, before.to_ref()), tol_for(t),
+                     1.25 * std::sqrt(static_cast<double>(k)) / 3.0);
       }
     }
   }
