@@ -18,14 +18,14 @@ args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
 cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
 targets=(jet-bench jet-make-model jet-tune jet_runtime_test_tuning jet_runtime_test_zero_alloc
-         jet_runtime_test_engine)
+         jet_runtime_test_engine jet_runtime_test_weight_upload)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
 fi
 echo "build: $(( $(date +%s) - t0 )) s"
 status=0
-for t in tuning zero_alloc engine; do
+for t in tuning zero_alloc engine weight_upload; do
   "$build/tests/jet_runtime_test_$t" >"$out/test_$t.log" 2>&1 || status=1
   echo "test_$t: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_$t.log" | tr '\n' ' ')"
   grep -E 'ERROR|FAILED' -A3 "$out/test_$t.log" | head -12
