@@ -1,5 +1,6 @@
 #include "zoo.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -341,6 +342,53 @@ Status mobilenet_v2(const ZooOptions& opt, ir::Graph* out) {
     }
   }
   x = b.conv("features.18", x, 1280, 1, 1, 0, 1, relu6);
+  x = b.global_avg_pool("avgpool", x);
+  x = b.flatten("flatten", x);
+  x = b.linear("fc", x, 1000);
+  b.mark_output(x);
+  return finish(b, out);
+}
+
+Status efficientnet_b0(const ZooOptions& opt, ir::Graph* out) {
+  if (!out) return Status(StatusCode::BAD_PARAM, "zoo: efficientnet_b0: out is null");
+  *out = ir::Graph{};
+  Status st = check_options("efficientnet_b0", opt, 32);
+  if (!st.ok()) return st;
+  NetBuilder b(out, opt.seed);
+  const ActivationDesc silu = ActivationDesc::silu();
+  int x = b.input("image", image_dims(opt));
+  x = b.conv("features.0", x, 32, 3, 2, 1, 1, silu);
+  // torchvision's MBConv stages: expansion, kernel, stride of the first block, channels, blocks.
+  struct Cfg {
+    int64_t t, k, s, c;
+    int n;
+  };
+  const Cfg cfg[7] = {{1, 3, 1, 16, 1},  {6, 3, 2, 24, 2},  {6, 5, 2, 40, 2},  {6, 3, 2, 80, 3},
+                      {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
+  for (int stage = 0; stage < 7 && b.ok(); ++stage) {
+    const Cfg& c = cfg[stage];
+    for (int i = 0; i < c.n && b.ok(); ++i) {
+      const std::string p = "features." + std::to_string(stage + 1) + "." + std::to_string(i);
+      const int64_t cin = b.dim(x, 1);
+      const int64_t hidden = cin * c.t;
+      const int64_t stride = i == 0 ? c.s : 1;
+      const bool residual = stride == 1 && cin == c.c;
+      int h = x;
+      if (c.t != 1) h = b.conv(p + ".expand", h, hidden, 1, 1, 0, 1, silu);
+      h = b.conv(p + ".dw", h, hidden, c.k, stride, c.k / 2, hidden, silu);
+      // Squeeze-and-excitation: pooled, squeezed to a quarter of the block's input channels,
+      // a sigmoid gate per channel, broadcast over the spatial dims.
+      int se = b.global_avg_pool(p + ".se.pool", h);
+      se = b.conv(p + ".se.fc1", se, std::max<int64_t>(1, cin / 4), 1, 1, 0, 1, silu);
+      se = b.conv(p + ".se.fc2", se, hidden, 1, 1, 0, 1, ActivationDesc::sigmoid());
+      h = b.op_tensor(p + ".se.scale", TensorOp::MUL, h, se);
+      // The residual add in the projection's epilogue, as fuse_epilogues leaves an export.
+      h = b.conv(p + ".project", h, c.c, 1, 1, 0, 1, ActivationDesc::identity(), residual ? x : -1,
+                 residual ? kResidualDamp : 1.f);
+      x = h;
+    }
+  }
+  x = b.conv("features.8", x, 1280, 1, 1, 0, 1, silu);
   x = b.global_avg_pool("avgpool", x);
   x = b.flatten("flatten", x);
   x = b.linear("fc", x, 1000);

@@ -49,6 +49,11 @@ Status resnet50(const ZooOptions& opt, ir::Graph* out);
 // Needs image >= 32.
 Status mobilenet_v2(const ZooOptions& opt, ir::Graph* out);
 
+// torchvision efficientnet_b0 (SiLU, MBConv blocks with squeeze-and-excitation gates as a global
+// pool, two 1x1 convs and a broadcast MUL, residual adds in the projection's epilogue); fc to
+// 1000 classes. Needs image >= 32.
+Status efficientnet_b0(const ZooOptions& opt, ir::Graph* out);
+
 // A small network using every ir::OpType (two outputs, see zoo.cpp for the exact structure):
 // conv + bias + relu; max pool with ceil_mode; depthwise conv; explicit BatchNorm; hard_swish;
 // 1x1 conv with a residual input; average pool with explicit asymmetric pads; global pool +

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "jet/dnn/common.h"
 
@@ -18,6 +20,32 @@ void device_free(void* p);
 // Host memory aligned to 256 bytes (context memory on the CPU backend).
 Status host_alloc(size_t bytes, void** out, const char* what);
 void host_free(void* p);
+
+// Page-locked host memory (cudaHostAlloc), for uploads the DMA engine reads directly. ALLOC_FAILED
+// when CUDA cannot pin that much (the caller may fall back to pageable memory); NOT_SUPPORTED in a
+// build without CUDA.
+Status pinned_host_alloc(size_t bytes, void** out, const char* what);
+void pinned_host_free(void* p);
+
+// One buffer of a chunked upload (gather_in_chunks): `bytes` for device offset `offset`, either
+// copied from `src` (in pieces across chunk boundaries) or written whole by `fill(dst)` (a
+// reorder; then bytes <= the chunk size).
+struct UploadPiece {
+  size_t offset = 0;
+  size_t bytes = 0;
+  const uint8_t* src = nullptr;
+  std::function<void(uint8_t* dst)> fill;
+};
+
+// Gathers `pieces` (offsets increasing, each aligned to `alignment`) into two host chunks of
+// `chunk` bytes (a multiple of `alignment`) that take turns, so the host fills one while the
+// other is sent: send(c, offset, host, bytes) sends chunk c's bytes for device [offset,
+// offset + bytes) (bytes between pieces are padding); wait(c) returns once chunk c's last send
+// has completed, and is called before chunk c is written again. Every send is waited for before
+// the function returns. False as soon as send or wait returns false.
+bool gather_in_chunks(const std::vector<UploadPiece>& pieces, size_t alignment, uint8_t* const chunks[2],
+                      size_t chunk, const std::function<bool(int, size_t, const uint8_t*, size_t)>& send,
+                      const std::function<bool(int)>& wait);
 
 // How many device / host allocations these functions have made since the process started.
 uint64_t device_alloc_count();

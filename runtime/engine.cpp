@@ -1,6 +1,8 @@
 // Engine::load: the loader's steps in order (loader.h), then weights and the summary; and the
 // Engine's accessors. Contexts are created in context.cpp.
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -169,13 +171,121 @@ void reorder_kcrs_to_krsc(const E* src, size_t k, size_t c, size_t taps, E* dst)
       for (size_t ci = 0; ci < c; ++ci) dst[ti * c + ci] = src[ci * taps + ti];
 }
 
+// Engine::load's phases with their wall times (ModelSummary::load_phases): mark(name) closes the
+// phase that began at the previous mark.
+class PhaseClock {
+ public:
+  explicit PhaseClock(std::vector<ModelSummary::LoadPhase>* out) : out_(out), last_(std::chrono::steady_clock::now()) {}
+  void mark(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    out_->push_back({name, std::chrono::duration<double, std::milli>(now - last_).count()});
+    last_ = now;
+  }
+
+ private:
+  std::vector<ModelSummary::LoadPhase>* out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+#if defined(JET_HAVE_CUDA)
+// The weights as the device holds them: per buffer (in `order`, by increasing slot), the tensor
+// that fills it, where its bytes are in the file, and the reorder of KRSC filters.
+struct WeightSource {
+  const std::vector<rt::TensorRecord>& tensors;
+  const std::vector<int>& order;
+  const std::vector<size_t>& slot;
+  std::function<const uint8_t*(int)> src_of;
+  std::function<void(int, uint8_t*)> reorder;
+};
+
+// The upload through two pinned chunks that take turns: the host gathers (and reorders) the next
+// chunk while the DMA engine copies the last one. No staging block of the whole size (whose fresh
+// pages cost a fault each), no pageable cudaMemcpy, one wait at the end. ALLOC_FAILED when no
+// pinned memory is to be had.
+Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder, void* device, PhaseClock* phases) {
+  // Slots are 256-aligned and a chunk ends on a multiple of 256, so a buffer never starts past
+  // the chunk it follows, and a chunk holds the largest filter that must be reordered whole.
+  const size_t cap = std::min(align_up(std::max<size_t>(size_t(4) << 20, largest_reorder), format::kDeviceWeightAlignment),
+                              total);
+  void* ring_memory = nullptr;
+  JET_RT_TRY(rt::pinned_host_alloc(2 * cap, &ring_memory, "the weight upload's pinned staging"));
+  uint8_t* ring[2] = {static_cast<uint8_t*>(ring_memory), static_cast<uint8_t*>(ring_memory) + cap};
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  for (int i = 0; i < 2 && e == cudaSuccess; ++i) e = cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming);
+  phases->mark("weights: pinned staging allocation");
+  std::vector<rt::UploadPiece> pieces;
+  for (int t : w.order) {
+    const rt::TensorRecord& r = w.tensors[static_cast<size_t>(t)];
+    rt::UploadPiece p;
+    p.offset = w.slot[static_cast<size_t>(r.buffer)];
+    p.bytes = r.bytes;
+    if (r.filter_krsc) {
+      p.fill = [&w, t](uint8_t* dst) { w.reorder(t, dst); };
+    } else {
+      p.src = w.src_of(t);
+    }
+    pieces.push_back(std::move(p));
+  }
+  uint8_t* dev = static_cast<uint8_t*>(device);
+  auto send = [&](int c, size_t offset, const uint8_t* host, size_t bytes) {
+    if (e == cudaSuccess) e = cudaMemcpyAsync(dev + offset, host, bytes, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cudaEventRecord(done[c], stream);
+    return e == cudaSuccess;
+  };
+  auto wait = [&](int c) {
+    if (e == cudaSuccess) e = cudaEventSynchronize(done[c]);
+    return e == cudaSuccess;
+  };
+  if (e == cudaSuccess) rt::gather_in_chunks(pieces, format::kDeviceWeightAlignment, ring, cap, send, wait);
+  phases->mark("weights: gather and upload (overlapped)");
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // gather_in_chunks waited: nothing left
+  const cudaError_t failed = e;
+  for (cudaEvent_t ev : done) {
+    if (ev) cudaEventDestroy(ev);
+  }
+  if (stream) cudaStreamDestroy(stream);
+  rt::pinned_host_free(ring_memory);
+  if (failed != cudaSuccess) return rt::cuda_error("uploading the weights (cudaMemcpyAsync from pinned memory)", failed);
+  return Status();
+}
+
+// The fallback: one pageable staging block of the device layout, one cudaMemcpy.
+Status upload_pageable(const WeightSource& w, size_t total, void* device, PhaseClock* phases) {
+  void* staging = nullptr;
+  JET_RT_TRY(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
+  for (int t : w.order) {
+    const rt::TensorRecord& r = w.tensors[static_cast<size_t>(t)];
+    uint8_t* dst = static_cast<uint8_t*>(staging) + w.slot[static_cast<size_t>(r.buffer)];
+    if (r.filter_krsc) {
+      w.reorder(t, dst);
+    } else if (r.bytes > 0) {
+      std::memcpy(dst, w.src_of(t), r.bytes);
+    }
+  }
+  phases->mark("weights: host staging (pageable)");
+  cudaError_t e = cudaMemcpy(device, staging, total, cudaMemcpyHostToDevice);
+  // From pageable memory cudaMemcpy may return once the bytes are staged, before the DMA
+  // reaches the device; the copy is ordered on the legacy default stream only, and runs on a
+  // non-blocking stream would not wait for it (a test saw half-uploaded weights under load).
+  // Loading is not on the inference path: wait for the upload here.
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  rt::host_free(staging);
+  phases->mark("weights: upload (pageable)");
+  if (e != cudaSuccess) return rt::cuda_error("uploading the weights (cudaMemcpy)", e);
+  return Status();
+}
+#endif
+
 // Weight pointers for the kernels. CPU: in place in the file (64-aligned offsets of a 64-aligned
 // base). CUDA: one device allocation, each buffer in a 256-aligned slot, filled by one upload.
-Status place_weights(const fb::Model& m, Engine::Impl* impl) {
+Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases) {
   const size_t nt = impl->tensors.size();
   impl->weight_ptrs.assign(nt, nullptr);
   const auto* buffers = m.buffers();
   if (impl->handle.backend() == Backend::CPU) {
+    (void)phases;  // marked by the caller: nothing is copied
     for (size_t t = 0; t < nt; ++t) {
       const rt::TensorRecord& r = impl->tensors[t];
       if (r.constant) {
@@ -187,56 +297,48 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl) {
 #if defined(JET_HAVE_CUDA)
   const size_t nb = buffers ? buffers->size() : 0;
   std::vector<size_t> slot(nb, SIZE_MAX);
-  size_t total = 0;
+  std::vector<int> order;  // per buffer in slot order: the tensor that fills it
+  size_t total = 0, largest_reorder = 0;
   for (size_t t = 0; t < nt; ++t) {
     const rt::TensorRecord& r = impl->tensors[t];
     if (!r.constant || slot[r.buffer] != SIZE_MAX) continue;
     slot[r.buffer] = total;
+    order.push_back(static_cast<int>(t));
+    if (r.filter_krsc) largest_reorder = std::max(largest_reorder, r.bytes);
     total = align_up(total + r.bytes, format::kDeviceWeightAlignment);  // bytes <= file size
   }
   if (total == 0) return Status();
   rt::DeviceGuard guard(impl->options.device);
-  // The device layout differs from the file's (256- vs 64-byte alignment), so the buffers are
-  // gathered into one host staging block and uploaded with a single copy.
-  void* staging = nullptr;
-  JET_RT_TRY(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
-  for (size_t t = 0; t < nt; ++t) {
-    const rt::TensorRecord& r = impl->tensors[t];
-    if (!r.constant) continue;
-    const fb::Buffer* buf = buffers->Get(static_cast<flatbuffers::uoffset_t>(r.buffer));
-    uint8_t* dst = static_cast<uint8_t*>(staging) + slot[r.buffer];
-    const uint8_t* src = impl->file.data() + buf->offset();
-    if (!r.filter_krsc) {  // buffers shared by several tensors are copied again, unchanged
-      std::memcpy(dst, src, static_cast<size_t>(buf->size()));
-      continue;
-    }
-    // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked). Element by
-    // element in the element's width: a memcpy call per element made ResNet-50's load 100 ms
-    // slower.
+  void* device = nullptr;
+  JET_RT_TRY(rt::device_alloc(total, &device, "the model's weights"));
+  phases->mark("weights: device allocation");
+  // Where each buffer's bytes are in the file, and the KRSC reorder of a KCRS filter.
+  auto src_of = [&](int t) {
+    const rt::TensorRecord& r = impl->tensors[static_cast<size_t>(t)];
+    return impl->file.data() + buffers->Get(static_cast<flatbuffers::uoffset_t>(r.buffer))->offset();
+  };
+  auto reorder = [&](int t, uint8_t* dst) {
+    const rt::TensorRecord& r = impl->tensors[static_cast<size_t>(t)];
+    const uint8_t* src = src_of(t);
+    // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked), in the element's
+    // width: a memcpy call per element made ResNet-50's load 100 ms slower.
     const size_t k = static_cast<size_t>(r.desc.dim(0)), c = static_cast<size_t>(r.desc.dim(1));
     const size_t taps = static_cast<size_t>(r.desc.elements()) / (k * c);
     if (dtype_size(r.desc.dtype()) == 2)
       reorder_kcrs_to_krsc(reinterpret_cast<const uint16_t*>(src), k, c, taps, reinterpret_cast<uint16_t*>(dst));
     else
       reorder_kcrs_to_krsc(reinterpret_cast<const uint32_t*>(src), k, c, taps, reinterpret_cast<uint32_t*>(dst));
+  };
+  const WeightSource source{impl->tensors, order, slot, src_of, reorder};
+  Status st = upload_pinned(source, total, largest_reorder, device, phases);
+  if (st.code() == StatusCode::ALLOC_FAILED) {
+    // No pinned memory to be had (a Jetson's pinned limit): one pageable staging block instead.
+    st = upload_pageable(source, total, device, phases);
   }
-  void* device = nullptr;
-  Status st = rt::device_alloc(total, &device, "the model's weights");
-  if (st.ok()) {
-    cudaError_t e = cudaMemcpy(device, staging, total, cudaMemcpyHostToDevice);
-    // From pageable memory cudaMemcpy may return once the bytes are staged, before the DMA
-    // reaches the device; the copy is ordered on the legacy default stream only, and runs on a
-    // non-blocking stream would not wait for it (a test saw half-uploaded weights under load).
-    // Loading is not on the inference path: wait for the upload here.
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) {
-      st = rt::cuda_error("uploading the weights (cudaMemcpy)", e);
-      rt::device_free(device);
-      device = nullptr;
-    }
+  if (!st.ok()) {
+    rt::device_free(device);
+    return st;
   }
-  rt::host_free(staging);
-  JET_RT_TRY(st);
   impl->device_weights = device;
   impl->device_weight_bytes = total;
   impl->summary.weight_allocation_bytes = total;
@@ -277,6 +379,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
                   std::unique_ptr<Engine::Impl>* impl_out) {
   auto impl = std::make_unique<Engine::Impl>();
   impl->options = options;
+  PhaseClock phases(&impl->summary.load_phases);
   if (options.backend == Backend::CPU) {
     impl->handle = Handle::cpu();
   } else if (options.backend == Backend::CUDA) {
@@ -285,14 +388,24 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
     return Status(StatusCode::BAD_PARAM, "LoadOptions::backend " +
                                              std::to_string(static_cast<int>(options.backend)) + " is unknown");
   }
+  phases.mark("backend handle");
   impl->file = std::move(file);
   const fb::Model* model = nullptr;
   JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
+  phases.mark(options.verify_checksum ? "container and checksum" : "container");
   JET_RT_TRY(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
   JET_RT_TRY(choose_stored_choices(*model, impl.get()));
+  phases.mark("graph checks");
   JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
   JET_RT_TRY(rt::check_arena_overlaps(*impl));
-  if (options.tune) JET_RT_TRY(rt::tune_convolutions(impl.get()));
+  phases.mark("prepare ops");
+  // The weights before tuning: tuning times whole-network runs on the real weights.
+  JET_RT_TRY(place_weights(*model, impl.get(), &phases));
+  if (impl->handle.backend() == Backend::CPU) phases.mark("weights (in place)");
+  if (options.tune) {
+    JET_RT_TRY(rt::tune_convolutions(impl.get()));
+    phases.mark("tune");
+  }
 
   // Context memory: the planned arena, then the workspace, each 256-aligned. Every size is below
   // 2^48 (check_graph), and op workspaces are bounded the same way here.
@@ -355,10 +468,10 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   fill_summary(*model, impl->file.size(), impl.get());
   JET_RT_TRY(read_preprocessing(*model, impl.get()));
   impl->summary.workspace_bytes = largest_op_workspace;
-  JET_RT_TRY(place_weights(*model, impl.get()));
   // On CUDA the weights now live on the device and nothing else points into the file: let the
   // mapping go (Jetson shares DRAM between CPU and GPU, so this is memory the GPU gets back).
   if (impl->handle.backend() == Backend::CUDA) impl->file.release();
+  phases.mark("summary and release");
   *impl_out = std::move(impl);
   return Status();
 }
@@ -382,11 +495,15 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
   rt::FileBytes file;
+  const auto t0 = std::chrono::steady_clock::now();
   // Their messages name the path.
   JET_RT_TRY(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
+  const double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
+  auto& phases = impl->summary.load_phases;
+  phases.insert(phases.begin(), {options.copy_file ? "read file (copy)" : "map file", read_ms});
   impl->source = "model '" + path + "'";
   out->reset(new Engine(std::move(impl)));
   return Status();
@@ -402,10 +519,13 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
                                              std::to_string(format::kMinFileBytes) + ")");
   }
   rt::FileBytes file;
+  const auto t0 = std::chrono::steady_clock::now();
   JET_RT_TRY(rt::FileBytes::copy_of(data, size, &file));
+  const double copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
+  impl->summary.load_phases.insert(impl->summary.load_phases.begin(), {"copy the bytes", copy_ms});
   impl->source = "model in memory";
   out->reset(new Engine(std::move(impl)));
   return Status();

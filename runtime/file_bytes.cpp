@@ -80,6 +80,21 @@ Status open_model_file(const std::string& path, int* fd_out, size_t* size_out) {
   return Status();
 }
 
+// Memory for a copy of a model: aligned to kBufferAlignment, and for a few MB or more to 2 MiB
+// with transparent huge pages asked for, so filling it takes a fault per 2 MiB instead of one
+// per 4 KiB page (a 51 MB copy into fresh 4 KiB pages measured 170 ms on a VM, 12 ms with huge
+// pages). nullptr when it cannot be had; std::free releases it either way.
+void* alloc_copy_memory(size_t size) {
+  constexpr size_t kHuge = size_t(2) << 20;
+  void* p = nullptr;
+  const size_t align = size >= 2 * kHuge ? kHuge : format::kBufferAlignment;
+  if (posix_memalign(&p, align, size > 0 ? size : 1) != 0) return nullptr;
+#if defined(MADV_HUGEPAGE)
+  if (align == kHuge) ::madvise(p, size / kHuge * kHuge, MADV_HUGEPAGE);  // advice: failure is harmless
+#endif
+  return p;
+}
+
 }  // namespace
 
 Status FileBytes::map_file(const std::string& path, FileBytes* out) {
@@ -105,8 +120,8 @@ Status FileBytes::read_file(const std::string& path, FileBytes* out) {
   size_t size = 0;
   Status st = open_model_file(path, &fd, &size);
   if (!st.ok()) return st;
-  void* p = nullptr;
-  if (posix_memalign(&p, format::kBufferAlignment, size) != 0 || !p) {
+  void* p = alloc_copy_memory(size);
+  if (!p) {
     ::close(fd);
     return Status(StatusCode::ALLOC_FAILED, "cannot allocate " + std::to_string(size) +
                                                 " bytes to hold a copy of '" + path + "' (LoadOptions::copy_file)");
@@ -136,9 +151,9 @@ Status FileBytes::read_file(const std::string& path, FileBytes* out) {
 
 Status FileBytes::copy_of(const void* data, size_t size, FileBytes* out) {
   if (!data && size > 0) return Status(StatusCode::BAD_PARAM, "model data is a null pointer");
-  void* p = nullptr;
   // posix_memalign, not aligned operator new: it reports failure instead of throwing.
-  if (posix_memalign(&p, format::kBufferAlignment, size > 0 ? size : 1) != 0 || !p) {
+  void* p = alloc_copy_memory(size);
+  if (!p) {
     return Status(StatusCode::ALLOC_FAILED,
                   "cannot allocate " + std::to_string(size) + " bytes for the model copy");
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,8 +53,12 @@ struct Options {
 
 // From a standing start to the first result: Engine::load, create_context, the input upload and
 // the first run (waited for). The CUDA context already exists (cudaFree(0) before the clock).
+// Where the time goes: Engine::load's own phases (ModelSummary::load_phases), and a second run
+// right after the first (not part of the total): first run - second run is what first launches
+// cost (module loading under CUDA_MODULE_LOADING=LAZY, kernel attributes).
 struct ColdLoad {
-  double load_ms = 0, context_ms = 0, first_run_ms = 0, total_ms = 0;
+  double load_ms = 0, context_ms = 0, inputs_ms = 0, first_run_ms = 0, total_ms = 0;
+  double second_run_ms = 0;
 };
 
 // Device memory: the runtime's accounting, and what cudaMemGetInfo saw before the load and after
@@ -333,14 +338,26 @@ int bench(const Options& opt) {
     st = copy_to_tensor(opt.backend, ctx->tensor_data(engine->input(i)), bytes.data(), bytes.size());
     if (!st.ok()) return fail(st);
   }
+  st = synchronize(opt.backend, stream);
+  if (!st.ok()) return fail(st);
+  const clock::time_point t_inputs = clock::now();
   st = ctx->run(stream);
   if (st.ok()) st = synchronize(opt.backend, stream);
   if (!st.ok()) return fail(st);
   const clock::time_point t3 = clock::now();
-  cold.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  cold.context_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  cold.first_run_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
-  cold.total_ms = std::chrono::duration<double, std::milli>(t3 - t0).count();
+  st = ctx->run(stream);
+  if (st.ok()) st = synchronize(opt.backend, stream);
+  if (!st.ok()) return fail(st);
+  const clock::time_point t4 = clock::now();
+  auto ms_between = [](clock::time_point a, clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  cold.load_ms = ms_between(t0, t1);
+  cold.context_ms = ms_between(t1, t2);
+  cold.inputs_ms = ms_between(t2, t_inputs);
+  cold.first_run_ms = ms_between(t_inputs, t3);
+  cold.total_ms = ms_between(t0, t3);
+  cold.second_run_ms = ms_between(t3, t4);
 
   const jet::ModelSummary& sum = engine->summary();
   memory.weights = opt.backend == jet::Backend::CUDA ? sum.weight_allocation_bytes : sum.weight_bytes;
@@ -419,15 +436,25 @@ int bench(const Options& opt) {
     }
     s += "}";
     s += ", \"cold_load_ms\": {\"load\": " + json_number(cold.load_ms) + ", \"context\": " +
-         json_number(cold.context_ms) + ", \"first_run\": " + json_number(cold.first_run_ms) + ", \"total\": " +
-         json_number(cold.total_ms) + "}";
+         json_number(cold.context_ms) + ", \"inputs\": " + json_number(cold.inputs_ms) + ", \"first_run\": " +
+         json_number(cold.first_run_ms) + ", \"total\": " + json_number(cold.total_ms) + ", \"second_run\": " +
+         json_number(cold.second_run_ms) + ", \"load_phases\": [";
+    for (size_t i = 0; i < sum.load_phases.size(); ++i) {
+      s += std::string(i ? ", " : "") + "{\"phase\": " + json_string(sum.load_phases[i].name) + ", \"ms\": " +
+           json_number(sum.load_phases[i].ms) + "}";
+    }
+    const char* module_loading = std::getenv("CUDA_MODULE_LOADING");
+    s += "], \"cuda_module_loading\": " + (module_loading ? json_string(module_loading) : std::string("null")) + "}";
     s += ", \"tuning\": {\"tuned_at_load\": " + std::string(sum.tuned_at_load ? "true" : "false") +
          ", \"tuning_ms\": " + json_number(sum.tuning_ms) + ", \"stored_choices_used\": " +
          std::string(sum.stored_choices_used ? "true" : "false") + ", \"tuned_on\": " +
          (sum.has_tuned_on ? json_string(sum.tuned_on.name + " " + std::to_string(sum.tuned_on.cc_major) + "." +
                                          std::to_string(sum.tuned_on.cc_minor))
                            : std::string("null")) +
-         "}";
+         ", \"convs_changed\": " + std::to_string(sum.tuned_convs_changed) + ", \"network_ms_tuned\": " +
+         (sum.tuned_network_ms >= 0 ? json_number(sum.tuned_network_ms) : std::string("null")) +
+         ", \"network_ms_untuned\": " +
+         (sum.untuned_network_ms >= 0 ? json_number(sum.untuned_network_ms) : std::string("null")) + "}";
     s += ", \"notes\": [";
     for (size_t i = 0; i < sum.notes.size(); ++i) s += (i ? ", " : "") + json_string(sum.notes[i]);
     s += "]";
@@ -475,10 +502,21 @@ int bench(const Options& opt) {
     std::printf("memory (cudaMemGetInfo): %s used from before the load to after the first run\n",
                 format_bytes(memory.free_before > memory.free_after ? memory.free_before - memory.free_after : 0).c_str());
   }
-  std::printf("cold load to first result: %.2f ms (load %.2f, context %.2f, first run %.2f)%s\n", cold.total_ms,
-              cold.load_ms, cold.context_ms, cold.first_run_ms,
+  std::printf("cold load to first result: %.2f ms (load %.2f, context %.2f, inputs %.2f, first run %.2f)%s\n",
+              cold.total_ms, cold.load_ms, cold.context_ms, cold.inputs_ms, cold.first_run_ms,
               opt.backend == jet::Backend::CUDA ? ", CUDA context creation excluded" : "");
-  if (sum.tuned_at_load) std::printf("tuning at load: %.1f ms (part of load)\n", sum.tuning_ms);
+  std::printf("  load phases:");
+  for (const auto& ph : sum.load_phases) std::printf(" %s %.2f;", ph.name.c_str(), ph.ms);
+  std::printf("\n  second run %.2f ms (first run - second run: what first launches cost)\n", cold.second_run_ms);
+  if (sum.tuned_at_load) {
+    std::printf("tuning at load: %.1f ms (part of load), %d convolutions changed", sum.tuning_ms,
+                sum.tuned_convs_changed);
+    if (sum.untuned_network_ms >= 0) {
+      std::printf("; whole network at load: tuned %.4f ms, untuned %.4f ms (%s)", sum.tuned_network_ms,
+                  sum.untuned_network_ms, sum.tuned_convs_changed > 0 ? "tuned kept" : "untuned kept");
+    }
+    std::printf("\n");
+  }
   if (sum.stored_choices_used) {
     std::printf("convolution choices: stored, tuned on this device (%s %d.%d)\n", sum.tuned_on.name.c_str(),
                 sum.tuned_on.cc_major, sum.tuned_on.cc_minor);

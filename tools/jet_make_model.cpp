@@ -12,7 +12,7 @@
 namespace {
 
 const char kUsage[] =
-    "usage: jet-make-model tiny_cnn|resnet18|resnet50|mobilenet_v2 out.jet [--f16] [--channels-last]\n"
+    "usage: jet-make-model tiny_cnn|resnet18|resnet50|mobilenet_v2|efficientnet_b0 out.jet [--f16] [--channels-last]\n"
     "                      [--batch N] [--image N] [--seed N]\n"
     "  --f16            convert activations and weights to f16 (inputs/outputs stay f32)\n"
     "  --channels-last  channels-last activations\n"
@@ -81,8 +81,10 @@ static int tool_main(int argc, char** argv) {
     st = jet::resnet50(opt, &graph);
   } else if (model == "mobilenet_v2") {
     st = jet::mobilenet_v2(opt, &graph);
+  } else if (model == "efficientnet_b0") {
+    st = jet::efficientnet_b0(opt, &graph);
   } else {
-    return usage_error("unknown model '" + model + "' (tiny_cnn, resnet18, resnet50, mobilenet_v2)");
+    return usage_error("unknown model '" + model + "' (tiny_cnn, resnet18, resnet50, mobilenet_v2, efficientnet_b0)");
   }
   if (st.ok() && f16) st = jet::convert_precision(&graph, jet::DType::F16);
   if (st.ok() && channels_last) st = jet::set_channels_last(&graph);

@@ -88,6 +88,10 @@ int tune(const Options& opt) {
     s += ", \"tuning_ms\": " + json_number(sum.tuning_ms);
     s += ", \"convolutions\": " + std::to_string(convs);
     s += ", \"tuned_ms_sum\": " + json_number(tuned_total) + ", \"heuristic_ms_sum\": " + json_number(heuristic_total);
+    s += ", \"convs_changed\": " + std::to_string(sum.tuned_convs_changed) + ", \"network_ms_tuned\": " +
+         (sum.tuned_network_ms >= 0 ? json_number(sum.tuned_network_ms) : std::string("null")) +
+         ", \"network_ms_untuned\": " +
+         (sum.untuned_network_ms >= 0 ? json_number(sum.untuned_network_ms) : std::string("null"));
     s += ", \"layers\": [";
     bool first = true;
     for (int i = 0; i < engine->num_ops(); ++i) {
@@ -122,8 +126,13 @@ int tune(const Options& opt) {
     std::printf("  %4d  %-32s %-28s %12s %12s %8s\n", i, op.name.c_str(), choice.c_str(), ms_text(op.tuned_ms).c_str(),
                 ms_text(op.heuristic_ms).c_str(), gain.c_str());
   }
-  std::printf("%d convolutions: %.4f ms tuned, %.4f ms with the heuristic's choices (sum of layer times)\n", convs,
-              tuned_total, heuristic_total);
+  std::printf("%d convolutions: %.4f ms tuned, %.4f ms with the heuristic's choices (sum of their shares of a "
+              "network run)\n", convs, tuned_total, heuristic_total);
+  if (sum.untuned_network_ms >= 0) {
+    std::printf("whole network: %.4f ms tuned, %.4f ms untuned; %d convolutions changed%s\n", sum.tuned_network_ms,
+                sum.untuned_network_ms, sum.tuned_convs_changed,
+                sum.tuned_convs_changed == 0 ? " (the untuned choices measured as fast: kept)" : "");
+  }
   for (const std::string& note : sum.notes) std::printf("note: %s\n", note.c_str());
   std::printf("tuning time: %.1f ms\n", sum.tuning_ms);
   std::printf("wrote %s (tuned on '%s' %d.%d)\n", opt.output.c_str(), dev.name.c_str(), dev.cc_major, dev.cc_minor);

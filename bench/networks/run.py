@@ -3,12 +3,12 @@
 in one run.
 
 Networks: ResNet-18, ResNet-50, MobileNetV2 and EfficientNet-B0 at batch 1, and ResNet-50 at batch
-32, 224x224; f16 (channels-last, the CUDA default) and f32. ResNet and MobileNetV2 are the
-converter's zoo models (jet-make-model, random weights); EfficientNet-B0 has no zoo model and
-comes from the prepared real-network tests that scripts/gpu-data.sh carries
-(.testdata/networks/<fp16|fp32>/efficientnet_b0_op13 or _op17/model.jet): without them it is
-skipped, saying so. Those were exported at batch 2: it is timed (PyTorch too) at the batch its
-file has, and the report says which. jetinfer is timed as jet-bench does (CUDA-graph replay, GPU time from CUDA events): untuned
+32, 224x224; f16 (channels-last, the CUDA default) and f32. All are the converter's zoo models
+(jet-make-model, random weights; the same layers as torchvision's), made on the GPU machine, so
+nothing needs to be carried. With --efficientnet-testdata, EfficientNet-B0 comes instead from the
+prepared real-network tests that scripts/gpu-data.sh carries
+(.testdata/networks/<fp16|fp32>/efficientnet_b0_op13 or _op17/model.jet, exported at batch 2: it
+is then timed, PyTorch too, at batch 2, and the report says so). jetinfer is timed as jet-bench does (CUDA-graph replay, GPU time from CUDA events): untuned
 (the runtime's heuristic) and tuned (jet-bench --tune: every convolution's algorithms and tactics
 measured at load). The peer is bench/networks/torch_networks.py (torchvision: eager, CUDA graph,
 torch.compile(mode="reduce-overhead"), TF32 off).
@@ -16,11 +16,12 @@ torch.compile(mode="reduce-overhead"), TF32 off).
 Per network: GPU time, kernels launched per inference (the captured graph's kernel nodes), device
 memory (the runtime's weights + arena + workspace, cudaMemGetInfo before the load and after the
 first run, PyTorch's peak), cold load time to the first result (CUDA context creation excluded)
-and the tuning time.
+and the tuning time; then where the cold load's time goes (Engine::load's phases, the first run
+against a second one) and tuning's own check (the whole network tuned against untuned at load).
 
 Usage (gpu-check.sh's bench step):
   run.py BUILD_DIR OUT_MARKDOWN [--iterations N] [--warmup N] [--networks a,b] [--dtypes f16,f32]
-         [--no-torch] [--no-compile] [--testdata DIR]
+         [--no-torch] [--no-compile] [--efficientnet-testdata] [--testdata DIR]
   networks: resnet18, resnet50, mobilenet_v2, efficientnet_b0, resnet50_b32 (default: all)
 torch.compile of every network and dtype takes minutes: split the work over calls with
 --networks / --dtypes. Writes a markdown report and prints one summary line per network last.
@@ -37,7 +38,7 @@ NETWORKS = {
     "resnet18": ("resnet18", 1, "resnet18"),
     "resnet50": ("resnet50", 1, "resnet50"),
     "mobilenet_v2": ("mobilenet_v2", 1, "mobilenet_v2"),
-    "efficientnet_b0": (None, 1, "efficientnet_b0"),
+    "efficientnet_b0": ("efficientnet_b0", 1, "efficientnet_b0"),
     "resnet50_b32": ("resnet50", 32, "resnet50"),
 }
 ORDER = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "resnet50_b32"]
@@ -65,7 +66,7 @@ def jet_model(args, tmp, name, dtype):
     """(path of the .jet file, its batch, None) for a network and dtype, or (None, None, reason)."""
     zoo, batch, _ = NETWORKS[name]
     tools = os.path.join(args.build, "tools")
-    if zoo is None:
+    if name == "efficientnet_b0" and args.efficientnet_testdata:
         # The real-network tests' conversions (jet-convert --precision fp16 / fp32; fp16 is
         # channels-last), exported at opsets 13 and 17: either will do.
         precision = "fp16" if dtype == "f16" else "fp32"
@@ -131,6 +132,8 @@ def main():
     ap.add_argument("--dtypes", default="f16,f32")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--efficientnet-testdata", action="store_true",
+                    help="EfficientNet-B0 from the prepared real-network tests instead of the zoo")
     ap.add_argument("--testdata", default=os.path.join(".testdata", "networks"))
     args = ap.parse_args()
     names = [n for n in args.networks.split(",") if n]
@@ -209,6 +212,25 @@ def main():
                          f"{mib(mem.get('runtime_total_bytes'))} MiB, cold {fmt(cold, 1)} ms, tuning {fmt(tuning, 0)} ms")
         batch_note = f" (batch {batches[name]})" if name in batches and batches[name] != NETWORKS[name][1] else ""
         summary.append(f"{name}{batch_note}: " + "; ".join(parts))
+    lines.append("")
+    lines.append("## Where the time goes at load, and tuning's own check")
+    lines.append("")
+    lines.append("Cold load (untuned run): Engine::load's phases, then context, input upload and first run; "
+                 "'2nd run' is a run right after the first (first - 2nd: what first launches cost, e.g. "
+                 "lazy module loading). Tuning check (tuned run): the whole network at load with the tuned "
+                 "and the untuned choices (ms), and how many convolutions tuning changed (0: untuned kept).")
+    lines.append("")
+    lines.append("| network | dtype | cold load ms | load phases (ms) | context | inputs | first run | 2nd run | "
+                 "tuning check tuned / untuned ms | convs changed |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, dtype), (untuned, tuned) in jet.items():
+        c = untuned.get("cold_load_ms", {})
+        phases = "; ".join(f"{p['phase']} {p['ms']:.1f}" for p in c.get("load_phases", []))
+        tn = tuned.get("tuning", {})
+        lines.append(f"| {name} | {dtype} | {fmt(c.get('total'), 1)} | {phases or 'n/a'} | {fmt(c.get('context'), 1)} | "
+                     f"{fmt(c.get('inputs'), 1)} | {fmt(c.get('first_run'), 1)} | {fmt(c.get('second_run'), 1)} | "
+                     f"{fmt(tn.get('network_ms_tuned'))} / {fmt(tn.get('network_ms_untuned'))} | "
+                     f"{tn.get('convs_changed', 'n/a')} |")
     lines.append("")
     if errors:
         lines.append("Errors:")

@@ -45,6 +45,24 @@ TEST_CASE("resnet18 at 64x64 (32x32 reduced) runs like the reference executor") 
   for (const Handle& h : test_handles()) check_against_reference(g, h, "resnet18 64x64 f32");
 }
 
+TEST_CASE("efficientnet_b0 at 64x64 (SiLU, squeeze-and-excitation gates, 5x5 depthwise) runs like the reference") {
+  ZooOptions opt;
+  opt.image = 64;
+  opt.seed = static_cast<uint64_t>(uniform_int(1, 1 << 30));
+  ir::Graph g;
+  REQUIRE_OK(efficientnet_b0(opt, &g));
+  int convs = 0;
+  for (const ir::Node& n : g.nodes) convs += n.op == ir::OpType::CONV;
+  CHECK(convs == 81);  // stem, 16 MBConv blocks (4 convs in the first, 5 in the others), head
+  ir::Graph h16 = g;
+  REQUIRE_OK(convert_precision(&h16, DType::F16));
+  REQUIRE_OK(set_channels_last(&h16));
+  for (const Handle& h : test_handles()) {
+    check_against_reference(g, h, "efficientnet_b0 64x64 f32");
+    check_against_reference(h16, h, "efficientnet_b0 64x64 f16 channels-last");
+  }
+}
+
 TEST_CASE("f16 models (convert_precision) run like the reference executor") {
   ir::Graph g = tiny(static_cast<uint64_t>(uniform_int(1, 1 << 30)));
   REQUIRE_OK(convert_precision(&g, DType::F16));

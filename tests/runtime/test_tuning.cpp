@@ -10,6 +10,7 @@
 #include "engine_impl.h"
 #include "model_util.h"
 #include "passes.h"
+#include "tuning.h"
 
 #if defined(JET_HAVE_CUDA)
 #include <cuda_runtime.h>
@@ -367,5 +368,158 @@ TEST_CASE("graph_node_counts: NOT_SUPPORTED on the CPU; on CUDA the captured ker
     cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
 #endif
+  }
+}
+
+// ---- The choice logic of tuning (runtime/tuning.h), on made-up measurements ------------------
+
+namespace {
+
+ConvAlgoPerf perf_entry(ConvAlgo algo, int32_t tactic, float ms, size_t workspace, bool ran = true) {
+  ConvAlgoPerf p;
+  p.algo = algo;
+  p.tactic = tactic;
+  p.time_ms = ran ? ms : -1.f;
+  p.workspace_bytes = workspace;
+  p.status = ran ? Status() : Status(StatusCode::NOT_SUPPORTED, "does not apply");
+  return p;
+}
+
+rt::TuningCandidate candidate(ConvAlgo algo, int32_t tactic, size_t workspace) {
+  rt::TuningCandidate c;
+  c.algo = algo;
+  c.tactic = tactic;
+  c.workspace_bytes = workspace;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("network_candidates: the untuned choice first, then find's fastest within the ratio, limit and count") {
+  const std::vector<ConvAlgoPerf> perf = {
+      perf_entry(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 3, 1.0f, 4096),  // fastest alone (split-K, say)
+      perf_entry(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 1, 1.1f, 0),
+      perf_entry(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 0, 1.2f, 0),     // the untuned choice
+      perf_entry(ConvAlgo::GEMM, 0, 1.4f, 1 << 20),
+      perf_entry(ConvAlgo::WINOGRAD, 0, 1.6f, 0),                  // over 1.5x the fastest
+      perf_entry(ConvAlgo::FFT, 0, 0.f, 0, false),                 // did not run
+  };
+  const rt::TuningCandidate untuned = candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 0, 0);
+  const int n = static_cast<int>(perf.size());
+
+  std::vector<rt::TuningCandidate> c = rt::network_candidates(untuned, perf.data(), n, SIZE_MAX, 3, 1.5f);
+  REQUIRE(c.size() == 4);
+  CHECK(c[0] == untuned);
+  CHECK(c[0].find_ms == doctest::Approx(1.2f));  // its own time alone, from the list
+  CHECK(c[1] == candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 3, 4096));
+  CHECK(c[2] == candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 1, 0));
+  CHECK(c[3] == candidate(ConvAlgo::GEMM, 0, 1 << 20));
+  CHECK(c[3].workspace_bytes == size_t(1) << 20);
+
+  // At most max_others besides the untuned choice.
+  c = rt::network_candidates(untuned, perf.data(), n, SIZE_MAX, 1, 1.5f);
+  REQUIRE(c.size() == 2);
+  CHECK(c[1] == candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 3, 4096));
+
+  // The workspace limit: nothing that needs more, and the untuned choice only when it fits.
+  c = rt::network_candidates(untuned, perf.data(), n, 0, 3, 1.5f);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == untuned);
+  CHECK(c[1] == candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 1, 0));
+  CHECK(c[2] == candidate(ConvAlgo::WINOGRAD, 0, 0));  // the ratio is to the fastest that fits (1.1)
+  const rt::TuningCandidate big = candidate(ConvAlgo::GEMM, 0, 1 << 20);
+  c = rt::network_candidates(big, perf.data(), n, 4096, 3, 1.5f);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == candidate(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 3, 4096));  // find's fastest that fits leads
+  for (const rt::TuningCandidate& k : c) CHECK(k.workspace_bytes <= 4096);
+
+  // Nothing that runs within the limit: no candidate.
+  const std::vector<ConvAlgoPerf> none = {perf_entry(ConvAlgo::GEMM, 0, 1.f, 100), perf_entry(ConvAlgo::FFT, 0, 0.f, 0, false)};
+  CHECK(rt::network_candidates(big, none.data(), 2, 10, 3, 1.5f).empty());
+  // No duplicates when find lists the untuned choice first.
+  const std::vector<ConvAlgoPerf> dup = {perf_entry(ConvAlgo::IMPLICIT_PRECOMP_GEMM, 0, 1.f, 0),
+                                         perf_entry(ConvAlgo::GEMM, 0, 1.2f, 0)};
+  c = rt::network_candidates(untuned, dup.data(), 2, SIZE_MAX, 3, 1.5f);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0] == untuned);
+  CHECK(c[1] == candidate(ConvAlgo::GEMM, 0, 0));
+}
+
+TEST_CASE("choose_candidate: another candidate only when it beats the reference by the margin") {
+  CHECK(rt::choose_candidate({}, 0.01, 0.0) == 0);
+  CHECK(rt::choose_candidate({0.010}, 0.01, 0.0) == 0);
+  CHECK(rt::choose_candidate({0.010, 0.008, 0.009}, 0.01, 0.0) == 1);
+  CHECK(rt::choose_candidate({0.010, 0.009, 0.008}, 0.01, 0.0) == 2);
+  // Within the relative margin (1% of 10 us) or the absolute one: the reference stays.
+  CHECK(rt::choose_candidate({0.010, 0.00995}, 0.01, 0.0) == 0);
+  CHECK(rt::choose_candidate({0.010, 0.0098}, 0.01, 0.0003) == 0);
+  CHECK(rt::choose_candidate({0.010, 0.0096}, 0.01, 0.0003) == 1);
+  // Slower candidates, and candidates that were not measured, never win.
+  CHECK(rt::choose_candidate({0.010, 0.012, 0.011}, 0.01, 0.0) == 0);
+  CHECK(rt::choose_candidate({0.010, -1.0, 0.005}, 0.01, 0.0) == 2);
+  CHECK(rt::choose_candidate({-1.0, 0.005}, 0.01, 0.0) == 0);
+}
+
+TEST_CASE("median_of: the middle value, the middle pair's mean for an even count") {
+  CHECK(rt::median_of({}) == 0);
+  CHECK(rt::median_of({3.0}) == 3.0);
+  CHECK(rt::median_of({5.0, 1.0, 3.0}) == 3.0);
+  CHECK(rt::median_of({4.0, 1.0, 3.0, 2.0}) == 2.5);
+  CHECK(rt::median_of({1.0, 100.0, 2.0}) == 2.0);  // an outlier does not move it
+}
+
+TEST_CASE("tuning reports the network check: the untuned set stays unless the tuned one measured faster") {
+  for (const Handle& h : test_handles()) {
+    for (const auto& m : models()) {
+      INFO(m.first << " on " << (h.backend() == Backend::CPU ? "cpu" : "cuda"));
+      std::shared_ptr<Engine> plain = load_engine(m.second, h);
+      std::shared_ptr<Engine> tuned = load_with(m.second, tuned_options(h));
+      const ModelSummary& s = tuned->summary();
+      CHECK(plain->summary().tuned_network_ms < 0);
+      CHECK(plain->summary().tuned_convs_changed == 0);
+      int changed = 0;
+      for (int i : conv_ops(*tuned)) {
+        const rt::ConvPrepared& a = plain->impl().ops[static_cast<size_t>(i)].conv;
+        const rt::ConvPrepared& b = tuned->impl().ops[static_cast<size_t>(i)].conv;
+        if (a.algo != b.algo || a.conv.tactic() != b.conv.tactic()) ++changed;
+        CHECK(tuned->op(i).tuned_ms >= 0);
+        CHECK(tuned->op(i).tuned_ms <= tuned->op(i).heuristic_ms);  // kept only when faster in the network
+      }
+      CHECK(s.tuned_convs_changed == changed);
+      if (changed > 0) {
+        // Something changed: the network check ran and the tuned set measured faster.
+        REQUIRE(s.untuned_network_ms > 0);
+        CHECK(s.tuned_network_ms < s.untuned_network_ms);
+      } else if (s.untuned_network_ms >= 0) {
+        CHECK(s.tuned_network_ms == s.untuned_network_ms);  // measured, and the untuned set kept
+      }
+    }
+  }
+}
+
+TEST_CASE("load reports its phases with their times; the weight upload is among them on CUDA") {
+  for (const Handle& h : test_handles()) {
+    for (const auto& m : models()) {
+      for (const bool tune : {false, true}) {
+        LoadOptions o = load_options(h);
+        o.tune = tune;
+        std::shared_ptr<Engine> e = load_with(m.second, o);
+        const auto& phases = e->summary().load_phases;
+        REQUIRE(phases.size() >= 5);
+        CHECK(phases.front().name == "copy the bytes");
+        std::vector<std::string> names;
+        for (const auto& p : phases) {
+          CHECK(p.ms >= 0);
+          names.push_back(p.name);
+        }
+        auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+        CHECK(has("container and checksum"));
+        CHECK(has("prepare ops"));
+        CHECK(has("tune") == tune);
+        if (h.backend() == Backend::CUDA) {
+          CHECK((has("weights: gather and upload (overlapped)") || has("weights: upload (pageable)")));
+        }
+      }
+    }
   }
 }

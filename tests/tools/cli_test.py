@@ -264,7 +264,12 @@ def case_bench():
     check(mem["device_free_before"] is None and mem["device_used_delta"] is None, "cudaMemGetInfo figures on CPU")
     cold = j["cold_load_ms"]
     check(all(cold[k] >= 0 for k in ("load", "context", "first_run")) and cold["total"] > 0, f"cold load {cold}")
-    check(cold["total"] + 1e-6 >= cold["load"] + cold["context"] + cold["first_run"] - 1e-3, "cold load parts")
+    check(cold["total"] + 1e-6 >= cold["load"] + cold["context"] + cold["inputs"] + cold["first_run"] - 1e-3,
+          "cold load parts")
+    phases = cold["load_phases"]
+    check(len(phases) >= 5 and all(p["ms"] >= 0 and p["phase"] for p in phases), f"load phases {phases}")
+    check(sum(p["ms"] for p in phases) <= cold["load"] + 1e-3, "the load phases are parts of the load")
+    check(cold["second_run"] >= 0, "second run")
     check(j["tuning"]["tuned_at_load"] is False and j["tuning"]["tuning_ms"] == 0, "tuning without --tune")
     check(j["notes"] == [], f"notes {j['notes']}")
     r = run([args.bench, args.model, "--device", "cpu", "--iterations", "2", "--warmup", "0", "--json", "--tune"])

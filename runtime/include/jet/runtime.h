@@ -90,8 +90,9 @@ struct OpInfo {
   std::string algo;           // conv: the algorithm this backend runs; empty otherwise
   int32_t tactic = 0;         // conv: its tactic (ConvDesc::with_tactic; 0 = the heuristic's)
   size_t workspace_bytes = 0; // what that algorithm needs
-  // conv, when tuned at load (LoadOptions::tune): the measured time of the chosen algorithm and
-  // tactic, and of the heuristic's choice (tactic 0); -1 otherwise.
+  // conv, when tuned at load (LoadOptions::tune): the time of the chosen algorithm and tactic,
+  // and of the untuned choice (the heuristic's, or the converter's stored algorithm), each
+  // measured as this op's share of runs of the whole network (median); -1 otherwise.
   float tuned_ms = -1.f, heuristic_ms = -1.f;
   double flops = 0;           // multiply-adds x 2 (conv, gemm); 0 when not meaningful
 };
@@ -133,6 +134,11 @@ struct ModelSummary {
   bool has_tuned_on = false;    // the file stores measured choices (schema 1.2 Model.tuned_on)...
   DeviceIdentity tuned_on;      // ...made on this device
   bool stored_choices_used = false;  // tuned_on matched this device and its choices were used
+  // Tuning's final check (LoadOptions::tune): one run of the whole network with the tuned choices
+  // and with the untuned ones (CUDA: a replayed CUDA graph; median, ms). Tuning keeps its choices
+  // only when they measured faster; -1 when not tuned or when no convolution changed.
+  double tuned_network_ms = -1, untuned_network_ms = -1;
+  int tuned_convs_changed = 0;  // convolutions that run another algorithm or tactic than untuned
   // Things the loader wants the user to know, each said once per load (e.g. "tuned on another
   // device: using the heuristic"). Tools print them; nothing is written to stderr by the runtime.
   std::vector<std::string> notes;
@@ -141,6 +147,14 @@ struct ModelSummary {
   // 256-byte slot; CPU: 0, the weights are read from the mapped file). With
   // Engine::context_memory_size() (arena + workspace) per context: the runtime's accounting.
   size_t weight_allocation_bytes = 0;
+
+  // Where Engine::load's time went, phase by phase in order (e.g. "read file", "checksum",
+  // "prepare", "tune", "weights: host staging", "weights: upload"), wall-clock ms.
+  struct LoadPhase {
+    std::string name;
+    double ms = 0;
+  };
+  std::vector<LoadPhase> load_phases;
 };
 
 // Per-layer timing from a profiled run (ExecutionContext::set_profiling).
