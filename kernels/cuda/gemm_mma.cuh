@@ -111,6 +111,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   static_assert(kEpiRows * kEpiStride * 4 + BM * sizeof(typename E::Row) <= Cfg::SMEM_BYTES,
                 "epilogue staging does not fit");
   extern __shared__ uint4 smem_u4[];
+  __shared__ unsigned last_of_tile;  // split-K: this block finished its output tile's last split
   __half* const As = reinterpret_cast<__half*>(smem_u4);
   __half* const Bs = As + STAGES * BM * BK;
   const int tid = threadIdx.x;
@@ -260,16 +261,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     if (partial && counters) {
       __threadfence();  // this block's partial sums are visible before it is counted
       __syncthreads();
-      bool last = false;
       if (tid == 0) {
         unsigned* const ctr =
             counters + (static_cast<int64_t>(z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-        last = atomicAdd(ctr, 1u) == static_cast<unsigned>(splits - 1);
-        if (last) *ctr = 0;  // every split has counted: zero again for the next launch
+        last_of_tile = atomicAdd(ctr, 1u) == static_cast<unsigned>(splits - 1);
+        if (last_of_tile) *ctr = 0;  // every split has counted: zero again for the next launch
       }
-      // Thread 0's answer to the whole block through the barrier (no static shared memory: the
-      // large tiles use all 48 KB a block gets without the opt-in).
-      if (__syncthreads_or(last)) {
+      __syncthreads();
+      if (last_of_tile) {
         __threadfence();
         for (int seg = tid; seg < BM * (BN / 8); seg += THREADS) {
           const int tr = seg / (BN / 8), col = (seg - tr * (BN / 8)) * 8;
