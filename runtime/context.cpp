@@ -200,17 +200,6 @@ Status Engine::create_context(void* memory, size_t bytes, std::unique_ptr<Execut
   c->arena = static_cast<uint8_t*>(memory);
   c->workspace_bytes = impl_->workspace_bytes;
   c->workspace = impl_->workspace_bytes > 0 ? c->arena + impl_->arena_bytes : nullptr;
-#if defined(JET_HAVE_CUDA)
-  if (impl_->counter_bytes > 0) {
-    // Zeroed once here; every routine leaves them zero (the caller's memory may hold anything).
-    unsigned* counters =
-        reinterpret_cast<unsigned*>(c->arena + impl_->arena_bytes + impl_->workspace_bytes);
-    cudaError_t err = cudaMemset(counters, 0, impl_->counter_bytes);
-    if (err == cudaSuccess) err = cudaDeviceSynchronize();
-    if (err != cudaSuccess) return rt::cuda_error("create_context: zeroing the split-K counters", err);
-    c->handle.set_split_counters(counters, rt::kSplitCounters);
-  }
-#endif
   const size_t nt = impl_->tensors.size();
   c->bound.assign(nt, nullptr);
   c->tensor_ptrs.assign(nt, nullptr);

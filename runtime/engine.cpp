@@ -436,12 +436,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   const size_t workspace = std::max(largest_op_workspace, static_cast<size_t>(plan_workspace));
   impl->arena_bytes = align_up(static_cast<size_t>(model->plan()->arena_bytes()), format::kArenaAlignment);
   impl->workspace_bytes = align_up(workspace, format::kArenaAlignment);
-  // CUDA contexts also hold split-K counters (Handle::set_split_counters): split convolutions
-  // then finish in one launch instead of two.
-  impl->counter_bytes = impl->handle.backend() == Backend::CUDA
-                            ? align_up(rt::kSplitCounters * sizeof(unsigned), format::kArenaAlignment)
-                            : 0;
-  impl->context_bytes = impl->arena_bytes + impl->workspace_bytes + impl->counter_bytes;
+  impl->context_bytes = impl->arena_bytes + impl->workspace_bytes;
   // What create_context says when it cannot allocate: what the bytes are for and where they come
   // from, so a huge figure points at its cause.
   int largest_tensor = -1;
@@ -468,8 +463,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   }
   impl->context_what = "an execution context of " + std::to_string(impl->context_bytes) + " bytes: an arena of " +
                        std::to_string(impl->arena_bytes) + " bytes (" + arena_why + ") + a workspace of " +
-                       std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")" +
-                       (impl->counter_bytes ? " + " + std::to_string(impl->counter_bytes) + " bytes of split-K counters" : "");
+                       std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")";
 
   fill_summary(*model, impl->file.size(), impl.get());
   JET_RT_TRY(read_preprocessing(*model, impl.get()));

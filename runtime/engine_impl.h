@@ -140,9 +140,6 @@ enum class StoredChoices {
   MISMATCH,  // tuned on another device: the heuristic's choice for every convolution
 };
 
-// Split-K counters per CUDA execution context: one per output tile of a split convolution (the
-// tiles of the largest split launch; a launch with more falls back to the reduction kernel).
-constexpr int kSplitCounters = 16384;
 }  // namespace rt
 
 struct Engine::Impl {
@@ -169,7 +166,6 @@ struct Engine::Impl {
 
   size_t arena_bytes = 0;      // the plan's arena, rounded up to the arena alignment
   size_t workspace_bytes = 0;  // max(plan, every op's workspace on this backend), aligned
-  size_t counter_bytes = 0;    // CUDA: split-K counters after the workspace (Handle::set_split_counters)
   size_t context_bytes = 0;    // arena + workspace
   std::string context_what;    // names the context allocation and its parts (error messages)
   std::string source;          // "model 'path'" or "model in memory", for messages after load

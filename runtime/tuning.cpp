@@ -202,19 +202,9 @@ class NetworkRunner {
     }
     arena = align_up(arena, a);
     workspace_bytes_ = align_up(workspace_bytes, a);
-    // The split-K counters of a context (create_context): split convolutions run as they will.
-    const size_t counter_bytes = cuda() ? align_up(kSplitCounters * sizeof(unsigned), a) : 0;
-    JET_RT_TRY(memory_.allocate(arena + workspace_bytes_ + counter_bytes + a));
+    JET_RT_TRY(memory_.allocate(arena + workspace_bytes_ + a));
     uint8_t* base = memory_.get();
     workspace_ = workspace_bytes_ > 0 ? base + arena : nullptr;
-#if defined(JET_HAVE_CUDA)
-    if (counter_bytes > 0) {
-      unsigned* counters = reinterpret_cast<unsigned*>(base + arena + workspace_bytes_);
-      const cudaError_t e = cudaMemset(counters, 0, counter_bytes);
-      if (e != cudaSuccess) return cuda_error("tuning: zeroing the split-K counters", e);
-      handle_.set_split_counters(counters, kSplitCounters);
-    }
-#endif
     const size_t nt = impl_->tensors.size();
     std::vector<void*> ptr(nt, nullptr);
     for (size_t t = 0; t < nt; ++t) {

@@ -736,7 +736,6 @@ int main(int argc, char** argv) {
   std::string csv_path;
   std::vector<std::string> layer_filter;  // --layers: substrings of layer names (profiling one layer)
   int64_t only_n = 0;                     // --n: only the sets of this batch size
-  bool split_counters = true;
   bool graph = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -753,7 +752,6 @@ int main(int argc, char** argv) {
     else if (a == "--no-graph") graph = false;
     else if (a == "--layers" && more) layer_filter = split(argv[++i]);
     else if (a == "--n" && more) only_n = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--no-split-counters") split_counters = false;
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
@@ -761,7 +759,7 @@ int main(int argc, char** argv) {
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
                    "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n"
                    "       [--layers SUBSTR,...] [--n N]   (only layers whose name contains one of the\n"
-                   "       substrings; only the sets of batch size N) [--no-split-counters]\n",
+                   "       substrings; only the sets of batch size N)\n",
                    argv[0]);
       return 2;
     }
@@ -809,15 +807,6 @@ int main(int argc, char** argv) {
     if (!s.ok()) {
       std::fprintf(stderr, "Handle::cuda: %s\n", s.to_string().c_str());
       return 1;
-    }
-    // Split-K counters, as the runtime's execution contexts have: split tactics finish in one
-    // launch (--no-split-counters: through the reduction kernel).
-    if (split_counters) {
-      constexpr int kCounters = 16384;
-      unsigned* counters = nullptr;
-      CUDA_CHECK(cudaMalloc(&counters, kCounters * sizeof(unsigned)));
-      CUDA_CHECK(cudaMemset(counters, 0, kCounters * sizeof(unsigned)));
-      cx.jet.set_split_counters(counters, kCounters);
     }
   }
   CUDA_CHECK(cudaMalloc(&cx.err_dev, 2 * sizeof(unsigned)));

@@ -18,9 +18,7 @@
 //       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
 //       // it); the copy zero-fills the rest.
 //
-// Split-K: gemm_core.cuh's partial sums (PartialEpi) and, where the handle lends split counters,
-// the last block of each output tile adds them in the same launch (see the kernel's epilogue);
-// otherwise reduce_splits_kernel, as the other engines.
+// Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
 //
 // The epilogue: the accumulators pass through shared memory (the operand stages, no longer
 // needed) so that a thread finishes 8 consecutive columns of a row: epilogues with store8 write
@@ -93,7 +91,7 @@ __device__ __forceinline__ void store_row8(const E& ep, const typename E::Row& e
 template <class Cfg, class LA, class LB, class E>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     gemm_mma_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
-                    int k_per_split, float* ws, unsigned* counters) {
+                    int k_per_split) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, STAGES = Cfg::STAGES;
   constexpr int THREADS = Cfg::THREADS;
@@ -111,7 +109,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   static_assert(kEpiRows * kEpiStride * 4 + BM * sizeof(typename E::Row) <= Cfg::SMEM_BYTES,
                 "epilogue staging does not fit");
   extern __shared__ uint4 smem_u4[];
-  __shared__ unsigned last_of_tile;  // split-K: this block finished its output tile's last split
   __half* const As = reinterpret_cast<__half*>(smem_u4);
   __half* const Bs = As + STAGES * BM * BK;
   const int tid = threadIdx.x;
@@ -218,21 +215,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
     // rows of BN floats. The epilogue's row records (output offsets: divisions by the output
     // extents) are made once per row of the tile, not once per 8 columns.
-    // Split-K (splits > 1): the block writes its f32 partial sums to ws instead (PartialEpi's
-    // layout); with counters, the last block of the output tile to finish then adds every
-    // split's partial sums in split order (deterministic, as reduce_splits_kernel) and applies
-    // the epilogue; without, reduce_splits_kernel runs after this launch.
-    const bool partial = splits > 1;
-    PartialEpi pe;
-    pe.ws = ws;
-    pe.M = M;
-    pe.N = N;
     float* const cs = reinterpret_cast<float*>(smem_u4);
     typename E::Row* const erows =
         reinterpret_cast<typename E::Row*>(smem_u4 + kEpiRows * kEpiStride / 4);
-    if (!partial || counters)
-      for (int r = tid; r < BM; r += THREADS)
-        if (m0 + r < M) erows[r] = ep.row(z, m0 + r);
+    for (int r = tid; r < BM; r += THREADS)
+      if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
@@ -251,49 +238,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         const float4 lo = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col);
         const float4 hi = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4);
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        if (partial)
-          store_row8(pe, pe.row(zz, m0 + tr), c, N - c, v);
-        else
-          store_row8(ep, erows[tr], c, N - c, v);
+        store_row8(ep, erows[tr], c, N - c, v);
       }
       __syncthreads();  // band i read before band i + 1 overwrites it
-    }
-    if (partial && counters) {
-      __threadfence();  // this block's partial sums are visible before it is counted
-      __syncthreads();
-      if (tid == 0) {
-        unsigned* const ctr =
-            counters + (static_cast<int64_t>(z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-        last_of_tile = atomicAdd(ctr, 1u) == static_cast<unsigned>(splits - 1);
-        if (last_of_tile) *ctr = 0;  // every split has counted: zero again for the next launch
-      }
-      __syncthreads();
-      if (last_of_tile) {
-        __threadfence();
-        for (int seg = tid; seg < BM * (BN / 8); seg += THREADS) {
-          const int tr = seg / (BN / 8), col = (seg - tr * (BN / 8)) * 8;
-          const int r = m0 + tr, c = n0 + col;
-          if (r >= M || c >= N) continue;
-          const int left = N - c;
-          float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-          for (int sp = 0; sp < splits; ++sp) {
-            // Other blocks wrote these: read through L2 (ld.cg), not a stale L1 line.
-            const float* p = ws + (static_cast<int64_t>(z) * splits + sp) * M * N +
-                             static_cast<int64_t>(r) * N + c;
-            if (left >= 8 && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
-              const float4 lo = __ldcg(reinterpret_cast<const float4*>(p));
-              const float4 hi = __ldcg(reinterpret_cast<const float4*>(p) + 1);
-              v[0] += lo.x; v[1] += lo.y; v[2] += lo.z; v[3] += lo.w;
-              v[4] += hi.x; v[5] += hi.y; v[6] += hi.z; v[7] += hi.w;
-            } else {
-#pragma unroll
-              for (int q = 0; q < 8; ++q)
-                if (q < left) v[q] += __ldcg(p + q);
-            }
-          }
-          store_row8(ep, erows[tr], c, left, v);
-        }
-      }
     }
   }
 #endif
@@ -320,32 +267,18 @@ GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, i
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
 
-// One launch of the kernel; split-K as the kernel's epilogue describes it: the partial sums in
-// the workspace, then the last block of each tile (with the handle's split counters, when it
-// has enough for the launch's output tiles) or reduce_splits_kernel applies the epilogue.
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
-  const int kps = split_depth(k, splits);
-  const int s = effective_splits(k, splits);
-  const int64_t zs = static_cast<int64_t>(nz) * s;
-  const unsigned gz = static_cast<unsigned>(zs < 65535 ? zs : 65535);
-  float* const ws = s > 1 ? static_cast<float*>(workspace) : nullptr;
-  unsigned* counters = nullptr;
-  if (s > 1 && static_cast<int64_t>(gx) * gy * nz <= h.split_counter_count())
-    counters = h.split_counters();
-  gemm_mma_kernel<Cfg, LA, LB, E><<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES, h.stream()>>>(
-      a, b, e, m, n, k, nz, s, kps, ws, counters);
-  JET_TRY(launch_status(routine));
-  if (s > 1 && !counters) {
-    const int64_t total = static_cast<int64_t>(m) * n * nz;
-    reduce_splits_kernel<E><<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
-        ws, e, m, n, nz, s);
-    return launch_status(routine);
-  }
-  return Status();
+  return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
+                      [&](const auto& ep, unsigned gz, int s, int kps) {
+                        using EP = std::decay_t<decltype(ep)>;
+                        gemm_mma_kernel<Cfg, LA, LB, EP>
+                            <<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES, h.stream()>>>(
+                                a, b, ep, m, n, k, nz, s, kps);
+                      });
 }
 
 // Runs C = A * B^T-rows with configuration c. The caller checks mma_available(h), the async

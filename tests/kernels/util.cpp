@@ -279,43 +279,6 @@ std::vector<Handle> test_handles() {
   return handles;
 }
 
-std::vector<Handle> test_handles_with_split_counters() {
-  std::vector<Handle> handles = test_handles();
-#if defined(JET_HAVE_CUDA)
-  if (handles.size() > 1) {
-    // One zeroed buffer for the whole test process (the tests run on one stream at a time).
-    static unsigned* counters = nullptr;
-    constexpr int kCount = 4096;
-    if (!counters) {
-      void* p = nullptr;
-      if (cudaMalloc(&p, kCount * sizeof(unsigned)) == cudaSuccess &&
-          cudaMemset(p, 0, kCount * sizeof(unsigned)) == cudaSuccess) {
-        counters = static_cast<unsigned*>(p);
-      }
-    }
-    REQUIRE_MESSAGE(counters != nullptr, "cannot allocate the split-K counters");
-    Handle h = handles[1];
-    h.set_split_counters(counters, kCount);
-    handles.push_back(h);
-  }
-#endif
-  return handles;
-}
-
-bool split_counters_zero(const Handle& h) {
-  if (!h.split_counters()) return true;
-#if defined(JET_HAVE_CUDA)
-  std::vector<unsigned> host(static_cast<size_t>(h.split_counter_count()), 1u);
-  if (cudaDeviceSynchronize() != cudaSuccess ||
-      cudaMemcpy(host.data(), h.split_counters(), host.size() * sizeof(unsigned),
-                 cudaMemcpyDeviceToHost) != cudaSuccess)
-    return false;
-  for (unsigned v : host)
-    if (v != 0) return false;
-#endif
-  return true;
-}
-
 const char* backend_name(const Handle& h) { return h.backend() == Backend::CPU ? "cpu" : "cuda"; }
 
 #if defined(JET_HAVE_CUDA)

@@ -119,11 +119,6 @@ void check_output(const HostTensor& got, const HostTensor& before, const std::ve
 // has it and a device is present (the GPU test machine). Without a device the CUDA half is
 // skipped with a message, so CI (no GPU) still compiles and runs the CPU half.
 std::vector<Handle> test_handles();
-// test_handles() plus, when CUDA is tested, a second CUDA handle with split-K counters
-// (Handle::set_split_counters: split-K tactics finish in one launch instead of two), and
-// whether a handle's counters are all zero again (every routine must leave them so).
-std::vector<Handle> test_handles_with_split_counters();
-bool split_counters_zero(const Handle& h);
 const char* backend_name(const Handle& h);
 
 // Stages host tensors for one call on `handle`. On the CPU it hands out the host pointers. On

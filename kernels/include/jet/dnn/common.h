@@ -157,29 +157,12 @@ class Handle {
   int sm_count() const { return sm_count_; }
   int compute_capability() const { return cc_; }  // e.g. 87 for Orin, 90 for H100
 
-  // Split-K counters (optional, CUDA): `count` zeroed 32-bit words of device memory that the
-  // caller lends the handle, as cuBLAS takes a workspace. A GEMM-family convolution whose tactic
-  // splits the depth over several blocks then counts the blocks of each output tile as they
-  // finish, and the last one adds the partial sums and applies the epilogue in the same launch;
-  // without counters (or with fewer than the launch's output tiles) a second, reduction kernel
-  // does it. Every routine leaves the counters zero again; routines on one stream at a time may
-  // share them (as the workspace). The runtime gives each execution context its own.
-  void set_split_counters(unsigned* counters, int count) {
-    const bool some = counters != nullptr && count > 0;
-    split_counters_ = some ? counters : nullptr;
-    split_counter_count_ = some ? count : 0;
-  }
-  unsigned* split_counters() const { return split_counters_; }
-  int split_counter_count() const { return split_counter_count_; }
-
  private:
   Backend backend_ = Backend::CPU;
   int device_ = -1;
   cudaStream_t stream_ = nullptr;
   int sm_count_ = 0;
   int cc_ = 0;
-  unsigned* split_counters_ = nullptr;
-  int split_counter_count_ = 0;
 };
 
 // True when this build of jet contains the CUDA backend.
