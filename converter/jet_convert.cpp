@@ -376,9 +376,6 @@ void print_unsupported_summary(const jet::ImportReport& report) {
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
-  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
-  argc = command_line.argc();
-  argv = command_line.argv();
   std::string model_path, out_path, precision = "fp32", io_precision = "fp32", layout = "auto", labels_path;
   bool verbose = false, has_workspace_limit = false;
   jet::OptimizeOptions optimize_options;

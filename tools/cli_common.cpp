@@ -37,7 +37,9 @@ bool print_usage_if_help(const std::string& arg, const char* usage) {
 
 int run_tool(const char* tool, int (*body)(int, char**), int argc, char** argv) {
   try {
-    return body(argc, argv);
+    if (argv == nullptr) return body(argc, argv);
+    CommandLine command_line(argc, argv);
+    return body(command_line.argc(), command_line.argv());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", tool);
   } catch (const std::exception& e) {

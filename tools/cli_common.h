@@ -22,11 +22,8 @@ bool parse_uint64(const std::string& text, uint64_t* out);
 // The command line with every "--name=value" argument split into "--name" and "value", so that
 // the argument loop of every tool, which takes an option's value from the next argument, accepts
 // both spellings. Only arguments starting with "--" are split, at their first '=' ("--input=x=a.npy"
-// gives "--input", "x=a.npy"); "-o", positional arguments and a lone "--" stay whole. Every tool's
-// main starts with
-//   jet::tools::CommandLine command_line(argc, argv);
-//   argc = command_line.argc();
-//   argv = command_line.argv();
+// gives "--input", "x=a.npy"); "-o", positional arguments and a lone "--" stay whole. run_tool
+// gives every tool's body its command line split so.
 class CommandLine {
  public:
   CommandLine(int argc, char** argv);
@@ -44,9 +41,10 @@ class CommandLine {
 // stdout (the tool then exits with 0); false, printing nothing, for any other argument.
 bool print_usage_if_help(const std::string& arg, const char* usage);
 
-// Runs a tool's main body so that no exception escapes main: std::bad_alloc (a huge input, a
-// model bigger than memory) and any other exception become "<tool>: error: ..." and exit 1,
-// never an abort.
+// Runs a tool's main body on the command line split by CommandLine (--opt=value as --opt value),
+// so that no exception escapes main: std::bad_alloc (a huge input, a model bigger than memory) and
+// any other exception become "<tool>: error: ..." and exit 1, never an abort. With no argv (a
+// null pointer) the body gets argc and argv as given: there is nothing to split.
 int run_tool(const char* tool, int (*body)(int, char**), int argc, char** argv);
 
 // Prints "<tool>: <message>" and the usage text to stderr; returns 2, the usage-error exit code.

@@ -25,9 +25,6 @@ int usage_error(const std::string& message) { return jet::tools::usage_error("je
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
-  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
-  argc = command_line.argc();
-  argv = command_line.argv();
   std::string model, out;
   bool f16 = false, channels_last = false;
   int64_t batch = 0, image = 0;

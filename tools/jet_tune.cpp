@@ -142,9 +142,6 @@ int tune(const Options& opt) {
 }  // namespace
 
 static int tool_main(int argc, char** argv) {
-  jet::tools::CommandLine command_line(argc, argv);  // --opt=value as --opt value
-  argc = command_line.argc();
-  argv = command_line.argv();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

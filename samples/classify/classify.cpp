@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "command_line.h"
 #include "image_io.h"
 #include "jet/dnn.h"
 #include "jet/runtime.h"
@@ -56,58 +56,26 @@ struct Args {
 };
 
 bool parse_args(int argc, char** argv, Args* a, std::string* error) {
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    const size_t eq = arg.find('=');
-    const bool has_eq = arg.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (has_eq) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto take = [&](std::string* out) {
-      if (has_eq) return *out = value, true;
-      if (i + 1 >= argc) return *error = arg + " needs a value", false;
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--labels") {
-      if (!take(&a->labels)) return false;
-    } else if (arg == "--device") {
-      if (!take(&v)) return false;
-      if (v == "cpu") a->backend = Backend::CPU;
-      else if (v == "cuda") a->backend = Backend::CUDA;
-      else return *error = "--device must be cpu or cuda, not '" + v + "'", false;
-    } else if (arg == "--top-k") {
-      if (!take(&v)) return false;
-      char* end = nullptr;
-      const long k = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || k < 1 || k > 1000000)
-        return *error = "--top-k must be a whole number from 1, not '" + v + "'", false;
-      a->top_k = static_cast<int>(k);
-    } else if (arg == "--normalize") {
-      if (!take(&a->normalize)) return false;
-      if (a->normalize != "imagenet" && a->normalize != "unit" && a->normalize != "signed" &&
-          a->normalize != "raw")
-        return *error = "--normalize must be imagenet, unit, signed or raw, not '" + a->normalize + "'", false;
-    } else if (arg == "--fit") {
-      if (!take(&v)) return false;
-      if (v == "stretch") a->fit = ImageFit::STRETCH;
-      else if (v == "letterbox") a->fit = ImageFit::LETTERBOX;
-      else return *error = "--fit must be stretch or letterbox, not '" + v + "'", false;
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (arg.rfind("--", 0) == 0) {
-      return *error = "unknown option " + arg, false;
-    } else {
-      positional.push_back(arg);
-    }
+  samples::CommandLine cl;
+  if (!samples::parse_command_line(argc, argv, kUsage, {"--labels", "--top-k", "--normalize", "--fit"}, {}, &cl,
+                                   error))
+    return false;
+  a->backend = cl.backend;
+  if (const std::string* v = cl.find("--labels")) a->labels = *v;
+  if (!cl.whole_number("--top-k", 1, 1000000, &a->top_k, error)) return false;
+  if (const std::string* v = cl.find("--normalize")) {
+    if (*v != "imagenet" && *v != "unit" && *v != "signed" && *v != "raw")
+      return *error = "--normalize must be imagenet, unit, signed or raw, not '" + *v + "'", false;
+    a->normalize = *v;
   }
-  if (positional.size() < 2) return *error = "expected MODEL.jet and at least one IMAGE", false;
-  a->model = positional[0];
-  a->images.assign(positional.begin() + 1, positional.end());
+  if (const std::string* v = cl.find("--fit")) {
+    if (*v == "stretch") a->fit = ImageFit::STRETCH;
+    else if (*v == "letterbox") a->fit = ImageFit::LETTERBOX;
+    else return *error = "--fit must be stretch or letterbox, not '" + *v + "'", false;
+  }
+  if (cl.positional.size() < 2) return *error = "expected MODEL.jet and at least one IMAGE", false;
+  a->model = cl.positional[0];
+  a->images.assign(cl.positional.begin() + 1, cl.positional.end());
   return true;
 }
 
@@ -147,15 +115,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "classify: %s\n%s", error.c_str(), kUsage);
     return 2;
   }
-  if (args.backend == Backend::CUDA && !built_with_cuda())
-    return fail("this build has no CUDA backend: use --device cpu");
-
-  LoadOptions options;
-  options.backend = args.backend;
   std::shared_ptr<Engine> engine;
-  Status st = Engine::load(args.model, options, &engine);
-  if (!st.ok())
-    return fail(st.to_string() + (args.backend == Backend::CUDA ? " (no usable GPU? try --device cpu)" : ""));
+  Status st = samples::load_model(args.model, args.backend, &engine);
+  if (!st.ok()) return fail(st.to_string());
   if (engine->num_inputs() != 1 || engine->num_outputs() != 1)
     return fail(args.model + ": a classifier has one input (the images) and one output (the scores)");
   const int input = engine->input(0), output = engine->output(0);

@@ -26,6 +26,17 @@ Status cuda_status(cudaError_t e, const char* what) {
 
 }  // namespace
 
+Status load_model(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine) {
+  if (backend == Backend::CUDA && !built_with_cuda())
+    return Status(StatusCode::NOT_SUPPORTED, "this build has no CUDA backend: use --device cpu");
+  LoadOptions options;
+  options.backend = backend;
+  const Status st = Engine::load(path, options, engine);
+  if (!st.ok() && backend == Backend::CUDA)
+    return Status(st.code(), st.message() + " (no usable GPU? try --device cpu)");
+  return st;
+}
+
 Status image_input_desc(const TensorInfo& info, TensorDesc* desc) {
   const std::vector<int64_t>& d = info.dims;
   const std::vector<int64_t>& s = info.strides;

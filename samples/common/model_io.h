@@ -3,6 +3,7 @@
 // read back to host floats.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@
 
 namespace jet {
 namespace samples {
+
+// Loads the model file `path` for `backend` (--device). CUDA in a build without it:
+// NOT_SUPPORTED naming --device cpu; a load that fails on CUDA (no usable GPU?) says to try it too.
+Status load_model(const std::string& path, Backend backend, std::shared_ptr<Engine>* engine);
 
 // The model's image input `info` (dims [1, C, H, W] or [1, H, W, C], C = 1 or 3) as the
 // [1, C, H, W] TensorDesc that image_preprocess writes, with the input's own strides.

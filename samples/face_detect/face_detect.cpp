@@ -24,6 +24,7 @@
 #endif
 
 #include "blazeface.h"
+#include "command_line.h"
 #include "image_io.h"
 #include "jet/dnn.h"
 #include "jet/runtime.h"
@@ -59,69 +60,24 @@ struct Args {
   bool json = false;
 };
 
-// Accepts "--opt value" and "--opt=value".
 bool parse_args(int argc, char** argv, Args* a, std::string* error) {
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    const size_t eq = arg.find('=');
-    const bool has_eq = arg.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (has_eq) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto take = [&](std::string* out) {
-      if (has_eq) {
-        *out = value;
-        return true;
-      }
-      if (i + 1 >= argc) {
-        *error = arg + " needs a value";
-        return false;
-      }
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--device") {
-      if (!take(&v)) return false;
-      if (v == "cpu") a->backend = Backend::CPU;
-      else if (v == "cuda") a->backend = Backend::CUDA;
-      else return *error = "--device must be cpu or cuda, not '" + v + "'", false;
-    } else if (arg == "--out") {
-      if (!take(&a->out)) return false;
-    } else if (arg == "--runs") {
-      if (!take(&v)) return false;
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 100000)
-        return *error = "--runs must be a whole number from 1 to 100000, not '" + v + "'", false;
-      a->runs = static_cast<int>(n);
-    } else if (arg == "--min-score") {
-      if (!take(&v)) return false;
-      char* end = nullptr;
-      const float s = std::strtof(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(s >= 0.f && s <= 1.f))
-        return *error = "--min-score must be a number from 0 to 1, not '" + v + "'", false;
-      a->min_score = s;
-    } else if (arg == "--json") {
-      a->json = true;
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (arg.rfind("--", 0) == 0) {
-      *error = "unknown option " + arg;
-      return false;
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (positional.size() != 2) {
-    *error = "expected MODEL.jet and IMAGE";
+  samples::CommandLine cl;
+  if (!samples::parse_command_line(argc, argv, kUsage, {"--out", "--runs", "--min-score"}, {"--json"}, &cl, error))
     return false;
+  a->backend = cl.backend;
+  if (const std::string* v = cl.find("--out")) a->out = *v;
+  if (!cl.whole_number("--runs", 1, 100000, &a->runs, error)) return false;
+  if (const std::string* v = cl.find("--min-score")) {
+    char* end = nullptr;
+    const float s = std::strtof(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || !(s >= 0.f && s <= 1.f))
+      return *error = "--min-score must be a number from 0 to 1, not '" + *v + "'", false;
+    a->min_score = s;
   }
-  a->model = positional[0];
-  a->image = positional[1];
+  a->json = cl.find("--json") != nullptr;
+  if (cl.positional.size() != 2) return *error = "expected MODEL.jet and IMAGE", false;
+  a->model = cl.positional[0];
+  a->image = cl.positional[1];
   return true;
 }
 
@@ -169,21 +125,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "face_detect: %s\n%s", error.c_str(), kUsage);
     return 2;
   }
-  if (args.backend == Backend::CUDA && !built_with_cuda())
-    return fail("this build has no CUDA backend: use --device cpu");
-
+  std::shared_ptr<Engine> engine;
+  Status st = samples::load_model(args.model, args.backend, &engine);
+  if (!st.ok()) return fail(st);
   samples::Image image;
   if (!samples::load_image(args.image, 3, &image, &error)) return fail(error);
-
-  LoadOptions options;
-  options.backend = args.backend;
-  std::shared_ptr<Engine> engine;
-  Status st = Engine::load(args.model, options, &engine);
-  if (!st.ok()) {
-    if (args.backend == Backend::CUDA)
-      return fail(st.to_string() + " (no usable GPU? try --device cpu)");
-    return fail(st);
-  }
   if (engine->num_inputs() != 1) return fail(args.model + ": BlazeFace has one input");
   const int input = engine->input(0);
   TensorDesc input_desc;

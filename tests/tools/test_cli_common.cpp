@@ -150,6 +150,27 @@ TEST_CASE("cli_common: printable escapes control characters; run_tool lets no ex
   CHECK(jet::tools::run_tool("jet-test", returns, 7, nullptr) == 7);
 }
 
+TEST_CASE("cli_common: run_tool gives the body the command line split by CommandLine") {
+  // The body sees "--device=cpu" as "--device", "cpu", the positional argument whole, and the
+  // null pointer after the last argument; any other command line returns 99.
+  const auto split_as_expected = [](int argc, char** argv) -> int {
+    const std::vector<std::string> want = {"tool", "--device", "cpu", "model.jet"};
+    if (argc != static_cast<int>(want.size()) || argv[argc] != nullptr) return 99;
+    for (int i = 0; i < argc; ++i)
+      if (want[static_cast<size_t>(i)] != argv[i]) return 99;
+    return 0;
+  };
+  std::vector<std::string> in = {"tool", "--device=cpu", "model.jet"};
+  std::vector<char*> argv;
+  for (std::string& s : in) argv.push_back(&s[0]);
+  argv.push_back(nullptr);
+  CHECK(jet::tools::run_tool("jet-test", split_as_expected, static_cast<int>(in.size()), argv.data()) == 0);
+  // No arguments at all (argc 0, argv only the null pointer): the body gets argc 0, argv[0] null.
+  const auto no_arguments = [](int argc, char** argv) -> int { return argc == 0 && argv[0] == nullptr ? 0 : 99; };
+  char* empty[] = {nullptr};
+  CHECK(jet::tools::run_tool("jet-test", no_arguments, 0, empty) == 0);
+}
+
 TEST_CASE("cli_common: CommandLine splits --opt=value and leaves everything else whole") {
   std::vector<std::string> in = {"tool",        "--device=cpu", "--input=x=a.npy", "-o=keep", "NAME=FILE",
                                  "--verbose",   "--",           "--=x",            "--seed=",  "model.jet"};
