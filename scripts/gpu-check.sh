@@ -103,14 +103,18 @@ if want sanitizer; then
                 *) echo "FAILED $tool $name" ;; esac
   }
   export -f run_san; export logs
-  conv_cases=$("$build/tests/jet_test_conv" -ltc 2>/dev/null | grep -E '^conv|^choose' || true)
+  # The slowest suites (conv, conv_find: racecheck of conv_find alone ran past 200 s) run one
+  # job per test case.
+  split_suites="jet_test_conv jet_test_conv_find"
   { for exe in "$build"/tests/jet_test_*; do
-      [ "$(basename "$exe")" = jet_test_conv ] && continue
+      [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
       echo "memcheck|$exe|"; echo "racecheck|$exe|"; done
-    while IFS= read -r tc; do
-      [ -n "$tc" ] || continue
-      echo "memcheck|$build/tests/jet_test_conv|$tc"; echo "racecheck|$build/tests/jet_test_conv|$tc"
-    done <<<"$conv_cases"
+    for suite in $split_suites; do
+      while IFS= read -r tc; do
+        [ -n "$tc" ] || continue
+        echo "memcheck|$build/tests/$suite|$tc"; echo "racecheck|$build/tests/$suite|$tc"
+      done <<<"$("$build/tests/$suite" -ltc 2>/dev/null | grep -vE '^\[doctest\]|^=+$|^$' || true)"
+    done
   } | xargs -P 12 -d '\n' -n 1 bash -c 'run_san "$0"' >"$logs/sanitizer.txt" 2>&1
   # Every op type through the runtime on CUDA: the conformance models under memcheck.
   if [ -f .testdata/conformance/manifest.txt ]; then
