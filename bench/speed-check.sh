@@ -119,9 +119,11 @@ fi
 # ResNet-18/50 and MobileNetV2 at batch 1 through the runtime (zoo models, random weights):
 # CUDA-graph replay time and the slowest layers of a profiled pass, f16 channels-last and f32.
 if want nets; then
-  for m in resnet18 resnet50 mobilenet_v2; do
-    for v in f16nhwc f32; do
-      flags=(); [ $v = f16nhwc ] && flags=(--f16 --channels-last)
+  # NETS: "model[:batch]" entries (default the three at batch 1); NET_VARIANTS: f16nhwc and/or f32.
+  for mb in ${NETS:-resnet18 resnet50 mobilenet_v2}; do
+    m=${mb%%:*}; batch=1; [[ $mb == *:* ]] && batch=${mb#*:}
+    for v in ${NET_VARIANTS:-f16nhwc f32}; do
+      flags=(--batch "$batch"); [ $v = f16nhwc ] && flags+=(--f16 --channels-last)
       "$build/tools/jet-make-model" $m "$out/$m-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
       "$build/tools/jet-bench" "$out/$m-$v.jet" --device cuda --warmup 50 --iterations 300 \
         --profile --json >"$out/$m-$v.json" 2>"$out/$m-$v.err" || { status=1; cat "$out/$m-$v.err"; continue; }

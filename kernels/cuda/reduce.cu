@@ -97,7 +97,18 @@ __global__ void reduce_kernel(ReducePlan p, float alpha, const T* __restrict__ x
         yo += idx * p.kept_ys[i];
         rest = q;
       }
-      for (int64_t r = lane; r < p.count; r += p.lanes) acc.add(to_f32(x[xo + reduced_offset(p, r)]));
+      // Eight loads in flight before their adds (in the same order as one at a time: the same
+      // sum): a block with few outputs and long ranges (NHWC global pooling of a large map, one
+      // block in all) is bound by how many loads each lane keeps in flight.
+      int64_t r = lane;
+      for (; r + 7 * p.lanes < p.count; r += 8 * p.lanes) {
+        float v[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v[u] = to_f32(x[xo + reduced_offset(p, r + u * p.lanes)]);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) acc.add(v[u]);
+      }
+      for (; r < p.count; r += p.lanes) acc.add(to_f32(x[xo + reduced_offset(p, r)]));
     }
     // Pairwise tree over the lanes: error grows with log2(lanes), not with lanes. Inner groups
     // of up to 32 lanes lie in one warp (lanes is a power of two): a shuffle butterfly.

@@ -440,6 +440,10 @@ TEST_CASE("conv_forward tactics: every tile and split-K factor") {
                 {3, 3}, {3, 2}, {2, 2}, {1, 1}, 1, true),
       make_case("3x3 C=12 K=8", {1, 12, 9, 10}, {8, 12, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1,
                 false),
+      // One output row (M = 1): a squeeze-and-excitation layer, 1x1 on a 1x1 map. GEMM reads x
+      // as a single row, which must still take the tensor-core engine.
+      make_case("1x1 on a 1x1 map C=96 K=24 (M = 1)", {1, 96, 1, 1}, {24, 96, 1, 1}, {0, 0},
+                {0, 0}, {1, 1}, {1, 1}, 1, false),
   };
   const ConvAlgo algos[] = {ConvAlgo::IMPLICIT_GEMM, ConvAlgo::IMPLICIT_PRECOMP_GEMM,
                             ConvAlgo::GEMM};
