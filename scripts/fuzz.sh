@@ -150,7 +150,9 @@ if [ "$findings" -gt 0 ] || [ "$reports" -gt 0 ] || [ "$rc" -ne 0 ]; then
   for f in "$logs"/*.log; do
     if grep -q -E 'ERROR: |runtime error:|FINDING:' "$f"; then
       echo "---- $f (from the first report) ----"
-      sed -n '/ERROR: \|runtime error:\|FINDING:/,$p' "$f" | head -80
+      # One process (awk stops printing, it does not close the pipe early): with pipefail, `sed |
+      # head` died of SIGPIPE on a long report and hid the FAILED line below.
+      awk '/ERROR: |runtime error:|FINDING:/ { on = 1 } on && shown++ < 80' "$f"
     fi
   done
   echo "fuzz.sh: FAILED (fuzzer exit status $rc). Reproduce: $fuzzer ARTIFACT;" \

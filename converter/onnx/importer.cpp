@@ -190,7 +190,13 @@ Status Importer::ir_constant(int index, DType dtype, std::vector<int64_t> dims, 
   if (dims.empty()) dims = c.dims.empty() ? std::vector<int64_t>{1} : c.dims;
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
-  if (n != c.elements() || c.is_int()) {
+  // Every input that becomes an IR constant takes floats (ONNX's T(float) inputs: weights,
+  // biases, slopes, scales): integers there are the model's error, not ours (the importer's
+  // fuzzer found an INT32 Conv bias reported as an internal error).
+  if (c.is_int()) {
+    return bad("constant '" + constant_names[index] + "' holds integers, but this input takes float values");
+  }
+  if (n != c.elements()) {
     return Status(StatusCode::INTERNAL_ERROR, node_label() + ": constant '" + constant_names[index] +
                                                   "' materialized with dims " + dims_text(dims));
   }

@@ -927,6 +927,18 @@ TEST_CASE("onnx import: malformed models give errors that name the problem") {
     CHECK(st.code() == StatusCode::NOT_SUPPORTED);
     CHECK(contains(st.message(), "initializer 'b': element type STRING"));
   }
+  SUBCASE("an integer tensor where a float input is required (fuzzer finding: INT32 Conv bias)") {
+    OnnxModel m = small_model();
+    onnx::TensorProto* b = m.graph->mutable_initializer(1);
+    b->clear_float_data();
+    b->clear_raw_data();
+    b->set_data_type(onnx::TensorProto::INT32);
+    b->add_int32_data(1);
+    b->add_int32_data(2);
+    const Status st = import_model(m, &g);
+    CHECK(st.code() == StatusCode::BAD_PARAM);
+    CHECK(contains(st.message(), "Conv 'conv': constant 'b' holds integers, but this input takes float values"));
+  }
   SUBCASE("bad indices and sizes in ops") {
     OnnxModel m(13);
     m.input("x", {2, 3});
