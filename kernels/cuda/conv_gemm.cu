@@ -253,6 +253,75 @@ struct ConvLoader {
   }
 };
 
+// The small-channel path of MMA_PADDED (C <= 4, the stem of a CNN): x copied channels-last
+// with C = 4, so a 16-byte chunk of the lowered matrix (depth d = tap * 4 + c) is two
+// consecutive taps, each 8 contiguous bytes that are copied or zero-filled on their own
+// (rounding C up to 8 instead doubled the depth: 392 for a 7x7 stem against 196).
+// Async A operand of gemm_mma.cuh through copy16.
+struct TapPairLoader {
+  using Elem = __half;
+  ConvLoader<__half, false> rows;  // row() and bind(); rows.s.cg == 4, channels-last
+  using Row = ConvLoader<__half, false>::Row;
+  struct Cursor {
+    int t[3];  // the chunk's first tap (t[0] >= win[0]: past the end)
+  };
+
+  __device__ TapPairLoader bind(int z) const {
+    TapPairLoader l = *this;
+    l.rows = rows.bind(z);
+    return l;
+  }
+  __device__ Row row(int r) const { return rows.row(r); }
+  __device__ Cursor cursor(int k) const {
+    const ConvShape& s = rows.s;
+    const int tap = k / 4;
+    Cursor u;
+    u.t[2] = tap % s.win[2];
+    const int q = tap / s.win[2];
+    u.t[1] = q % s.win[1];
+    u.t[0] = q / s.win[1];
+    return u;
+  }
+  // Depth step (a multiple of 8): step / 4 taps on, carried without dividing.
+  __device__ void advance(Cursor& u, int step) const {
+    const ConvShape& s = rows.s;
+    u.t[2] += step / 4;
+    while (u.t[2] >= s.win[2] && u.t[0] < s.win[0]) {
+      u.t[2] -= s.win[2];
+      if (++u.t[1] == s.win[1]) {
+        u.t[1] = 0;
+        ++u.t[0];
+      }
+    }
+  }
+  // Copies tap t of row r (4 channels, 8 bytes) to shared address dst, or zeros.
+  __device__ __forceinline__ void copy_tap(uint32_t dst, const Row& r, const int* t) const {
+    const ConvShape& s = rows.s;
+    bool in = t[0] < s.win[0];
+    int64_t off = 0;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const int d = (s.flip ? s.win[i] - 1 - t[i] : t[i]) * s.dil[i];
+      in = in && static_cast<unsigned>(r.c[i] + d) < static_cast<unsigned>(s.in[i]);
+      off += static_cast<int64_t>(d) * s.xs[i];
+    }
+    gemm::cp_async8(dst, in ? rows.x + r.base + off : rows.x, in ? 8 : 0);
+  }
+  __device__ __forceinline__ void copy16(uint32_t dst, const Row& r, const Cursor& u) const {
+    const ConvShape& s = rows.s;
+    copy_tap(dst, r, u.t);
+    int t[3] = {u.t[0], u.t[1], u.t[2] + 1};  // the next tap
+    if (t[2] == s.win[2]) {
+      t[2] = 0;
+      if (++t[1] == s.win[1]) {
+        t[1] = 0;
+        ++t[0];
+      }
+    }
+    copy_tap(dst + 8, r, t);
+  }
+};
+
 // Activations other than identity and ReLU out of line: inlined into every one of a thread's
 // 64 accumulator stores they would multiply the kernels' code size (and compile time) by ~10.
 __device__ __noinline__ float activate_outlined(ActivationDesc act, float v) {
@@ -428,8 +497,9 @@ bool depth_fast(const ConvShape& s) {
 // split-K factor kSplitChoices[(t - 1) % 8]; 0 is the heuristic's configuration.
 //  - MMA_PADDED: IMPLICIT_PRECOMP_GEMM's f16 problems with groups == 1 whose channel count is
 //    not a multiple of 8 (the stem of a CNN: C = 3) on sm_80+: x is copied into the workspace as
-//    channels-last with C rounded up to 8 (zeros in the added channels), the filter as KRSC with
-//    the same C, and the copies run on the tensor cores; the added channels add zero products.
+//    channels-last with C rounded up to 4 (C <= 4: TapPairLoader) or 8 (zeros in the added
+//    channels), the filter as KRSC with the same C, and the copies run on the tensor cores; the
+//    added channels add zero products.
 enum class Engine { MMA, MMA_PADDED, F32, STAGED };
 
 bool direct_rows(const ConvGeom& g, int64_t* row_stride);
@@ -568,11 +638,12 @@ ConvLoader<T, kDF> conv_operand(const ConvShape& s, const void* x, const TapEntr
 
 int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 
-// The problem on the copies: C and the filter's C rounded up to 8, x dense channels-last, the
-// filter KRSC; y, the epilogue and the tactic unchanged.
+// The problem on the copies: C rounded up to 4 when it is at most 4 (TapPairLoader), else to 8;
+// x dense channels-last, the filter KRSC with rows of a multiple of 8 elements; y, the
+// epilogue and the tactic unchanged.
 ConvGeom padded_geom(const ConvGeom& g) {
   ConvGeom p = g;
-  p.cg = p.c = round8(g.cg);
+  p.cg = p.c = g.cg <= 4 ? 4 : round8(g.cg);
   p.xs_c = 1;
   p.xs[2] = p.cg;
   p.xs[1] = p.xs[2] * g.in[2];
@@ -582,24 +653,26 @@ ConvGeom padded_geom(const ConvGeom& g) {
   p.ws[2] = p.cg;
   p.ws[1] = p.ws[2] * g.win[2];
   p.ws[0] = p.ws[1] * g.win[1];
-  p.ws_k = p.ws[0] * g.win[0];
+  p.ws_k = round8(p.ws[0] * g.win[0]);
   return p;
 }
 
 size_t padded_x_bytes(const ConvGeom& p) { return static_cast<size_t>(p.xs_n * p.n) * 2; }
 size_t padded_w_bytes(const ConvGeom& p) { return static_cast<size_t>(p.ws_k * p.k) * 2; }
 
-// x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp]; zeros in the
-// added channels. One grid-stride loop over both.
+// x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp] (rows of
+// p.ws_k; the row tail past taps * cp is never read); zeros in the added channels. A thread per
+// pixel of x (or tap of a filter) writes its cp channels 8 or 16 bytes at a time: the index
+// arithmetic (64-bit divisions) is paid once per pixel, not once per element (per element it
+// made this copy take ~1/3 of the stem's time at batch 32).
 __global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, const __half* w,
                                     __half* x2, __half* w2) {
-  const int64_t nx = p.xs_n * p.n, nw = p.ws_k * p.k;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < nx + nw;
+  const int64_t taps = g.win[0] * g.win[1] * g.win[2];
+  const int64_t px = p.n * g.in[0] * g.in[1] * g.in[2], pw = p.k * taps;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < px + pw;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const bool is_x = i < nx;
-    int64_t j = is_x ? i : i - nx;
-    const int64_t c = j % p.cg;
-    j /= p.cg;
+    const bool is_x = i < px;
+    int64_t j = is_x ? i : i - px;
     const int64_t* ext = is_x ? g.in : g.win;
     const int64_t* str = is_x ? g.xs : g.ws;
     int64_t off = 0;
@@ -607,13 +680,19 @@ __global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, con
       off += (j % ext[d]) * str[d];
       j /= ext[d];
     }
-    __half v = __ushort_as_half(0);
-    if (is_x) {
-      if (c < g.cg) v = x[j * g.xs_n + c * g.xs_c + off];
-      x2[i] = v;
-    } else {
-      if (c < g.cg) v = w[j * g.ws_k + c * g.ws_c + off];
-      w2[i - nx] = v;
+    const __half* src = is_x ? x + j * g.xs_n + off : w + j * g.ws_k + off;
+    const int64_t cs = is_x ? g.xs_c : g.ws_c;
+    __half* dst = is_x ? x2 + i * p.cg : w2 + j * p.ws_k + (i - px - j * taps) * p.cg;
+    for (int c0 = 0; c0 < p.cg; c0 += 8) {  // p.cg is 4 or a multiple of 8
+      __half v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        v[q] = c0 + q < g.cg ? src[(c0 + q) * cs] : __ushort_as_half(0);
+      const uint4 packed = gemm::pack8(v);
+      if (p.cg - c0 >= 8)
+        *reinterpret_cast<uint4*>(dst + c0) = packed;
+      else
+        *reinterpret_cast<uint2*>(dst + c0) = make_uint2(packed.x, packed.y);
     }
   }
 }
@@ -633,13 +712,20 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     __half* x2 = reinterpret_cast<__half*>(ws);
     __half* w2 = reinterpret_cast<__half*>(ws + align_up(padded_x_bytes(p)));
     void* partials = ws + align_up(padded_x_bytes(p)) + align_up(padded_w_bytes(p));
-    const int64_t total = p.xs_n * p.n + p.ws_k * p.k;
+    const int64_t total = p.n * g.in[0] * g.in[1] * g.in[2] +
+                          p.k * g.win[0] * g.win[1] * g.win[2];  // pixels and filter taps
     pad_channels_kernel<<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
         g, p, static_cast<const __half*>(x), static_cast<const __half*>(w), x2, w2);
     JET_TRY(launch_status(routine));
-    return run_engine(h, p, e, Engine::MMA,
-                      conv_operand<__half, false>(make_shape(p), x2, nullptr, true), true, w2,
-                      partials, true, y, routine);
+    const ConvLoader<__half, false> a = conv_operand<__half, false>(make_shape(p), x2, nullptr, true);
+    if (p.cg == 4) {
+      gemm::GemmConfig c;
+      JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
+      return gemm::run_gemm_mma(h, TapPairLoader{a}, filter_operand<__half, true>(p, w2),
+                                make_epi<__half>(p, e, y), gemm_rows(p), p.kg, gemm_depth(p), 1,
+                                c, partials, routine);
+    }
+    return run_engine(h, p, e, Engine::MMA, a, true, w2, partials, true, y, routine);
   }
   void* const partials = precomp ? ws + align_up(tap_table_bytes(g)) : nullptr;
   if (engine == Engine::MMA) {  // the cursors decode the taps: no table

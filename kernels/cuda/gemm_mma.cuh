@@ -16,7 +16,8 @@
 //   const __half* chunk(const Row&, const Cursor&, int* bytes) const;
 //       // the chunk's first element and how many of its 16 bytes exist (0: all zero, e.g. the
 //       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
-//       // it); the copy zero-fills the rest.
+//       // it); the copy zero-fills the rest. Or, for the A operand, instead of chunk():
+//   void copy16(uint32_t dst, const Row&, const Cursor&) const;  // issues the chunk's copies
 //
 // Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
 //
@@ -48,6 +49,13 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int by
                "r"(bytes));
 #endif
 }
+// 8-byte copy (cp.async.cg takes 16 bytes only; .ca 4, 8 or 16); bytes 0 zero-fills it.
+__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
@@ -64,6 +72,16 @@ __device__ __forceinline__ void cp_async_wait() {
 // c ^ ((r >> 1) & 3): the 8 rows one ldmatrix phase reads (same logical chunk) then fall in 8
 // distinct 16-byte bank groups, and so do the copies. Offset in halves.
 __device__ __forceinline__ int swizzle(int r, int c) { return r * 32 + ((c ^ ((r >> 1) & 3)) << 3); }
+
+// An async operand whose 16-byte chunk is not one contiguous piece of memory provides
+// copy16(dst, row, cursor) instead of chunk(): it issues the chunk's copies (cp_async8 /
+// cp_async16) into shared address dst itself.
+template <class L, class = void>
+struct HasCopy16 : std::false_type {};
+template <class L>
+struct HasCopy16<L, decltype(std::declval<const L&>().copy16(
+                        0u, std::declval<const typename L::Row&>(),
+                        std::declval<const typename L::Cursor&>()))> : std::true_type {};
 
 // Epilogues may provide store8(row, col, const float v[8]) for columns col..col+7 (16-byte
 // stores where their layout allows); the others get eight store() calls. `left` = N - col.
@@ -144,9 +162,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     auto issue = [&](int stage) {
 #pragma unroll
       for (int e = 0; e < CA; ++e) {
-        int bytes;
-        const __half* src = A.chunk(ra[e], ca, &bytes);
-        cp_async16(a_base + stage * (BM * BK * 2) + a_dst[e], src, bytes);
+        const uint32_t dst = a_base + stage * (BM * BK * 2) + a_dst[e];
+        if constexpr (HasCopy16<LA>::value) {
+          A.copy16(dst, ra[e], ca);
+        } else {
+          int bytes;
+          const __half* src = A.chunk(ra[e], ca, &bytes);
+          cp_async16(dst, src, bytes);
+        }
       }
 #pragma unroll
       for (int e = 0; e < CB; ++e) {
