@@ -181,60 +181,6 @@ struct ConvLoader {
            static_cast<unsigned>(r.c[1] + e.d[1]) < static_cast<unsigned>(s.in[1]) &&
            static_cast<unsigned>(r.c[2] + e.d[2]) < static_cast<unsigned>(s.in[2]);
   }
-  // Async operand (gemm_mma.cuh), `vec` only: a chunk is 8 consecutive channels of one tap.
-  // The cursor walks (channel, tap) without dividing: advance adds the step to the channel and
-  // carries into the tap coordinates.
-  struct Cursor {
-    int64_t off;  // x offset of (c, tap') from a row's base
-    int d[3];     // the tap's displacement, kBadCoord past the depth
-    int c, t[3];  // channel within the group, tap coordinates (t[0] == win[0]: past the end)
-  };
-  __device__ void settle(Cursor& u) const {
-    if (u.t[0] >= s.win[0]) {
-      u.off = 0;
-      u.d[0] = u.d[1] = u.d[2] = kBadCoord;
-      return;
-    }
-    u.off = u.c;  // xs_c == 1 on the vec path
-#pragma unroll
-    for (int i = 0; i < 3; ++i) {
-      const int ti = s.flip ? s.win[i] - 1 - u.t[i] : u.t[i];
-      u.d[i] = ti * s.dil[i];
-      u.off += static_cast<int64_t>(u.d[i]) * s.xs[i];
-    }
-  }
-  __device__ Cursor cursor(int k) const {
-    Cursor u;
-    const int tap = k / s.cg;
-    u.c = k - tap * s.cg;
-    u.t[2] = tap % s.win[2];
-    const int q = tap / s.win[2];
-    u.t[1] = q % s.win[1];
-    u.t[0] = q / s.win[1];
-    settle(u);
-    return u;
-  }
-  __device__ void advance(Cursor& u, int step) const {
-    u.c += step;
-    while (u.c >= s.cg && u.t[0] < s.win[0]) {
-      u.c -= s.cg;
-      if (++u.t[2] == s.win[2]) {
-        u.t[2] = 0;
-        if (++u.t[1] == s.win[1]) {
-          u.t[1] = 0;
-          ++u.t[0];
-        }
-      }
-    }
-    settle(u);
-  }
-  __device__ const T* chunk(const Row& r, const Cursor& u, int* bytes) const {
-    const bool in = static_cast<unsigned>(r.c[0] + u.d[0]) < static_cast<unsigned>(s.in[0]) &&
-                    static_cast<unsigned>(r.c[1] + u.d[1]) < static_cast<unsigned>(s.in[1]) &&
-                    static_cast<unsigned>(r.c[2] + u.d[2]) < static_cast<unsigned>(s.in[2]);
-    *bytes = in ? 16 : 0;
-    return in ? x + r.base + u.off : x;
-  }
   template <class S> __device__ __forceinline__ T load(const Row& r, const S& st, int kk, int) const {
     const TapEntry& e = st.e[kk];
     return inside(r, e) ? x[r.base + e.off] : gemm::zero_of<T>();
@@ -252,6 +198,126 @@ struct ConvLoader {
     return gemm::pack8(h);
   }
 };
+
+// Most taps a ConvMaskLoader takes: one bit of a row's mask each.
+constexpr int kMaskTaps = 64;
+
+// The lowered input as the tensor-core engine's A operand (gemm_mma.cuh's async concept), for
+// channels-last x with C/groups % 8 == 0 and RSC depth order: a 16-byte chunk is 8 consecutive
+// channels of one tap. Everything that does not change along the depth is precomputed:
+//  - per row, a pointer to its window's origin and a mask of the taps inside x (bit t: tap t);
+//  - per thread, a cursor (channel, tap, x offset of both) that a depth step moves by additions
+//    (crossing to the next tap adds that axis's precomputed stride).
+// A chunk is then a mask test and one pointer addition: the per-chunk bounds tests and the
+// tap-offset products of a general cursor made the main loop ~8 instructions per mma.
+struct ConvMaskLoader {
+  using Elem = __half;
+  ConvShape s;       // s.taps <= kMaskTaps
+  const __half* x;
+  int64_t tap_step[3];  // x offset between neighbouring taps of axis i (negative when flipped)
+
+  struct Row {
+    const __half* p;  // x at the window's first tap (never dereferenced outside the mask)
+    uint64_t mask;    // bit t: tap t is inside x
+  };
+  struct Cursor {
+    int c, t, t1, t2;  // channel within the group, tap, the tap's last two coordinates
+    int64_t off;       // x offset of (c, t) from a row's p
+  };
+
+  __device__ ConvMaskLoader bind(int z) const {
+    ConvMaskLoader l = *this;
+    l.x += z * (s.cg * s.xs_c);
+    return l;
+  }
+  // First tap's coordinate along axis i (the last one in convolution mode) and its x offset.
+  __device__ __forceinline__ int first_tap(int i) const {
+    return s.flip ? (s.win[i] - 1) * s.dil[i] : 0;
+  }
+  __device__ Row row(int r) const {
+    Row w;
+    w.mask = 0;
+    w.p = x;
+    if (r >= s.rows) return w;
+    int o[3];
+    o[2] = r % s.out[2];
+    int q = r / s.out[2];
+    o[1] = q % s.out[1];
+    q /= s.out[1];
+    o[0] = q % s.out[0];
+    const int n = q / s.out[0];
+    int64_t base = n * s.xs_n;
+    int start[3];  // input coordinate of the first tap along each axis
+    uint64_t axis_in[3];  // bit j: tap j of the axis is inside x
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      start[i] = o[i] * s.stride[i] - s.pad[i] + first_tap(i);
+      base += static_cast<int64_t>(start[i]) * s.xs[i];
+      const int dir = s.flip ? -s.dil[i] : s.dil[i];
+      axis_in[i] = 0;
+      for (int j = 0; j < s.win[i]; ++j)
+        if (static_cast<unsigned>(start[i] + j * dir) < static_cast<unsigned>(s.in[i]))
+          axis_in[i] |= uint64_t(1) << j;
+    }
+    int t = 0;
+    for (int t0 = 0; t0 < s.win[0]; ++t0)
+      for (int t1 = 0; t1 < s.win[1]; ++t1)
+        for (int t2 = 0; t2 < s.win[2]; ++t2, ++t)
+          if ((axis_in[0] >> t0) & (axis_in[1] >> t1) & (axis_in[2] >> t2) & 1)
+            w.mask |= uint64_t(1) << t;
+    // Offsets are applied to a pointer only inside the mask; form the origin by integer
+    // arithmetic (it may lie before x when the window starts in the padding).
+    w.p = reinterpret_cast<const __half*>(reinterpret_cast<uintptr_t>(x) +
+                                          static_cast<uintptr_t>(base * 2));
+    return w;
+  }
+  __device__ Cursor cursor(int k) const {
+    Cursor u;
+    u.t = k / s.cg;
+    u.c = k - u.t * s.cg;
+    u.t2 = u.t % s.win[2];
+    const int q = u.t / s.win[2];
+    u.t1 = q % s.win[1];
+    const int t0 = q / s.win[1];
+    u.off = u.c + t0 * tap_step[0] + u.t1 * tap_step[1] + u.t2 * tap_step[2];
+    return u;
+  }
+  __device__ __forceinline__ void advance(Cursor& u, int step) const {
+    u.c += step;
+    u.off += step;
+    while (u.c >= s.cg) {  // the next tap; a step longer than C/groups crosses several
+      u.c -= s.cg;
+      u.off -= s.cg;
+      ++u.t;
+      if (++u.t2 < s.win[2]) {
+        u.off += tap_step[2];
+        continue;
+      }
+      u.t2 = 0;
+      u.off -= (s.win[2] - 1) * tap_step[2];
+      if (++u.t1 < s.win[1]) {
+        u.off += tap_step[1];
+        continue;
+      }
+      u.t1 = 0;
+      u.off += tap_step[0] - (s.win[1] - 1) * tap_step[1];
+    }
+  }
+  __device__ __forceinline__ const __half* chunk(const Row& r, const Cursor& u, int* bytes) const {
+    const bool in = u.t < s.taps && ((r.mask >> u.t) & 1);
+    *bytes = in ? 16 : 0;
+    return in ? r.p + u.off : x;
+  }
+};
+
+ConvMaskLoader mask_operand(const ConvShape& s, const void* x) {
+  ConvMaskLoader a;
+  a.s = s;
+  a.x = static_cast<const __half*>(x);
+  for (int i = 0; i < 3; ++i)
+    a.tap_step[i] = (s.flip ? -1 : 1) * static_cast<int64_t>(s.dil[i]) * s.xs[i];
+  return a;
+}
 
 // The small-channel path of MMA_PADDED (C <= 4, the stem of a CNN): x copied channels-last
 // with C = 4, so a 16-byte chunk of the lowered matrix (depth d = tap * 4 + c) is two
@@ -488,6 +554,7 @@ bool depth_fast(const ConvShape& s) {
 // A GEMM-family problem runs on one of three engines:
 //  - MMA: the tensor-core core (gemm_mma.cuh) for f16 problems whose operands it can copy 16
 //    bytes at a time: sm_80+ code for this device, RSC depth order (KRSC filters, or 1x1),
+//    windows of at most 64 taps on the implicit lowerings (ConvMaskLoader's mask),
 //    C/groups % 8 == 0, unit channel stride and strides that keep every 8-channel chunk 16-byte
 //    aligned, filter rows of a multiple of 8 (pointer alignment is checked per call: unaligned
 //    buffers take the register-staged kernel with tactic 0, NOT_SUPPORTED with a tactic);
@@ -515,12 +582,14 @@ enum class Lowering { IMPLICIT, IMPLICIT_WS, ROWS };
 Engine engine_of(const Handle& h, const ConvGeom& g, DType t, Lowering l) {
   if (t == DType::F32) return Engine::F32;
   if (!gemm::mma_available(h)) return Engine::STAGED;
-  if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0) return Engine::MMA_PADDED;
+  const bool mask_taps = g.win[0] * g.win[1] * g.win[2] <= kMaskTaps;  // ConvMaskLoader
+  if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0)
+    return g.cg <= 4 || mask_taps ? Engine::MMA_PADDED : Engine::STAGED;
   if (g.ws_k % 8 != 0 || g.ws_c != 1) return Engine::STAGED;
   bool ok;
   int64_t rs;
   if (l != Lowering::ROWS) {
-    ok = g.cg % 8 == 0 && g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 &&
+    ok = mask_taps && g.cg % 8 == 0 && g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 &&
          g.xs[1] % 8 == 0 && g.xs[2] % 8 == 0;
   } else if (direct_rows(g, &rs)) {
     ok = g.xs_c == 1 && rs % 8 == 0 && g.cg % 8 == 0;
@@ -589,6 +658,25 @@ Status partial_bytes(const Handle& h, const ConvGeom& g, Engine e, bool allow_sp
 
 // Runs C = lowered x * filters^T on engine e with the problem's configuration. `partials` holds
 // the split-K sums when the configuration splits.
+// Loaders with gemm_mma.cuh's async interface (a Cursor); the others (ConvLoader) feed the
+// register-staged and f32 engines only.
+template <class L, class = void>
+struct AsyncOperand : std::false_type {};
+template <class L>
+struct AsyncOperand<L, std::void_t<typename L::Cursor>> : std::true_type {};
+
+// Whether the tensor-core engine can take this call's buffers (16-byte copies of the filter
+// rows and of the partial sums); a_aligned: the A operand's own condition.
+bool mma_buffers(bool a_aligned, const gemm::RowsLoader<__half, true>& b, const void* partials) {
+  return a_aligned && b.vec && (partials == nullptr || aligned16(partials));
+}
+
+Status unaligned_tactic(const ConvGeom& g, const char* routine) {
+  return make_status(StatusCode::NOT_SUPPORTED,
+                     "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
+                     g.tactic);
+}
+
 template <class LA>
 Status run_engine(const Handle& h, const ConvGeom& g, const ConvOut& e, Engine engine,
                   const LA& a, bool a_aligned, const void* w, void* partials, bool allow_split,
@@ -601,17 +689,28 @@ Status run_engine(const Handle& h, const ConvGeom& g, const ConvOut& e, Engine e
     return gemm::run_gemm_f32(h, a, filter_operand<float, true>(g, w), make_epi<float>(g, e, y), M,
                               N, K, g.groups, c, partials, routine);
   } else {
-    const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
-    if (engine == Engine::MMA && a_aligned && b.vec && (partials == nullptr || aligned16(partials)))
-      return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), M, N, K, g.groups, c, partials,
-                                routine);
-    if (engine == Engine::MMA && g.tactic != 0)
-      return make_status(StatusCode::NOT_SUPPORTED,
-                         "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
-                         g.tactic);
+    if constexpr (AsyncOperand<LA>::value) {
+      const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
+      if (engine == Engine::MMA && mma_buffers(a_aligned, b, partials))
+        return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), M, N, K, g.groups, c,
+                                  partials, routine);
+    }
+    if (engine == Engine::MMA && g.tactic != 0) return unaligned_tactic(g, routine);
     return gemm::run_gemm(h, a, filter_operand<__half, false>(g, w), make_epi<__half>(g, e, y), M,
                           N, K, g.groups, routine);
   }
+}
+
+// The implicit GEMM of a channels-last f16 problem on the tensor-core engine (ConvMaskLoader);
+// the caller checked the buffers (mma_buffers).
+Status run_mask_mma(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* x,
+                    const void* w, void* partials, bool allow_split, void* y,
+                    const char* routine) {
+  gemm::GemmConfig c;
+  JET_TRY(config_of(h, g, Engine::MMA, allow_split, routine, &c));
+  return gemm::run_gemm_mma(h, mask_operand(make_shape(g), x), filter_operand<__half, true>(g, w),
+                            make_epi<__half>(g, e, y), gemm_rows(g), g.kg, gemm_depth(g), g.groups,
+                            c, partials, routine);
 }
 
 __global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
@@ -717,21 +816,21 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     pad_channels_kernel<<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
         g, p, static_cast<const __half*>(x), static_cast<const __half*>(w), x2, w2);
     JET_TRY(launch_status(routine));
-    const ConvLoader<__half, false> a = conv_operand<__half, false>(make_shape(p), x2, nullptr, true);
-    if (p.cg == 4) {
-      gemm::GemmConfig c;
-      JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
-      return gemm::run_gemm_mma(h, TapPairLoader{a}, filter_operand<__half, true>(p, w2),
-                                make_epi<__half>(p, e, y), gemm_rows(p), p.kg, gemm_depth(p), 1,
-                                c, partials, routine);
-    }
-    return run_engine(h, p, e, Engine::MMA, a, true, w2, partials, true, y, routine);
+    if (p.cg > 4) return run_mask_mma(h, p, e, x2, w2, partials, true, y, routine);
+    gemm::GemmConfig c;
+    JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
+    const TapPairLoader a{conv_operand<__half, false>(make_shape(p), x2, nullptr, true)};
+    return gemm::run_gemm_mma(h, a, filter_operand<__half, true>(p, w2), make_epi<__half>(p, e, y),
+                              gemm_rows(p), p.kg, gemm_depth(p), 1, c, partials, routine);
   }
   void* const partials = precomp ? ws + align_up(tap_table_bytes(g)) : nullptr;
   if (engine == Engine::MMA) {  // the cursors decode the taps: no table
-    const bool vec = aligned16(x);
-    return run_engine(h, g, e, engine, conv_operand<__half, false>(s, x, nullptr, vec), vec, w,
-                      partials, precomp, y, routine);
+    if (mma_buffers(aligned16(x), filter_operand<__half, true>(g, w), partials))
+      return run_mask_mma(h, g, e, x, w, partials, precomp, y, routine);
+    if (g.tactic != 0) return unaligned_tactic(g, routine);
+    // Unaligned buffers: the register-staged kernel, tap entries decoded per depth tile.
+    return run_engine(h, g, e, Engine::STAGED, conv_operand<__half, false>(s, x, nullptr, false),
+                      false, w, nullptr, false, y, routine);
   }
   const TapEntry* table = nullptr;
   if (precomp) {
