@@ -230,6 +230,27 @@ struct ConvMaskLoader {
     l.x += z * (s.cg * s.xs_c);
     return l;
   }
+  // Bit j: tap j of an axis (input coordinate start + j * dir, win <= 64 taps) is inside
+  // [0, in). Unit steps (no dilation) in closed form, as the range of taps inside.
+  static __device__ __forceinline__ uint64_t axis_taps(int start, int dir, int win, int in) {
+    int lo = 0, hi = 0;  // the taps inside, for unit steps
+    if (dir == 1) {
+      lo = max(0, -start);
+      hi = min(win, in - start);
+    } else if (dir == -1) {
+      lo = max(0, start - in + 1);
+      hi = min(win, start + 1);
+    } else {
+      uint64_t bits = 0;
+      for (int j = 0; j < win; ++j)
+        if (static_cast<unsigned>(start + j * dir) < static_cast<unsigned>(in))
+          bits |= uint64_t(1) << j;
+      return bits;
+    }
+    if (hi <= lo) return 0;
+    const int count = hi - lo;
+    return (count >= 64 ? ~uint64_t(0) : (uint64_t(1) << count) - 1) << lo;
+  }
   // First tap's coordinate along axis i (the last one in convolution mode) and its x offset.
   __device__ __forceinline__ int first_tap(int i) const {
     return s.flip ? (s.win[i] - 1) * s.dil[i] : 0;
@@ -247,24 +268,20 @@ struct ConvMaskLoader {
     o[0] = q % s.out[0];
     const int n = q / s.out[0];
     int64_t base = n * s.xs_n;
-    int start[3];  // input coordinate of the first tap along each axis
     uint64_t axis_in[3];  // bit j: tap j of the axis is inside x
 #pragma unroll
     for (int i = 0; i < 3; ++i) {
-      start[i] = o[i] * s.stride[i] - s.pad[i] + first_tap(i);
-      base += static_cast<int64_t>(start[i]) * s.xs[i];
-      const int dir = s.flip ? -s.dil[i] : s.dil[i];
-      axis_in[i] = 0;
-      for (int j = 0; j < s.win[i]; ++j)
-        if (static_cast<unsigned>(start[i] + j * dir) < static_cast<unsigned>(s.in[i]))
-          axis_in[i] |= uint64_t(1) << j;
+      const int start = o[i] * s.stride[i] - s.pad[i] + first_tap(i);
+      base += static_cast<int64_t>(start) * s.xs[i];
+      axis_in[i] = axis_taps(start, s.flip ? -s.dil[i] : s.dil[i], s.win[i], s.in[i]);
     }
-    int t = 0;
+    // Tap t = (t0 * win1 + t1) * win2 + t2: the axes' bits spread over the taps, one row of
+    // win2 bits (and one plane of win1 * win2) at a time.
+    uint64_t plane = 0;
+    for (int t1 = 0; t1 < s.win[1]; ++t1)
+      if ((axis_in[1] >> t1) & 1) plane |= axis_in[2] << (t1 * s.win[2]);
     for (int t0 = 0; t0 < s.win[0]; ++t0)
-      for (int t1 = 0; t1 < s.win[1]; ++t1)
-        for (int t2 = 0; t2 < s.win[2]; ++t2, ++t)
-          if ((axis_in[0] >> t0) & (axis_in[1] >> t1) & (axis_in[2] >> t2) & 1)
-            w.mask |= uint64_t(1) << t;
+      if ((axis_in[0] >> t0) & 1) w.mask |= plane << (t0 * s.win[1] * s.win[2]);
     // Offsets are applied to a pointer only inside the mask; form the origin by integer
     // arithmetic (it may lie before x when the window starts in the padding).
     w.p = reinterpret_cast<const __half*>(reinterpret_cast<uintptr_t>(x) +
