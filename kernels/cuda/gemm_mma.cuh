@@ -32,11 +32,15 @@ namespace jet {
 namespace cuda {
 namespace gemm {
 
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1,
+          bool PIPELINED_ = true>
 struct MmaTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
+  // Fragments double-buffered by slice (the main loop's comment); costs MI * 4 + NI * 2
+  // registers, which the 8-warp 128x128 tile at two blocks an SM (128 registers) cannot spare.
+  static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
   // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
   static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
@@ -208,38 +212,66 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       if (s < nk) issue(s);
       cp_async_commit();
     }
+    // The fragments of one 16-deep slice: A rows (lanes 0-15: k-half 0, 16-31: k-half 1) and
+    // B as pairs of n-tiles (matrices (j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1)).
+    uint32_t af[2][MI][4], bf[2][NI][2];
+    auto load_slice = [&](int buf, int stage, int ks) {
+      const uint32_t as = a_base + stage * (BM * BK * 2) + (a_ld ^ (ks * 32));
+      const uint32_t bs = b_base + stage * (BN * BK * 2) + (b_ld ^ (ks * 32));
+#pragma unroll
+      for (int i = 0; i < MI; ++i) ldmatrix_x4_at(af[buf][i], as + i * (16 * BK * 2));
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        uint32_t q[4];
+        ldmatrix_x4_at(q, bs + j * (8 * BK * 2));
+        bf[buf][j][0] = q[0];
+        bf[buf][j][1] = q[1];
+        bf[buf][j + 1][0] = q[2];
+        bf[buf][j + 1][1] = q[3];
+      }
+    };
+    auto mma_slice = [&](int buf) {
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[buf][i], bf[buf][j]);
+    };
+    // Software-pipelined by slice: the fragments of the next slice are read from shared memory
+    // while the mma of this one run, and the barrier that makes tile kt + 1 visible comes
+    // before the last slice of tile kt (whose fragments are already in registers), so that the
+    // next tile's first slice loads behind the last slice's mma. One barrier per tile, as
+    // before; it also orders every read of stage (kt - 1) % STAGES before the copy into it.
+    static_assert(BK / 16 == 2, "two slices per tile");
     int stage = 0, next = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
-    for (int kt = 0; kt < nk; ++kt) {
+    if constexpr (Cfg::PIPELINED) {
       cp_async_wait<STAGES - 2>();
-      __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
-      if (kt + STAGES - 1 < nk) issue(next);
-      cp_async_commit();
-      next = next + 1 == STAGES ? 0 : next + 1;
-      const uint32_t as = a_base + stage * (BM * BK * 2);
-      const uint32_t bs = b_base + stage * (BN * BK * 2);
-      stage = stage + 1 == STAGES ? 0 : stage + 1;
+      __syncthreads();  // tile 0 visible
+      if (nk > 0) load_slice(0, 0, 0);
+      for (int kt = 0; kt < nk; ++kt) {
+        load_slice(1, stage, 1);
+        if (kt + STAGES - 1 < nk) issue(next);
+        cp_async_commit();
+        next = next + 1 == STAGES ? 0 : next + 1;
+        mma_slice(0);
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt + 1 visible; stage kt's fragments all read
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        if (kt + 1 < nk) load_slice(0, stage, 0);
+        mma_slice(1);
+      }
+    } else {
+      for (int kt = 0; kt < nk; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
+        if (kt + STAGES - 1 < nk) issue(next);
+        cp_async_commit();
+        next = next + 1 == STAGES ? 0 : next + 1;
 #pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        uint32_t af[MI][4], bf[NI][2];
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-          // Lanes 0-15 give rows 0-15 of the k-half 0, lanes 16-31 of k-half 1.
-          ldmatrix_x4_at(af[i], as + ((a_ld ^ (ks * 32)) + i * (16 * BK * 2)));
+        for (int ks = 0; ks < BK / 16; ++ks) {
+          load_slice(0, stage, ks);
+          mma_slice(0);
         }
-#pragma unroll
-        for (int j = 0; j < NI; j += 2) {
-          // Matrices: (n-tile j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1).
-          uint32_t q[4];
-          ldmatrix_x4_at(q, bs + ((b_ld ^ (ks * 32)) + j * (8 * BK * 2)));
-          bf[j][0] = q[0];
-          bf[j][1] = q[1];
-          bf[j + 1][0] = q[2];
-          bf[j + 1][1] = q[3];
-        }
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
       }
     }
     cp_async_wait<0>();
@@ -332,7 +364,7 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // The large tiles have 8 warps: with 4 (64 x 64 warp tiles, ~200 registers) an SM held one
     // or two blocks, too few warps to hide the copies' and the epilogue's latency (on the H100
     // they ran 2-3x slower than 64 x 64 blocks on ResNet-50's batch-32 layers).
-    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2>());
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2, false>());
     case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2>());
     case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2>());
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
