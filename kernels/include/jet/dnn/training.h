@@ -1,0 +1,211 @@
+// The training add-on (issue 15): backward routines, losses and optimizer steps. Built only with
+// the CMake option JET_BUILD_TRAINING (off by default, so the inference library stays as it is);
+// without it these routines are not in libjet_kernels and a program calling them fails to link.
+// Not included by jet/dnn.h: include this header yourself.
+//
+// The conventions are the forward routines': descriptors, alpha/beta blending of the written
+// gradient (dx = alpha * grad + beta * dx; with beta == 0, dx is not read), workspace queries,
+// algorithm choice, a Status naming the problem, no allocation. Two more rules:
+//  - f32 only for now: f16 tensors give NOT_SUPPORTED.
+//  - Deterministic: every routine gives bit-identical results run after run on one device (each
+//    output element is computed by one thread, or by a fixed-shape reduction tree; no atomics).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jet/dnn/activation.h"
+#include "jet/dnn/conv.h"
+#include "jet/dnn/pool.h"
+#include "jet/dnn/softmax.h"
+#include "jet/dnn/tensor.h"
+
+namespace jet {
+
+// ---- Activations ------------------------------------------------------------------------------
+// dx = alpha * dy * act'(x) + beta * dx, from the forward input x (every mode's derivative is a
+// function of x). x, dy, dx: same dims, f32, any strides (rank 1..8); dx may alias dy with the
+// same layout. At the kinks the derivative is PyTorch's: RELU, LEAKY_RELU, ELU, SELU take the
+// negative side's slope at 0; CLIPPED_RELU (hardtanh) passes the gradient only strictly inside
+// (0, alpha); CLIP (clamp) inclusively in [alpha, beta]; HARD_SWISH is x / 3 + 1/2 on [-3, 3];
+// HARD_SIGMOID passes alpha strictly inside (0, 1). A NaN in x or dy gives a NaN in dx.
+Status activation_backward(const Handle& handle, const ActivationDesc& act, float alpha,
+                           const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                           const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// ---- Softmax ----------------------------------------------------------------------------------
+// dx = alpha * softmax'(dy) + beta * dx from the forward OUTPUT y, as cudnnSoftmaxBackward:
+//   FAST, ACCURATE: dx = y * (dy - sum(dy * y))          (sum over the softmax group)
+//   LOG:            dx = dy - exp(y) * sum(dy)
+// y, dy, dx: rank 3..5, same dims, f32, any strides; dx may alias dy with the same layout.
+// Sums accumulate in double on the CPU, in compensated f32 on CUDA.
+Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                        const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
+                        const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// ---- Pooling ----------------------------------------------------------------------------------
+// dx = alpha * pool'(dy) + beta * dx. x is the forward input, dy has pool_output_dims(x) dims;
+// x, dy, dx f32, any strides, dx != dy. The same descriptors pool_forward accepts (padding,
+// dilation, ceil_mode, global).
+//  - MAX recomputes each window's argmax from x (no saved indices, so nothing to keep between
+//    forward and backward but x): the gradient goes to the first maximum in window order (D, H,
+//    W), or to the first NaN when the window holds one (the element the forward propagated).
+//  - AVG_INCLUDE_PAD / AVG_EXCLUDE_PAD spread dy / divisor over the window's taps inside x, with
+//    the forward's divisor.
+// Each dx element gathers from the windows that contain it (no scatter, no atomics).
+Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
+                     const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                     const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// ---- Convolution ------------------------------------------------------------------------------
+// Bias gradient: db[k] = alpha * sum over n and the spatial dims of dy[n, k, ...] + beta * db[k].
+// dy: rank 3..5; db: dims 1, K, 1... (any strides); f32. Sums in double (CPU) / compensated f32
+// in a fixed-order tree (CUDA).
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db);
+
+// Values are stable (they may be written to plans).
+enum class ConvBwdFilterAlgo : int32_t {
+  // Implicit GEMM: each dw element is a dot product over N x output positions whose x operand is
+  // addressed on the fly; no workspace.
+  IMPLICIT_GEMM = 0,
+  // Explicit lowering: x is unfolded (im2col) and dy packed into the workspace, then one batched
+  // gemm_forward per group computes dw = dy_g @ col_g^T.
+  GEMM = 1,
+  COUNT = 2,
+};
+
+const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
+
+// Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * (N * out * C/groups *
+// window + N * out * K) with out the output positions per image (f32).
+Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                           const TensorDesc& dy_desc, const ConvDesc& conv,
+                                           const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
+                                           size_t* bytes);
+
+// The filter gradient of conv_forward, as cudnnConvolutionBackwardFilter:
+//   dw[k, c, t] = alpha * sum over n and output positions o of
+//                 dy[n, k, o] * x[n, group(k) * C/groups + c, o * stride - pad_begin + t * dilation]
+//                 (t flipped in CONVOLUTION mode; taps in the padding contribute 0) + beta * dw.
+// x: N, C, spatial; dy: conv_output_dims(x, dw, conv); dw: either filter layout. f32, any
+// strides, any groups, dilation and padding the forward accepts. Deterministic.
+Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc& x_desc,
+                            const void* x, const TensorDesc& dy_desc, const void* dy,
+                            const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
+                            size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
+                            void* dw);
+
+// ---- Batch normalization (training) -----------------------------------------------------------
+// Training forward, per channel c over N and the spatial dims (M elements):
+//   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased: what normalizes),
+//   y = alpha * (scale[c] * (x - mean) * inv_std + bias[c]) + beta * y, inv_std = 1/sqrt(var+eps)
+//   running_mean = (1 - momentum) * running_mean + momentum * mean
+//   running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)   (unbiased)
+// as cudnnBatchNormalizationForwardTraining with exponentialAverageFactor = momentum (PyTorch's
+// momentum, default 0.1). running_mean/var may both be null (not updated); save_mean and
+// save_inv_std (C floats each) may both be null, else they get mean and inv_std for the
+// backward. x, y: rank 3..5, same dims, f32, any strides. Parameters are C floats in the
+// handle's memory space. epsilon > 0, momentum in [0, 1]; M >= 2 when running_var is updated.
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std);
+
+// Backward of batchnorm_forward_training (batch statistics), as cudnnBatchNormalizationBackward:
+//   xhat = (x - mean) * inv_std, g = sum(dy), gx = sum(dy * xhat)   (per channel)
+//   dx     = alpha_data * scale * inv_std * (dy - g / M - xhat * gx / M) + beta_data * dx
+//   dscale = alpha_param * gx + beta_param * dscale
+//   dbias  = alpha_param * g  + beta_param * dbias
+// saved_mean/saved_inv_std from the forward, or both null to recompute them from x. dscale and
+// dbias may both be null (frozen parameters). x, dy, dx: same dims, f32, any strides, dx != dy.
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std);
+
+// ---- Losses -----------------------------------------------------------------------------------
+// Every loss writes one f32 scalar, the mean over the samples (or elements), to *loss (handle
+// memory; null: not computed), and optionally the gradient of that mean:
+// dx = alpha * dloss/dx + beta * dx (null: not computed). The mean's reduction needs a workspace
+// (loss_workspace_size); its shape depends only on the element count, so results are
+// deterministic.
+
+// Bytes of workspace a loss over `elements` values (rows for the cross-entropy) needs.
+size_t loss_workspace_size(int64_t elements);
+
+// Softmax cross-entropy, fused and stable: logits [N, C] (rank 2, any strides), labels N int32
+// class indices (handle memory). loss = mean_n (logsumexp(logits[n]) - logits[n, label[n]]),
+// dlogits = (softmax(logits) - onehot(label)) / N. A label outside [0, C) makes that sample's
+// loss and gradient row NaN (a bad label must not pass as a number).
+Status softmax_cross_entropy_loss(const Handle& handle, const TensorDesc& logits_desc,
+                                  const void* logits, const int32_t* labels, void* workspace,
+                                  size_t workspace_bytes, float* loss, float alpha, float beta,
+                                  const TensorDesc& dlogits_desc, void* dlogits);
+
+// Mean squared error: loss = mean((x - target)^2), dx = 2 (x - target) / count.
+// x, target, dx: same dims (rank 1..8), f32, any strides.
+Status mse_loss(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                const TensorDesc& target_desc, const void* target, void* workspace,
+                size_t workspace_bytes, float* loss, float alpha, float beta,
+                const TensorDesc& dx_desc, void* dx);
+
+// Binary cross-entropy with logits (PyTorch BCEWithLogitsLoss, mean):
+// loss = mean(max(x, 0) - x * t + log1p(exp(-|x|))), dx = (sigmoid(x) - t) / count.
+Status bce_with_logits_loss(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                            const TensorDesc& target_desc, const void* target, void* workspace,
+                            size_t workspace_bytes, float* loss, float alpha, float beta,
+                            const TensorDesc& dx_desc, void* dx);
+
+// ---- Optimizers -------------------------------------------------------------------------------
+// Fused element-wise parameter updates over `count` contiguous f32 values (param, grad and the
+// state buffers in handle memory; state zero-initialized by the caller before the first step).
+// One kernel per call, PyTorch's formulas (torch.optim, foreach=False).
+
+// SGD: g = grad + weight_decay * p; with momentum != 0: buf = momentum * buf + (1 - dampening)
+// * g (PyTorch's first step sets buf = g: the same when buf starts at 0 and dampening is 0),
+// g = nesterov ? g + momentum * buf : buf; p -= lr * g. momentum_buf may be null when
+// momentum == 0.
+struct SgdDesc {
+  float lr = 0.01f;
+  float momentum = 0.f;
+  float dampening = 0.f;
+  float weight_decay = 0.f;
+  bool nesterov = false;
+  Status validate() const;  // INVALID_VALUE for non-finite or negative values, nesterov rules
+};
+Status sgd_step(const Handle& handle, const SgdDesc& sgd, int64_t count, float* param,
+                const float* grad, float* momentum_buf);
+
+// Adam and AdamW: with t the 1-based step number,
+//   Adam:  g = grad + weight_decay * p;      AdamW: p *= 1 - lr * weight_decay, g = grad
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+struct AdamDesc {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.f;
+  bool decoupled_weight_decay = false;  // true: AdamW
+  Status validate() const;
+};
+Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64_t count,
+                 float* param, const float* grad, float* m, float* v);
+
+// Gradient clipping by global norm (torch.nn.utils.clip_grad_norm_): over `tensors` gradient
+// arrays (grads[i] with counts[i] f32 values, handle memory; the two arrays themselves are host
+// memory), total = sqrt(sum of squares); every gradient is scaled by min(1, max_norm /
+// (total + 1e-6)) in place, and *total_norm (handle memory; may be null) gets total. No host
+// synchronization: the scale is read on the device. NaN or inf in a gradient makes total
+// non-finite and the gradients NaN (PyTorch's error_if_nonfinite=False behaviour).
+size_t clip_grad_norm_workspace_size(int tensors);
+Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
+                      const int64_t* counts, float max_norm, void* workspace,
+                      size_t workspace_bytes, float* total_norm);
+
+}  // namespace jet

@@ -1,0 +1,117 @@
+// The training add-on's backend entry points (kernels/training/cpu/*.cpp, cuda/*.cu), called by
+// the front ends in kernels/training/api/ after validation, as kernels/api/backend.h for the
+// forward routines: a backend may assume valid, consistent f32 descriptors and non-null pointers
+// (except where an argument is documented as optional).
+#pragma once
+
+#include "jet/dnn.h"
+#include "jet/dnn/training.h"
+
+namespace jet {
+
+// The reduction shape of the losses' mean: the elements are split into kLossChunk-sized chunks
+// (fixed by the count alone, so every device sums in the same order), one partial sum each.
+constexpr int64_t kLossChunk = 4096;
+inline int64_t loss_partials(int64_t elements) { return (elements + kLossChunk - 1) / kLossChunk; }
+
+// Optimizer steps and the global-norm clip work on chunks of this many values per block.
+constexpr int64_t kClipChunk = 4096;
+
+namespace cpu {
+
+Status activation_backward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
+                           const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
+                           const TensorDesc& dx_desc, void* dx);
+Status softmax_backward(SoftmaxAlgo algo, SoftmaxMode mode, float alpha, const TensorDesc& y_desc,
+                        const void* y, const TensorDesc& dy_desc, const void* dy, float beta,
+                        const TensorDesc& dx_desc, void* dx);
+Status pool_backward(const PoolDesc& pool, float alpha, const TensorDesc& x_desc, const void* x,
+                     const TensorDesc& dy_desc, const void* dy, float beta,
+                     const TensorDesc& dx_desc, void* dx);
+Status conv_backward_bias(float alpha, const TensorDesc& dy_desc, const void* dy, float beta,
+                          const TensorDesc& db_desc, void* db);
+Status conv_backward_filter_implicit(float alpha, const TensorDesc& x_desc, const void* x,
+                                     const TensorDesc& dy_desc, const void* dy,
+                                     const ConvDesc& conv, float beta, const FilterDesc& dw_desc,
+                                     void* dw);
+// The GEMM algorithm's lowering: col[g][(n, o)][j] = x at filter offset j of group g's filter
+// row (j = c * ws_c + taps . ws, the filter layout's own order; 0 in the padding), and
+// dyp[g][kk][(n, o)] = dy[n, g * K/groups + kk, o]. Both packed.
+Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                                  const FilterDesc& dw_desc, float* col, float* dyp);
+Status batchnorm_forward_training(float alpha, float beta, const TensorDesc& x_desc,
+                                  const void* x, const TensorDesc& y_desc, void* y,
+                                  const float* scale, const float* bias, double momentum,
+                                  float* running_mean, float* running_var, double epsilon,
+                                  float* save_mean, float* save_inv_std);
+Status batchnorm_backward(float alpha_data, float beta_data, float alpha_param, float beta_param,
+                          const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                          const void* dy, const TensorDesc& dx_desc, void* dx,
+                          const float* scale, float* dscale, float* dbias, double epsilon,
+                          const float* saved_mean, const float* saved_inv_std);
+
+enum class LossKind { MSE, BCE_WITH_LOGITS };
+Status softmax_cross_entropy_loss(const TensorDesc& logits_desc, const void* logits,
+                                  const int32_t* labels, float* loss, float alpha, float beta,
+                                  const TensorDesc& dlogits_desc, void* dlogits);
+Status elementwise_loss(LossKind kind, const TensorDesc& x_desc, const void* x,
+                        const TensorDesc& target_desc, const void* target, float* loss,
+                        float alpha, float beta, const TensorDesc& dx_desc, void* dx);
+Status sgd_step(const SgdDesc& sgd, int64_t count, float* param, const float* grad,
+                float* momentum_buf);
+Status adam_step(const AdamDesc& adam, int64_t step, int64_t count, float* param,
+                 const float* grad, float* m, float* v);
+Status clip_grad_norm(int tensors, float* const* grads, const int64_t* counts, float max_norm,
+                      float* total_norm);
+
+}  // namespace cpu
+
+namespace cuda {
+
+Status activation_backward(const Handle& h, const ActivationDesc& act, float alpha,
+                           const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                           const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+Status softmax_backward(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                        const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
+                        const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+Status pool_backward(const Handle& h, const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
+                     const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
+                     const TensorDesc& dx_desc, void* dx);
+Status conv_backward_bias(const Handle& h, float alpha, const TensorDesc& dy_desc, const void* dy,
+                          float beta, const TensorDesc& db_desc, void* db);
+Status conv_backward_filter_implicit(const Handle& h, float alpha, const TensorDesc& x_desc,
+                                     const void* x, const TensorDesc& dy_desc, const void* dy,
+                                     const ConvDesc& conv, float beta, const FilterDesc& dw_desc,
+                                     void* dw);
+Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                                  const FilterDesc& dw_desc, float* col, float* dyp);
+Status batchnorm_forward_training(const Handle& h, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std);
+Status batchnorm_backward(const Handle& h, float alpha_data, float beta_data, float alpha_param,
+                          float beta_param, const TensorDesc& x_desc, const void* x,
+                          const TensorDesc& dy_desc, const void* dy, const TensorDesc& dx_desc,
+                          void* dx, const float* scale, float* dscale, float* dbias,
+                          double epsilon, const float* saved_mean, const float* saved_inv_std);
+Status softmax_cross_entropy_loss(const Handle& h, const TensorDesc& logits_desc,
+                                  const void* logits, const int32_t* labels, float* partials,
+                                  float* loss, float alpha, float beta,
+                                  const TensorDesc& dlogits_desc, void* dlogits);
+Status elementwise_loss(const Handle& h, cpu::LossKind kind, const TensorDesc& x_desc,
+                        const void* x, const TensorDesc& target_desc, const void* target,
+                        float* partials, float* loss, float alpha, float beta,
+                        const TensorDesc& dx_desc, void* dx);
+Status sgd_step(const Handle& h, const SgdDesc& sgd, int64_t count, float* param,
+                const float* grad, float* momentum_buf);
+Status adam_step(const Handle& h, const AdamDesc& adam, int64_t step, int64_t count,
+                 float* param, const float* grad, float* m, float* v);
+Status clip_grad_norm(const Handle& h, int tensors, float* const* grads, const int64_t* counts,
+                      float max_norm, float* partials, float* total_norm);
+
+}  // namespace cuda
+}  // namespace jet

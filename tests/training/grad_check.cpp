@@ -1,0 +1,55 @@
+#include "training/grad_check.h"
+
+#include <cmath>
+
+namespace jet {
+namespace test {
+
+std::vector<double> numeric_vjp(const RefFn& f, const std::vector<double>& x,
+                                const std::vector<double>& dy, double h) {
+  std::vector<double> g(x.size());
+  std::vector<double> xp = x;
+  const auto dot = [&](const std::vector<double>& y) {
+    REQUIRE(y.size() == dy.size());
+    double s = 0.0;
+    for (size_t i = 0; i < y.size(); ++i) s += dy[i] * y[i];
+    return s;
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    xp[i] = x[i] + h;
+    const double up = dot(f(xp));
+    xp[i] = x[i] - h;
+    const double down = dot(f(xp));
+    xp[i] = x[i];
+    g[i] = (up - down) / (2.0 * h);
+  }
+  return g;
+}
+
+std::vector<int64_t> random_dims(int rank, int64_t lo, int64_t hi) {
+  std::vector<int64_t> d(static_cast<size_t>(rank));
+  for (auto& v : d) v = uniform_int(lo, hi);
+  return d;
+}
+
+Layout random_layout() {
+  const Layout all[] = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED,
+                        Layout::REVERSED};
+  return all[uniform_int(0, 3)];
+}
+
+Handle gpu_handle() {
+  Handle h;
+  const Status s = Handle::cuda(0, nullptr, &h);
+  INFO(s.to_string());
+  REQUIRE(s.ok());
+  return h;
+}
+
+void check_against(const HostTensor& got, const HostTensor& before, const HostTensor& want,
+                   double tol) {
+  check_output(got, before, want.to_ref(), tol);
+}
+
+}  // namespace test
+}  // namespace jet

@@ -1,0 +1,41 @@
+// Test support for the training add-on (issue 15): central finite differences in float64, and the
+// staging of the CUDA-against-CPU comparisons.
+//
+// A backward routine computes a vector-Jacobian product: for y = f(x) and an upstream gradient
+// dy, dx = J(x)^T dy = d<dy, f(x)>/dx. numeric_vjp() estimates it element by element from a
+// float64 forward reference (tests/reference/), independently of jet:
+//   dx[i] ~ (<dy, f(x + h e_i)> - <dy, f(x - h e_i)>) / (2h),
+// whose error in float64 (h^2 f''' + 1e-16 / h) is far below the 1e-5 the routines are held to.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "jet/dnn/training.h"
+#include "kernels/util.h"
+
+namespace jet {
+namespace test {
+
+using RefFn = std::function<std::vector<double>(const std::vector<double>&)>;
+
+// d<dy, f(x)>/dx by central differences with step h, one element of x at a time.
+std::vector<double> numeric_vjp(const RefFn& f, const std::vector<double>& x,
+                                const std::vector<double>& dy, double h = 1e-6);
+
+// Random odd-leaning dims: each in [lo, hi].
+std::vector<int64_t> random_dims(int rank, int64_t lo, int64_t hi);
+
+// A random layout among those the forward routines accept.
+Layout random_layout();
+
+// The CUDA handle of the GPU test executable (tests/training/gpu_main.cpp made sure one exists).
+Handle gpu_handle();
+
+// |got - want| <= tol * (|want| + rms(want)) for every logical element of `got` against a
+// tensor computed on another backend, gaps (outside the view) bit-identical to `before`.
+void check_against(const HostTensor& got, const HostTensor& before, const HostTensor& want,
+                   double tol);
+
+}  // namespace test
+}  // namespace jet
