@@ -1,6 +1,7 @@
 #include "training/grad_check.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace jet {
 namespace test {
@@ -49,6 +50,32 @@ Handle gpu_handle() {
 void check_against(const HostTensor& got, const HostTensor& before, const HostTensor& want,
                    double tol) {
   check_output(got, before, want.to_ref(), tol);
+}
+
+void compare_cuda_with_cpu(const BackendRun& run, const std::vector<HostTensor>& outs,
+                           double tol) {
+  std::vector<HostTensor> cpu_outs = outs, gpu_outs = outs;
+  {
+    Staging st(Handle::cpu());
+    run(Handle::cpu(), st, cpu_outs);
+    st.finish();
+  }
+  {
+    const Handle h = gpu_handle();
+    Staging st(h);
+    run(h, st, gpu_outs);
+    st.finish();
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    CAPTURE(i);
+    check_against(gpu_outs[i], outs[i], cpu_outs[i], tol);
+  }
+}
+
+HostTensor int32_tensor(const std::vector<int32_t>& values) {
+  HostTensor t(TensorDesc::packed(DType::F32, {static_cast<int64_t>(values.size())}));
+  std::memcpy(t.data(), values.data(), values.size() * sizeof(int32_t));
+  return t;
 }
 
 }  // namespace test

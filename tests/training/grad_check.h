@@ -32,6 +32,17 @@ Layout random_layout();
 // The CUDA handle of the GPU test executable (tests/training/gpu_main.cpp made sure one exists).
 Handle gpu_handle();
 
+// One CUDA-against-CPU comparison: run(handle, staging, outs) is called on the CPU with copies
+// of `outs`, then on CUDA with other copies; each CUDA output must match the CPU's within tol
+// (check_against). run stages its inputs with st.in() and its outputs with st.out(outs[i]).
+using BackendRun = std::function<void(const Handle&, Staging&, std::vector<HostTensor>&)>;
+void compare_cuda_with_cpu(const BackendRun& run, const std::vector<HostTensor>& outs,
+                           double tol);
+
+// An int32 array staged as the bytes of an f32 tensor (Staging moves bytes; the routine reads
+// int32): class labels for the cross-entropy.
+HostTensor int32_tensor(const std::vector<int32_t>& values);
+
 // |got - want| <= tol * (|want| + rms(want)) for every logical element of `got` against a
 // tensor computed on another backend, gaps (outside the view) bit-identical to `before`.
 void check_against(const HostTensor& got, const HostTensor& before, const HostTensor& want,
