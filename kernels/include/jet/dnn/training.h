@@ -77,8 +77,9 @@ enum class ConvBwdFilterAlgo : int32_t {
 
 const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
 
-// Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * (N * out * C/groups *
-// window + N * out * K) with out the output positions per image (f32).
+// Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * N * out * (C * taps + K),
+// with out the output positions per image and taps the filter's window size (f32): x unfolded
+// and dy packed.
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                            const TensorDesc& dy_desc, const ConvDesc& conv,
                                            const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
