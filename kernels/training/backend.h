@@ -6,16 +6,21 @@
 
 #include "jet/dnn.h"
 #include "jet/dnn/training.h"
+#include "train_math.h"
 
 namespace jet {
 
-// The reduction shape of the losses' mean: the elements are split into kLossChunk-sized chunks
-// (fixed by the count alone, so every device sums in the same order), one partial sum each.
-constexpr int64_t kLossChunk = 4096;
-inline int64_t loss_partials(int64_t elements) { return (elements + kLossChunk - 1) / kLossChunk; }
+// The reduction shapes of the losses' means and of the global-norm clip: the elements (rows for
+// the cross-entropy) are split into chunks fixed by the count alone, so every device sums in
+// the same order; one block per chunk writes a partial sum to the workspace, one block adds the
+// partials.
+constexpr int64_t kLossChunk = 4096;    // elements per partial (MSE, BCE, the clip's norm)
+constexpr int64_t kLossRowChunk = 32;   // cross-entropy rows per partial
+inline int64_t chunks(int64_t count, int64_t chunk) { return (count + chunk - 1) / chunk; }
 
-// Optimizer steps and the global-norm clip work on chunks of this many values per block.
-constexpr int64_t kClipChunk = 4096;
+// The Adam step's constants (bias corrections in double), the same for both backends
+// (kernels/training/api/optimizer.cpp).
+AdamScalars adam_scalars(const AdamDesc& adam, int64_t step);
 
 namespace cpu {
 

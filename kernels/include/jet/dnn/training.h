@@ -132,12 +132,12 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
 // ---- Losses -----------------------------------------------------------------------------------
 // Every loss writes one f32 scalar, the mean over the samples (or elements), to *loss (handle
 // memory; null: not computed), and optionally the gradient of that mean:
-// dx = alpha * dloss/dx + beta * dx (null: not computed). The mean's reduction needs a workspace
-// (loss_workspace_size); its shape depends only on the element count, so results are
-// deterministic.
+// dx = alpha * dloss/dx + beta * dx (null: not computed; one of the two must be asked for).
+// The mean is reduced through a workspace of per-chunk partial sums whose shape depends only on
+// the count, so results are deterministic; the workspace queries give its size.
 
-// Bytes of workspace a loss over `elements` values (rows for the cross-entropy) needs.
-size_t loss_workspace_size(int64_t elements);
+size_t softmax_cross_entropy_workspace_size(int64_t rows);
+size_t elementwise_loss_workspace_size(int64_t elements);  // mse_loss, bce_with_logits_loss
 
 // Softmax cross-entropy, fused and stable: logits [N, C] (rank 2, any strides), labels N int32
 // class indices (handle memory). loss = mean_n (logsumexp(logits[n]) - logits[n, label[n]]),
@@ -204,7 +204,7 @@ Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64
 // (total + 1e-6)) in place, and *total_norm (handle memory; may be null) gets total. No host
 // synchronization: the scale is read on the device. NaN or inf in a gradient makes total
 // non-finite and the gradients NaN (PyTorch's error_if_nonfinite=False behaviour).
-size_t clip_grad_norm_workspace_size(int tensors);
+size_t clip_grad_norm_workspace_size(int tensors, const int64_t* counts);
 Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
                       const int64_t* counts, float max_norm, void* workspace,
                       size_t workspace_bytes, float* total_norm);
