@@ -16,6 +16,7 @@
 
 #include "jet/dnn/activation.h"
 #include "jet/dnn/conv.h"
+#include "jet/dnn/gemm.h"
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
 #include "jet/dnn/tensor.h"
@@ -96,6 +97,21 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
                             const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
                             size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
                             void* dw);
+
+// ---- GEMM / fully connected --------------------------------------------------------------------
+// The gradients of y = op(a) @ op(b) + bias (gemm_forward with the same GemmDesc), each
+// optional (null: not computed):
+//   da    = alpha * (dy @ op(b)^T, transposed back when trans_a) + beta * da   (a's dims)
+//   db    = alpha * (op(a)^T @ dy, transposed back when trans_b) + beta * db   (b's dims)
+//   dbias = alpha * (dy summed over the dims where bias is 1) + beta * dbias   (bias's dims)
+// Composed from gemm_forward and reduce_forward, so it runs on both backends with their
+// accuracy. f32; rank 2 or 3; a batch of 1 that broadcasts in the forward is NOT_SUPPORTED here
+// (its gradient sums over the batch; call per batch entry and accumulate with beta = 1).
+Status gemm_backward(const Handle& handle, const GemmDesc& gemm, float alpha,
+                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                     const void* b, const TensorDesc& dy_desc, const void* dy, float beta,
+                     const TensorDesc& da_desc, void* da, const TensorDesc& db_desc, void* db,
+                     const TensorDesc& dbias_desc, void* dbias);
 
 // ---- Batch normalization (training) -----------------------------------------------------------
 // Training forward, per channel c over N and the spatial dims (M elements):
