@@ -218,8 +218,9 @@ Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64
 // arrays (grads[i] with counts[i] f32 values, handle memory; the two arrays themselves are host
 // memory), total = sqrt(sum of squares); every gradient is scaled by min(1, max_norm /
 // (total + 1e-6)) in place, and *total_norm (handle memory; may be null) gets total. No host
-// synchronization: the scale is read on the device. NaN or inf in a gradient makes total
-// non-finite and the gradients NaN (PyTorch's error_if_nonfinite=False behaviour).
+// synchronization: the scale is read on the device. A NaN in a gradient makes total and every
+// gradient NaN; an infinity makes total inf and the scale 0 (PyTorch with
+// error_if_nonfinite=False).
 size_t clip_grad_norm_workspace_size(int tensors, const int64_t* counts);
 Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
                       const int64_t* counts, float max_norm, void* workspace,
