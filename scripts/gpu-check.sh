@@ -106,7 +106,9 @@ if want sanitizer; then
   # The slowest suites (conv, conv_find: racecheck of conv_find alone ran past 200 s) run one
   # job per test case.
   split_suites="jet_test_conv jet_test_conv_find"
-  { for exe in "$build"/tests/jet_test_*; do
+  # tests/training/jet_train_gpu_tests: the training add-on's CUDA kernels (JET_BUILD_TRAINING).
+  { for exe in "$build"/tests/jet_test_* "$build"/tests/training/jet_train_gpu_tests; do
+      [ -x "$exe" ] || continue
       [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
       echo "memcheck|$exe|"; echo "racecheck|$exe|"; done
     for suite in $split_suites; do
