@@ -27,6 +27,11 @@ namespace cpu {
 Status activation_backward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
                            const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
                            const TensorDesc& dx_desc, void* dx);
+Status prelu_backward(float alpha, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& slope_desc, const void* slope, const TensorDesc& dy_desc,
+                      const void* dy, float beta, const TensorDesc& dx_desc, void* dx,
+                      float alpha_param, float beta_param, const TensorDesc& dslope_desc,
+                      void* dslope);
 Status softmax_backward(SoftmaxAlgo algo, SoftmaxMode mode, float alpha, const TensorDesc& y_desc,
                         const void* y, const TensorDesc& dy_desc, const void* dy, float beta,
                         const TensorDesc& dx_desc, void* dx);
@@ -77,6 +82,11 @@ namespace cuda {
 Status activation_backward(const Handle& h, const ActivationDesc& act, float alpha,
                            const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                            const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+Status prelu_backward(const Handle& h, float alpha, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& slope_desc, const void* slope, const TensorDesc& dy_desc,
+                      const void* dy, float beta, const TensorDesc& dx_desc, void* dx,
+                      float alpha_param, float beta_param, const TensorDesc& dslope_desc,
+                      void* dslope);
 Status softmax_backward(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                         const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
                         const void* dy, float beta, const TensorDesc& dx_desc, void* dx);

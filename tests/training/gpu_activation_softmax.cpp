@@ -1,4 +1,4 @@
-// CUDA activation_backward and softmax_backward against the CPU backend.
+// CUDA activation_backward, prelu_backward and softmax_backward against the CPU backend.
 #include <string>
 
 #include "training/grad_check.h"
@@ -65,6 +65,34 @@ TEST_CASE("CUDA softmax_backward matches the CPU") {
             },
             {dx}, 1e-5);
       }
+    }
+  }
+}
+
+TEST_CASE("CUDA prelu_backward matches the CPU") {
+  for (int kind = 0; kind < 3; ++kind) {  // scalar, per-channel and full slopes
+    for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
+      const std::vector<int64_t> dims = {4, 24, 17, 19};
+      std::vector<int64_t> sdims(4, 1);
+      if (kind == 1) sdims[1] = 24;
+      if (kind == 2) sdims = dims;
+      CAPTURE(kind);
+      CAPTURE(std::string(layout_name(l)));
+      HostTensor x(make_desc(DType::F32, dims, l)), dy(make_desc(DType::F32, dims, l));
+      HostTensor s(make_desc(DType::F32, sdims, Layout::CHANNELS_FIRST));
+      x.fill_random();
+      dy.fill_random();
+      s.fill_random(0.0, 0.5);
+      HostTensor dx(make_desc(DType::F32, dims, Layout::PADDED)), ds(s.desc());
+      dx.poison();
+      ds.fill_random();
+      compare_cuda_with_cpu(
+          [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
+            REQUIRE_OK(prelu_backward(h, 1.f, x.desc(), st.in(x), s.desc(), st.in(s), dy.desc(),
+                                      st.in(dy), 0.f, o[0].desc(), st.out(o[0]), 0.5f, 0.5f,
+                                      o[1].desc(), st.out(o[1])));
+          },
+          {dx, ds}, 1e-5);
     }
   }
 }

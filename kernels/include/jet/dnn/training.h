@@ -34,6 +34,18 @@ Status activation_backward(const Handle& handle, const ActivationDesc& act, floa
                            const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                            const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
 
+// PReLU (prelu_forward: y = x >= 0 ? x : slope * x, slope broadcast to x), both gradients, each
+// optional (null: not computed):
+//   dx     = alpha * dy * (x > 0 ? 1 : slope) + beta * dx                   (x's dims)
+//   dslope = alpha_param * sum over slope's broadcast dims of dy * (x > 0 ? 0 : x)
+//            + beta_param * dslope                                            (slope's dims)
+// (PyTorch's derivative at 0.) f32, any strides, rank 1..8; dx may alias dy (same layout).
+Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& slope_desc, const void* slope,
+                      const TensorDesc& dy_desc, const void* dy, float beta,
+                      const TensorDesc& dx_desc, void* dx, float alpha_param, float beta_param,
+                      const TensorDesc& dslope_desc, void* dslope);
+
 // ---- Softmax ----------------------------------------------------------------------------------
 // dx = alpha * softmax'(dy) + beta * dx from the forward OUTPUT y, as cudnnSoftmaxBackward:
 //   FAST, ACCURATE: dx = y * (dy - sum(dy * y))          (sum over the softmax group)
