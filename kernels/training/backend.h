@@ -6,6 +6,7 @@
 
 #include "jet/dnn.h"
 #include "jet/dnn/training.h"
+#include "lrn_grad.h"
 #include "train_math.h"
 
 namespace jet {
@@ -17,6 +18,9 @@ namespace jet {
 constexpr int64_t kLossChunk = 4096;    // elements per partial (MSE, BCE, the clip's norm)
 constexpr int64_t kLossRowChunk = 32;   // cross-entropy rows per partial
 inline int64_t chunks(int64_t count, int64_t chunk) { return (count + chunk - 1) / chunk; }
+
+// LRN's window and constants as the gradient code takes them (kernels/training/lrn_grad.h).
+LrnGradParams lrn_grad_params(const LrnDesc& lrn, int64_t channels);
 
 // The Adam step's constants (bias corrections in double), the same for both backends
 // (kernels/training/api/optimizer.cpp).
@@ -50,6 +54,9 @@ Status conv_backward_filter_implicit(float alpha, const TensorDesc& x_desc, cons
 Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                                   const FilterDesc& dw_desc, float* col, float* dyp);
+Status lrn_cross_channel_backward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,
+                                  const void* x, const TensorDesc& dy_desc, const void* dy,
+                                  float beta, const TensorDesc& dx_desc, void* dx);
 Status batchnorm_forward_training(float alpha, float beta, const TensorDesc& x_desc,
                                   const void* x, const TensorDesc& y_desc, void* y,
                                   const float* scale, const float* bias, double momentum,
@@ -102,6 +109,10 @@ Status conv_backward_filter_implicit(const Handle& h, float alpha, const TensorD
 Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                                   const FilterDesc& dw_desc, float* col, float* dyp);
+Status lrn_cross_channel_backward(const Handle& h, const LrnDesc& lrn, float alpha,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& dy_desc, const void* dy, float beta,
+                                  const TensorDesc& dx_desc, void* dx);
 Status batchnorm_forward_training(const Handle& h, float alpha, float beta,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& y_desc, void* y, const float* scale,

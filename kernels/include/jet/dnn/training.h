@@ -17,6 +17,7 @@
 #include "jet/dnn/activation.h"
 #include "jet/dnn/conv.h"
 #include "jet/dnn/gemm.h"
+#include "jet/dnn/norm.h"
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
 #include "jet/dnn/tensor.h"
@@ -124,6 +125,17 @@ Status gemm_backward(const Handle& handle, const GemmDesc& gemm, float alpha,
                      const void* b, const TensorDesc& dy_desc, const void* dy, float beta,
                      const TensorDesc& da_desc, void* da, const TensorDesc& db_desc, void* db,
                      const TensorDesc& dbias_desc, void* dbias);
+
+// ---- LRN ----------------------------------------------------------------------------------------
+// dx = alpha * lrn'(dy) + beta * dx for lrn_cross_channel_forward (cuDNN's definition), from the
+// forward input x (each window's denominator is recomputed, no saved scale):
+//   dx_j = dy_j d_j^-beta - 2 (alpha/n) beta x_j sum over the windows i containing j of
+//          dy_i x_i d_i^(-beta-1),  d_i = k + alpha/n * sum of x^2 over i's window.
+// x, dy, dx: rank 3..5, same dims, f32, any strides; dx != dy, dx != x.
+Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, float alpha,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& dy_desc, const void* dy, float beta,
+                                  const TensorDesc& dx_desc, void* dx);
 
 // ---- Batch normalization (training) -----------------------------------------------------------
 // Training forward, per channel c over N and the spatial dims (M elements):
