@@ -84,7 +84,8 @@ enum class ConvBwdFilterAlgo : int32_t {
   // addressed on the fly; no workspace.
   IMPLICIT_GEMM = 0,
   // Explicit lowering: x is unfolded (im2col) and dy packed into the workspace, then one batched
-  // gemm_forward per group computes dw = dy_g @ col_g^T.
+  // gemm_forward over the groups computes dw_g = dy_g @ col_g, accumulating in plain f32 over
+  // N x output positions (IMPLICIT_GEMM's sums are compensated on CUDA, double on the CPU).
   GEMM = 1,
   COUNT = 2,
 };
