@@ -19,6 +19,14 @@ constexpr int64_t kLossChunk = 4096;    // elements per partial (MSE, BCE, the c
 constexpr int64_t kLossRowChunk = 32;   // cross-entropy rows per partial
 inline int64_t chunks(int64_t count, int64_t chunk) { return (count + chunk - 1) / chunk; }
 
+// One operand's gradient in op_tensor_backward: which = 0 for a, 1 for b. The descriptors are
+// rank-aligned with dc; dt_desc/dt is the gradient of operand `which`.
+struct OpTensorGrad {
+  TensorOp op;
+  float alpha1, alpha2, alpha, beta;
+  int which;
+};
+
 // LRN's window and constants as the gradient code takes them (kernels/training/lrn_grad.h).
 LrnGradParams lrn_grad_params(const LrnDesc& lrn, int64_t channels);
 
@@ -54,6 +62,9 @@ Status conv_backward_filter_implicit(float alpha, const TensorDesc& x_desc, cons
 Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                                   const FilterDesc& dw_desc, float* col, float* dyp);
+Status op_tensor_backward(const OpTensorGrad& g, const TensorDesc& a_desc, const void* a,
+                          const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
+                          const void* dc, const TensorDesc& dt_desc, void* dt);
 Status lrn_cross_channel_backward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,
                                   const void* x, const TensorDesc& dy_desc, const void* dy,
                                   float beta, const TensorDesc& dx_desc, void* dx);
@@ -109,6 +120,10 @@ Status conv_backward_filter_implicit(const Handle& h, float alpha, const TensorD
 Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                                   const FilterDesc& dw_desc, float* col, float* dyp);
+Status op_tensor_backward(const Handle& h, const OpTensorGrad& g, const TensorDesc& a_desc,
+                          const void* a, const TensorDesc& b_desc, const void* b,
+                          const TensorDesc& dc_desc, const void* dc, const TensorDesc& dt_desc,
+                          void* dt);
 Status lrn_cross_channel_backward(const Handle& h, const LrnDesc& lrn, float alpha,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,

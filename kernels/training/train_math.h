@@ -20,6 +20,27 @@ JET_HOST_DEVICE inline float bce_term(float x, float t) {
 }
 JET_HOST_DEVICE inline float bce_grad(float x, float t) { return 1.f / (1.f + expf(-x)) - t; }
 
+// d op(u, v) / du and / dv for op_tensor's ops; MAX / MIN as torch.maximum / minimum's backward
+// (half to each on a tie; a NaN fails every comparison, so both sides get all of dc).
+JET_HOST_DEVICE inline void op_tensor_partials(TensorOp op, float u, float v, float* du,
+                                               float* dv) {
+  switch (op) {
+    case TensorOp::ADD: *du = 1.f; *dv = 1.f; return;
+    case TensorOp::SUB: *du = 1.f; *dv = -1.f; return;
+    case TensorOp::MUL: *du = v; *dv = u; return;
+    case TensorOp::DIV: *du = 1.f / v; *dv = -u / (v * v); return;
+    case TensorOp::MAX:
+      *du = u == v ? 0.5f : (u < v ? 0.f : 1.f);
+      *dv = u == v ? 0.5f : (u > v ? 0.f : 1.f);
+      return;
+    case TensorOp::MIN:
+      *du = u == v ? 0.5f : (u > v ? 0.f : 1.f);
+      *dv = u == v ? 0.5f : (u < v ? 0.f : 1.f);
+      return;
+  }
+  *du = *dv = 0.f;
+}
+
 // The Adam step's per-call constants, computed once on the host in double.
 struct AdamScalars {
   float lr, beta1, beta2, eps, weight_decay;

@@ -21,6 +21,7 @@
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
 #include "jet/dnn/tensor.h"
+#include "jet/dnn/tensor_ops.h"
 
 namespace jet {
 
@@ -137,6 +138,27 @@ Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, floa
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,
                                   const TensorDesc& dx_desc, void* dx);
+
+// ---- Tensor ops -------------------------------------------------------------------------------
+// The gradients of op_tensor (c = op(u, v) with u = alpha1 * a, v = alpha2 * b, a and b
+// broadcast to c), each optional (null: not computed):
+//   da = alpha * alpha1 * sum over a's broadcast dims of dc * d op / du + beta * da
+//   db = alpha * alpha2 * sum over b's broadcast dims of dc * d op / dv + beta * db
+// ADD (1, 1), SUB (1, -1), MUL (v, u), DIV (1/v, -u/v^2); MAX and MIN pass dc to the chosen
+// operand and half to each on a tie (PyTorch's torch.maximum / minimum rule; a NaN operand gets
+// the whole of dc on both sides). a, b and their gradients may have lower ranks (leading 1s, as
+// the forward); f32, any strides; da and db must not alias a, b, dc or each other.
+Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
+                          const TensorDesc& a_desc, const void* a, float alpha2,
+                          const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
+                          const void* dc, float alpha, float beta, const TensorDesc& da_desc,
+                          void* da, const TensorDesc& db_desc, void* db);
+
+// The gradient of reduce_forward for SUM and MEAN: dx = alpha * dy broadcast over the reduced
+// dims (divided by the reduced count for MEAN) + beta * dx. MAX and MIN give NOT_SUPPORTED.
+// Composed from add_tensor (both backends). x's dims come from dx_desc; f32.
+Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& dy_desc,
+                       const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
 
 // ---- Batch normalization (training) -----------------------------------------------------------
 // Training forward, per channel c over N and the spatial dims (M elements):
