@@ -7,6 +7,7 @@
 #include "jet/dnn.h"
 #include "jet/dnn/training.h"
 #include "lrn_grad.h"
+#include "pad_grad.h"
 #include "train_math.h"
 
 namespace jet {
@@ -65,6 +66,8 @@ Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
 Status op_tensor_backward(const OpTensorGrad& g, const TensorDesc& a_desc, const void* a,
                           const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
                           const void* dc, const TensorDesc& dt_desc, void* dt);
+Status pad_backward(const PadGradGeom& g, float alpha, const void* dy, float beta,
+                    const TensorDesc& dx_desc, void* dx);
 Status lrn_cross_channel_backward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,
                                   const void* x, const TensorDesc& dy_desc, const void* dy,
                                   float beta, const TensorDesc& dx_desc, void* dx);
@@ -124,6 +127,8 @@ Status op_tensor_backward(const Handle& h, const OpTensorGrad& g, const TensorDe
                           const void* a, const TensorDesc& b_desc, const void* b,
                           const TensorDesc& dc_desc, const void* dc, const TensorDesc& dt_desc,
                           void* dt);
+Status pad_backward(const Handle& h, const PadGradGeom& g, float alpha, const void* dy,
+                    float beta, const TensorDesc& dx_desc, void* dx);
 Status lrn_cross_channel_backward(const Handle& h, const LrnDesc& lrn, float alpha,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,

@@ -160,6 +160,14 @@ Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
 Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& dy_desc,
                        const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
 
+// The gradient of pad_forward: dx = alpha * (sum of dy over the outputs that read each x
+// element) + beta * dx: the interior for CONSTANT, plus the mirrored (REFLECT) or repeated
+// (EDGE) padding; negative pads (crops) give 0 to the cropped elements. The forward's
+// descriptors and pads (x = dx, y = dy); f32, any strides, dx != dy.
+Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
+                    const int64_t* pad_end, float alpha, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
 // ---- Batch normalization (training) -----------------------------------------------------------
 // Training forward, per channel c over N and the spatial dims (M elements):
 //   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased: what normalizes),
