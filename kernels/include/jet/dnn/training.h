@@ -1,6 +1,6 @@
 // The training add-on (issue 15): backward routines, losses and optimizer steps. Built only with
 // the CMake option JET_BUILD_TRAINING (off by default, so the inference library stays as it is);
-// without it these routines are not in libjet_kernels and a program calling them fails to link.
+// without it these routines are not in libjet_kernels and this header is not installed.
 // Not included by jet/dnn.h: include this header yourself.
 //
 // The conventions are the forward routines': descriptors, alpha/beta blending of the written
