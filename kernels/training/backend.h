@@ -8,6 +8,7 @@
 #include "jet/dnn/training.h"
 #include "lrn_grad.h"
 #include "pad_grad.h"
+#include "resize_grad.h"
 #include "train_math.h"
 
 namespace jet {
@@ -68,6 +69,8 @@ Status op_tensor_backward(const OpTensorGrad& g, const TensorDesc& a_desc, const
                           const void* dc, const TensorDesc& dt_desc, void* dt);
 Status pad_backward(const PadGradGeom& g, float alpha, const void* dy, float beta,
                     const TensorDesc& dx_desc, void* dx);
+Status resize_backward(const ResizeGradGeom& g, float alpha, const void* dy, float beta,
+                       void* dx);
 Status lrn_cross_channel_backward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,
                                   const void* x, const TensorDesc& dy_desc, const void* dy,
                                   float beta, const TensorDesc& dx_desc, void* dx);
@@ -129,6 +132,8 @@ Status op_tensor_backward(const Handle& h, const OpTensorGrad& g, const TensorDe
                           void* dt);
 Status pad_backward(const Handle& h, const PadGradGeom& g, float alpha, const void* dy,
                     float beta, const TensorDesc& dx_desc, void* dx);
+Status resize_backward(const Handle& h, const ResizeGradGeom& g, float alpha, const void* dy,
+                       float beta, void* dx);
 Status lrn_cross_channel_backward(const Handle& h, const LrnDesc& lrn, float alpha,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,

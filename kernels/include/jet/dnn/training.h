@@ -168,6 +168,14 @@ Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin
                     const int64_t* pad_end, float alpha, const TensorDesc& dy_desc,
                     const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
 
+// The gradient of resize_forward (same ResizeDesc; x = dx, y = dy): each dx element gathers dy
+// over the outputs that sample it, weighted by the forward's tap weights (NEAREST: 1; LINEAR:
+// the bi/trilinear weights), every coordinate and rounding mode. f32, rank 3..5, any strides,
+// dx != dy. Straightforward: each dx element scans the output positions along each axis.
+Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alpha,
+                       const TensorDesc& dy_desc, const void* dy, float beta,
+                       const TensorDesc& dx_desc, void* dx);
+
 // ---- Batch normalization (training) -----------------------------------------------------------
 // Training forward, per channel c over N and the spatial dims (M elements):
 //   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased: what normalizes),
