@@ -17,11 +17,16 @@ std::vector<float> random_floats(int64_t n, double lo, double hi) {
   return v;
 }
 
+// |got - want| <= tol * (|want| + rms(want)): a parameter that the steps bring near 0 is judged
+// against the magnitude of the values it came from (f32 rounding there is absolute).
 void check_close(const std::vector<float>& got, const std::vector<double>& want, double tol) {
   REQUIRE(got.size() == want.size());
+  double rms = 0.0;
+  for (double w : want) rms += w * w;
+  rms = std::sqrt(rms / static_cast<double>(want.size()));
   for (size_t i = 0; i < got.size(); ++i) {
     CAPTURE(i);
-    CHECK(std::fabs(got[i] - want[i]) <= tol * (std::fabs(want[i]) + 1e-3));
+    CHECK(std::fabs(got[i] - want[i]) <= tol * (std::fabs(want[i]) + rms));
   }
 }
 
