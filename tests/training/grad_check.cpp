@@ -6,25 +6,44 @@
 namespace jet {
 namespace test {
 
-std::vector<double> numeric_vjp(const RefFn& f, const std::vector<double>& x,
-                                const std::vector<double>& dy, double h) {
-  std::vector<double> g(x.size());
+Vjp numeric_vjp(const RefFn& f, const std::vector<double>& x, const std::vector<double>& dy,
+                double h) {
+  Vjp v;
+  v.value.resize(x.size());
+  v.magnitude.resize(x.size());
   std::vector<double> xp = x;
-  const auto dot = [&](const std::vector<double>& y) {
-    REQUIRE(y.size() == dy.size());
-    double s = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) s += dy[i] * y[i];
-    return s;
-  };
-  for (size_t i = 0; i < x.size(); ++i) {
-    xp[i] = x[i] + h;
-    const double up = dot(f(xp));
-    xp[i] = x[i] - h;
-    const double down = dot(f(xp));
-    xp[i] = x[i];
-    g[i] = (up - down) / (2.0 * h);
+  for (size_t j = 0; j < x.size(); ++j) {
+    xp[j] = x[j] + h;
+    const std::vector<double> up = f(xp);
+    xp[j] = x[j] - h;
+    const std::vector<double> down = f(xp);
+    xp[j] = x[j];
+    REQUIRE(up.size() == dy.size());
+    REQUIRE(down.size() == dy.size());
+    double sum = 0.0, mag = 0.0;
+    for (size_t i = 0; i < dy.size(); ++i) {
+      const double term = dy[i] * (up[i] - down[i]) / (2.0 * h);
+      sum += term;
+      mag += std::fabs(term);
+    }
+    v.value[j] = sum;
+    v.magnitude[j] = mag;
   }
-  return g;
+  return v;
+}
+
+double rms(const std::vector<double>& v) {
+  double s = 0.0;
+  for (double x : v) s += x * x;
+  return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size()));
+}
+
+void check_vjp(const HostTensor& got, const HostTensor& before, const Vjp& want, double alpha,
+               double beta, double tol, double extra_scale) {
+  const std::vector<double> b = before.to_ref();
+  const double scale = std::fabs(alpha) * (rms(want.magnitude) + extra_scale) +
+                       (beta != 0.0 ? std::fabs(beta) * rms(b) : 0.0);
+  check_output(got, before, blend(want.value, alpha, beta, b), tol, scale);
 }
 
 std::vector<int64_t> random_dims(int rank, int64_t lo, int64_t hi) {

@@ -19,9 +19,25 @@ namespace test {
 
 using RefFn = std::function<std::vector<double>(const std::vector<double>&)>;
 
-// d<dy, f(x)>/dx by central differences with step h, one element of x at a time.
-std::vector<double> numeric_vjp(const RefFn& f, const std::vector<double>& x,
-                                const std::vector<double>& dy, double h = 1e-6);
+// d<dy, f(x)>/dx by central differences with step h, one element of x at a time: value[j] =
+// sum_i dy_i J_ij, and magnitude[j] = sum_i |dy_i J_ij|, the size of the terms a backward routine
+// adds up for element j. A gradient that is small only because its terms cancel (a sum over a
+// broadcast dim, softmax's dy - sum) can only be held to f32 rounding of those terms.
+struct Vjp {
+  std::vector<double> value, magnitude;
+};
+Vjp numeric_vjp(const RefFn& f, const std::vector<double>& x, const std::vector<double>& dy,
+                double h = 1e-6);
+
+// The check of every central-difference test: got = alpha * want.value + beta * before within
+// tol * (|expected| + scale), scale = |alpha| * (rms(want.magnitude) + extra_scale) +
+// |beta| * rms(before). extra_scale covers cancellation inside a routine's own formula that the
+// Jacobian does not show (batch normalization's dx). Gaps must be untouched (check_output).
+void check_vjp(const HostTensor& got, const HostTensor& before, const Vjp& want, double alpha,
+               double beta, double tol = 1e-5, double extra_scale = 0.0);
+
+// Root mean square of v.
+double rms(const std::vector<double>& v);
 
 // Random odd-leaning dims: each in [lo, hi].
 std::vector<int64_t> random_dims(int rank, int64_t lo, int64_t hi);

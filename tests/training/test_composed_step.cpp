@@ -131,7 +131,7 @@ TEST_CASE("a composed CNN step: gradients match central differences of the float
           q.*member = v;
           return std::vector<double>{reference_loss(q, x, labels)};
         },
-        p.*member, {1.0});
+        p.*member, {1.0}).value;
     const std::vector<double>& got = g.*member;
     double scale = 0.0;
     for (double v : want) scale += v * v;
