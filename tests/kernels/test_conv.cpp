@@ -450,7 +450,7 @@ void check_every_tactic(DType t) {
       // as a single row, which must still take the tensor-core engine.
       make_case("1x1 on a 1x1 map C=96 K=24 (M = 1)", {1, 96, 1, 1}, {24, 96, 1, 1}, {0, 0},
                 {0, 0}, {1, 1}, {1, 1}, 1, false),
-      // M = 323 and N = 264: more than one block each way on the 256-wide tiles, partial last.
+      // M = 323 and N = 264: more than two blocks each way on every tile, the last partial.
       make_case("3x3 C=32 K=264 19x17", {1, 32, 19, 17}, {264, 32, 3, 3}, {1, 1}, {1, 1},
                 {1, 1}, {1, 1}, 1, false),
   };
