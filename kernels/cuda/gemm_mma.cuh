@@ -26,6 +26,8 @@
 // them with one 16-byte store.
 #pragma once
 
+#include <atomic>
+
 #include "gemm_core.cuh"
 
 namespace jet {
@@ -38,8 +40,11 @@ struct MmaTile {
   static constexpr int THREADS = WM * WN * 32;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
-  // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
-  static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
+  // Above the 48 KB a block gets by default, the kernel raises its dynamic limit before its
+  // first launch on a device (launch_mma). 99 KB is the smallest opt-in limit of an sm_80+ part
+  // (sm_86 / sm_89; Orin's sm_87 and sm_80 allow 163 KB, the H100 227 KB).
+  static constexpr bool SMEM_OPT_IN = SMEM_BYTES > 48 * 1024;
+  static_assert(SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
@@ -290,7 +295,12 @@ enum class MmaTileId : int {
   T64x64 = 3,    // 4 warps of 32 x 32, 4 stages
   T64x32 = 4,    // 4 warps of 16 x 32, 4 stages: small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 4 stages: small M (7x7 and 14x14 maps at batch 1)
-  COUNT = 6,
+  // 16 warps of 64 x 32, 3 stages, 72 KB: a block reads (BM + BN) * BK operand bytes for
+  // 2 * BM * BN * BK flops, 85 flops a byte against 128x128's 64: the 128x128 tiles' operand
+  // traffic from L2 (~3 TB/s at 190 TFLOP/s) bounds them on the large batch-32 layers.
+  T256x128 = 6,
+  T128x256 = 7,
+  COUNT = 8,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -302,9 +312,37 @@ GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, i
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
 
+// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
+// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
+template <class Kernel>
+Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
+                           const char* routine) {
+  const int dev = h.device();
+  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
+                       "does not allow (%s)",
+                       routine, bytes, dev, cudaGetErrorString(err));
+  }
+  done.fetch_or(bit, std::memory_order_relaxed);
+  return Status();
+}
+
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
+  if constexpr (Cfg::SMEM_OPT_IN) {
+    // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
+    static std::atomic<uint64_t> done_final{0}, done_partial{0};
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, E>, Cfg::SMEM_BYTES, done_final,
+                                routine));
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, PartialEpi>, Cfg::SMEM_BYTES,
+                                done_partial, routine));
+  }
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
@@ -338,6 +376,8 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
     case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
+    case MmaTileId::T256x128: return run(MmaTile<256, 128, 4, 4, 3>());
+    case MmaTileId::T128x256: return run(MmaTile<128, 256, 2, 8, 3>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);
