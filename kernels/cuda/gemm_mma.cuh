@@ -368,7 +368,7 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2>());
     case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2>());
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
-    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
+    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4, 1, false>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
     case MmaTileId::COUNT: break;
   }
