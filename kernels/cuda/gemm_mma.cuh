@@ -40,6 +40,7 @@ struct MmaTile {
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
   // Fragments double-buffered by slice (the main loop's comment); costs MI * 4 + NI * 2
   // registers, which the 8-warp 128x128 tile at two blocks an SM (128 registers) cannot spare.
+  // Off on 64x32 too: it measured 5% slower pipelined on the H100 (bench/NOTES.md).
   static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
   // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
