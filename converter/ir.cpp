@@ -96,35 +96,25 @@ const char* tensor_kind_name(TensorKind k) {
   return "?";
 }
 
-const char* op_type_name(OpType op) {
-  switch (op) {
-    case OpType::CONV: return "Conv";
-    case OpType::POOL: return "Pool";
-    case OpType::GLOBAL_POOL: return "GlobalPool";
-    case OpType::ACTIVATION: return "Activation";
-    case OpType::OP_TENSOR: return "OpTensor";
-    case OpType::GEMM: return "Gemm";
-    case OpType::SOFTMAX: return "Softmax";
-    case OpType::CONCAT: return "Concat";
-    case OpType::RESHAPE: return "Reshape";
-    case OpType::BATCHNORM: return "BatchNorm";
-    case OpType::TRANSFORM: return "Transform";
-    case OpType::SLICE: return "Slice";
-    case OpType::PAD: return "Pad";
-    case OpType::RESIZE: return "Resize";
-    case OpType::CONV_TRANSPOSE: return "ConvTranspose";
-    case OpType::INSTANCENORM: return "InstanceNorm";
-    case OpType::LRN: return "LRN";
-    case OpType::REDUCE: return "Reduce";
-  }
-  return "?";
-}
+namespace {
 
-bool op_allows_in_place(OpType op) {
-  return op == OpType::ACTIVATION || op == OpType::OP_TENSOR || op == OpType::BATCHNORM ||
-         op == OpType::SOFTMAX || op == OpType::RESHAPE || op == OpType::INSTANCENORM ||
-         op == OpType::LRN;
-}
+struct OpTraits {
+  const char* name;
+  bool in_place;
+};
+#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place) {name, in_place},
+constexpr OpTraits kOpTraits[] = {JET_OPS(JET_IR_OP_TRAITS)};
+#undef JET_IR_OP_TRAITS
+static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(OpType::COUNT),
+              "one op_list.h line per ir::OpType");
+
+bool known(OpType op) { return static_cast<size_t>(op) < static_cast<size_t>(OpType::COUNT); }
+
+}  // namespace
+
+const char* op_type_name(OpType op) { return known(op) ? kOpTraits[static_cast<size_t>(op)].name : "?"; }
+
+bool op_allows_in_place(OpType op) { return known(op) && kOpTraits[static_cast<size_t>(op)].in_place; }
 
 int64_t Tensor::elements() const {
   int64_t n = 1;
@@ -334,7 +324,7 @@ Status Graph::global_pool(const std::string& name, int x, PoolMode mode, int* y)
   const Tensor& tx = tensors[x];
   const int rank = static_cast<int>(tx.dims.size());
   if (rank < 3 || rank > 5) return bad(op, name, "x has rank " + std::to_string(rank) + ", expected 3..5");
-  if (mode != PoolMode::MAX && mode != PoolMode::AVG_INCLUDE_PAD && mode != PoolMode::AVG_EXCLUDE_PAD) {
+  if (!enum_in_range(mode)) {
     return bad(op, name, "unknown pool mode " + std::to_string(static_cast<int>(mode)));
   }
   GlobalPoolAttrs a;
@@ -444,7 +434,7 @@ Status Graph::softmax(const std::string& name, int x, int axis, SoftmaxAlgo algo
   if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
     return bad(OpType::SOFTMAX, name, "axis " + std::to_string(axis) + " out of range for " + dims_str(tx.dims));
   }
-  if (algo != SoftmaxAlgo::FAST && algo != SoftmaxAlgo::ACCURATE && algo != SoftmaxAlgo::LOG) {
+  if (!enum_in_range(algo)) {
     return bad(OpType::SOFTMAX, name, "unknown softmax algorithm " + std::to_string(static_cast<int>(algo)));
   }
   SoftmaxAttrs a;
@@ -612,11 +602,11 @@ Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const
   if (out_dims.size() != rank || out_dims[0] != tx.dims[0] || out_dims[1] != tx.dims[1]) {
     return bad(op, name, "output " + dims_str(out_dims) + " must keep x's rank, N and C (x is " + dims_str(tx.dims) + ")");
   }
-  if (a.mode != ResizeMode::NEAREST && a.mode != ResizeMode::LINEAR) return bad(op, name, "unknown resize mode");
-  if (static_cast<int>(a.coord) < 0 || a.coord > ResizeCoord::TF_HALF_PIXEL_FOR_NN) {
+  if (!enum_in_range(a.mode)) return bad(op, name, "unknown resize mode");
+  if (!enum_in_range(a.coord)) {
     return bad(op, name, "unknown coordinate transformation");
   }
-  if (static_cast<int>(a.nearest) < 0 || a.nearest > ResizeNearest::CEIL) return bad(op, name, "unknown nearest mode");
+  if (!enum_in_range(a.nearest)) return bad(op, name, "unknown nearest mode");
   if (!a.scales.empty() && a.scales.size() != rank - 2) {
     return bad(op, name, "scales has " + std::to_string(a.scales.size()) + " entries, expected " + std::to_string(rank - 2));
   }
@@ -707,7 +697,7 @@ Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::ve
   const OpType op = OpType::REDUCE;
   JET_IR_CHECK(check_tensor(name, x, "x"));
   const Tensor& tx = tensors[x];
-  if (rop != ReduceOp::SUM && rop != ReduceOp::MEAN && rop != ReduceOp::MAX && rop != ReduceOp::MIN) {
+  if (!enum_in_range(rop)) {
     return bad(op, name, "unknown reduce op " + std::to_string(static_cast<int>(rop)));
   }
   std::vector<int64_t> out = tx.dims;
@@ -783,67 +773,47 @@ Status check_node(const Graph& g, int node) {
     if (t < 0 || t >= nt) return fail("output tensor index " + std::to_string(t) + " out of range");
   }
   if (n.outputs.size() != 1) return fail(std::to_string(n.outputs.size()) + " outputs, expected 1");
-  // Which attribute struct the op needs, and how many inputs.
+  if (!known(n.op)) return fail("unknown op type " + std::to_string(static_cast<int>(n.op)));
+  // The attribute struct of the op (NodeAttrs' alternatives follow OpType), then how many inputs.
+  if (n.attrs.index() != static_cast<size_t>(n.op)) {
+    return fail(std::string("attributes are not those of a ") + op_type_name(n.op) + " op");
+  }
   size_t want_inputs = 1;
-  bool attrs_match = false;
   switch (n.op) {
     case OpType::CONV: {
-      const ConvAttrs* a = std::get_if<ConvAttrs>(&n.attrs);
-      attrs_match = a != nullptr;
-      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0) + (a->has_residual ? 1 : 0);
+      const ConvAttrs& a = std::get<ConvAttrs>(n.attrs);
+      want_inputs = 2 + (a.has_bias ? 1 : 0) + (a.has_residual ? 1 : 0);
       break;
     }
-    case OpType::POOL: attrs_match = std::holds_alternative<PoolAttrs>(n.attrs); break;
-    case OpType::GLOBAL_POOL: attrs_match = std::holds_alternative<GlobalPoolAttrs>(n.attrs); break;
-    case OpType::ACTIVATION: attrs_match = std::holds_alternative<ActivationAttrs>(n.attrs); break;
-    case OpType::OP_TENSOR:
-      attrs_match = std::holds_alternative<OpTensorAttrs>(n.attrs);
-      want_inputs = 2;
-      break;
-    case OpType::GEMM: {
-      const GemmAttrs* a = std::get_if<GemmAttrs>(&n.attrs);
-      attrs_match = a != nullptr;
-      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0);
-      break;
-    }
-    case OpType::SOFTMAX: attrs_match = std::holds_alternative<SoftmaxAttrs>(n.attrs); break;
-    case OpType::CONCAT:
-      attrs_match = std::holds_alternative<ConcatAttrs>(n.attrs);
-      want_inputs = n.inputs.empty() ? 1 : n.inputs.size();
-      break;
-    case OpType::RESHAPE: attrs_match = std::holds_alternative<ReshapeAttrs>(n.attrs); break;
-    case OpType::BATCHNORM:
-      attrs_match = std::holds_alternative<BatchNormAttrs>(n.attrs);
-      want_inputs = 5;
-      break;
+    case OpType::OP_TENSOR: want_inputs = 2; break;
+    case OpType::GEMM: want_inputs = 2 + (std::get<GemmAttrs>(n.attrs).has_bias ? 1 : 0); break;
+    case OpType::CONCAT: want_inputs = n.inputs.empty() ? 1 : n.inputs.size(); break;
+    case OpType::BATCHNORM: want_inputs = 5; break;
     case OpType::TRANSFORM: {
-      const TransformAttrs* a = std::get_if<TransformAttrs>(&n.attrs);
-      attrs_match = a != nullptr;
-      if (a && a->to != g.tensors[n.outputs[0]].dtype) {
-        return fail(std::string("transform to ") + dtype_name(a->to) + " but the output '" +
+      const TransformAttrs& a = std::get<TransformAttrs>(n.attrs);
+      if (a.to != g.tensors[n.outputs[0]].dtype) {
+        return fail(std::string("transform to ") + dtype_name(a.to) + " but the output '" +
                     g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
       }
       break;
     }
-    case OpType::SLICE: attrs_match = std::holds_alternative<SliceAttrs>(n.attrs); break;
-    case OpType::PAD: attrs_match = std::holds_alternative<PadAttrs>(n.attrs); break;
-    case OpType::RESIZE: attrs_match = std::holds_alternative<ResizeAttrs>(n.attrs); break;
-    case OpType::CONV_TRANSPOSE: {
-      const ConvTransposeAttrs* a = std::get_if<ConvTransposeAttrs>(&n.attrs);
-      attrs_match = a != nullptr;
-      if (a) want_inputs = 2 + (a->has_bias ? 1 : 0);
+    case OpType::CONV_TRANSPOSE:
+      want_inputs = 2 + (std::get<ConvTransposeAttrs>(n.attrs).has_bias ? 1 : 0);
       break;
-    }
-    case OpType::INSTANCENORM:
-      attrs_match = std::holds_alternative<InstanceNormAttrs>(n.attrs);
-      want_inputs = 3;
+    case OpType::INSTANCENORM: want_inputs = 3; break;
+    case OpType::POOL:
+    case OpType::GLOBAL_POOL:
+    case OpType::ACTIVATION:
+    case OpType::SOFTMAX:
+    case OpType::RESHAPE:
+    case OpType::SLICE:
+    case OpType::PAD:
+    case OpType::RESIZE:
+    case OpType::LRN:
+    case OpType::REDUCE:
+    case OpType::COUNT:  // refused above
       break;
-    case OpType::LRN: attrs_match = std::holds_alternative<LrnAttrs>(n.attrs); break;
-    case OpType::REDUCE: attrs_match = std::holds_alternative<ReduceAttrs>(n.attrs); break;
-    default:
-      return fail("unknown op type " + std::to_string(static_cast<int>(n.op)));
   }
-  if (!attrs_match) return fail(std::string("attributes are not those of a ") + op_type_name(n.op) + " op");
   if (n.inputs.size() != want_inputs) {
     return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
                 " inputs, expected " + std::to_string(want_inputs));

@@ -71,9 +71,21 @@ Layout reads(const ir::Node& n, size_t pos) {
       return pos == 0 ? Layout::CHANNELS_LAST : Layout::PACKED;
     case ir::OpType::SLICE:
       return Layout::ANY;  // the strided view is built on x's strides, whatever they are
-    default:
+    // Kernels that take any strides (the descriptors carry them); a parameter input would be
+    // listed above with its own layout.
+    case ir::OpType::POOL:
+    case ir::OpType::GLOBAL_POOL:
+    case ir::OpType::ACTIVATION:
+    case ir::OpType::OP_TENSOR:
+    case ir::OpType::CONCAT:
+    case ir::OpType::PAD:
+    case ir::OpType::RESIZE:
+    case ir::OpType::LRN:
+    case ir::OpType::REDUCE:
+    case ir::OpType::COUNT:  // not an op (check_node refuses it)
       return Layout::CHANNELS_LAST;
   }
+  return Layout::CHANNELS_LAST;
 }
 
 // What `n` writes.
@@ -88,15 +100,52 @@ Layout writes(const ir::Node& n) {
       return reads(n, 0);  // y has x's layout (it may run in place)
     case ir::OpType::SLICE:
       return Layout::ANY;  // writes any strides: packed when only packed readers read it
-    default:
+    case ir::OpType::CONV:
+    case ir::OpType::POOL:
+    case ir::OpType::GLOBAL_POOL:
+    case ir::OpType::ACTIVATION:
+    case ir::OpType::OP_TENSOR:
+    case ir::OpType::CONCAT:
+    case ir::OpType::BATCHNORM:
+    case ir::OpType::PAD:
+    case ir::OpType::RESIZE:
+    case ir::OpType::CONV_TRANSPOSE:
+    case ir::OpType::INSTANCENORM:
+    case ir::OpType::LRN:
+    case ir::OpType::REDUCE:
+    case ir::OpType::COUNT:
       return Layout::CHANNELS_LAST;
   }
+  return Layout::CHANNELS_LAST;
 }
 
 // Inputs that stay F32 whatever the precision: the per-channel parameters of BatchNorm and
 // InstanceNorm (their kernels read float pointers for f16 x too).
 bool is_f32_param(const ir::Node& n, size_t pos) {
-  return (n.op == ir::OpType::BATCHNORM || n.op == ir::OpType::INSTANCENORM) && pos > 0;
+  switch (n.op) {
+    case ir::OpType::BATCHNORM:
+    case ir::OpType::INSTANCENORM:
+      return pos > 0;
+    case ir::OpType::CONV:
+    case ir::OpType::POOL:
+    case ir::OpType::GLOBAL_POOL:
+    case ir::OpType::ACTIVATION:
+    case ir::OpType::OP_TENSOR:
+    case ir::OpType::GEMM:
+    case ir::OpType::SOFTMAX:
+    case ir::OpType::CONCAT:
+    case ir::OpType::RESHAPE:
+    case ir::OpType::TRANSFORM:
+    case ir::OpType::SLICE:
+    case ir::OpType::PAD:
+    case ir::OpType::RESIZE:
+    case ir::OpType::CONV_TRANSPOSE:
+    case ir::OpType::LRN:
+    case ir::OpType::REDUCE:
+    case ir::OpType::COUNT:
+      return false;
+  }
+  return false;
 }
 
 // Rank 4/5 non-constant tensors where channels-last differs from packed: the ones the pass decides.

@@ -422,7 +422,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
       largest_op_workspace = op.workspace_bytes;
       largest_op = static_cast<int>(i);
     }
-    if (op.kind == rt::OpKind::CONV) workspace_bound = std::max(workspace_bound, conv_workspace_bound(op));
+    if (rt::is_op(op, fb::OpParams::ConvParams)) workspace_bound = std::max(workspace_bound, conv_workspace_bound(op));
   }
   // The plan's workspace (the largest that the converter's chosen algorithms need) is checked as
   // the arena is: no more than the model can use.

@@ -22,26 +22,7 @@
 namespace jet {
 namespace rt {
 
-// Op types the runtime executes. Values follow the schema's OpParams union minus one (NONE).
-enum class OpKind {
-  CONV,
-  POOL,
-  ACTIVATION,
-  OP_TENSOR,
-  GEMM,
-  SOFTMAX,
-  CONCAT,
-  RESHAPE,
-  BATCHNORM,
-  TRANSFORM,
-  SLICE,
-  PAD,
-  RESIZE,
-  CONV_TRANSPOSE,
-  INSTANCENORM,
-  LRN,
-  REDUCE,
-};
+struct OpEntry;  // ops.h: an op type's row of the runtime's table
 
 // A tensor as validated: its descriptor, byte span and where it lives.
 struct TensorRecord {
@@ -107,7 +88,7 @@ struct ConvTransposePrepared {
 
 // One op ready to execute: the descriptors built once, the algorithm resolved for the backend.
 struct PreparedOp {
-  OpKind kind = OpKind::ACTIVATION;
+  const OpEntry* type = nullptr;    // the op type's row (ops.h), set by the loader
   std::vector<int> inputs;          // tensor indices
   int output = -1;                  // tensor index
   std::vector<TensorDesc> in_descs; // the inputs' descriptors (the kernel's views)

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "loader.h"
+#include "op_list.h"
 
 namespace jet {
 namespace rt {
@@ -253,7 +254,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const int32_t stored_tactic = cp.tactic();
   if (stored_tactic < 0) return bad("tactic " + std::to_string(stored_tactic) + " must be >= 0 (0: the heuristic's)");
   const int fallback = static_cast<int>(cp.fallback());
-  if (fallback < 0 || fallback > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT)) {
+  if (!enum_in_range<ConvPreference>(fallback)) {
     return bad("unknown convolution algorithm preference " + std::to_string(fallback));
   }
   const ConvPreference pref = static_cast<ConvPreference>(fallback);
@@ -315,7 +316,7 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   JET_RT_TRY(expect_spatial_x(a, *p));
   JET_RT_TRY(expect_same_dtype(a, *p, "pooling keeps the dtype"));
   const int mode = pp.mode();
-  if (mode < 0 || mode > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD)) {
+  if (!enum_in_range<PoolMode>(mode)) {
     return bad("unknown pooling mode " + std::to_string(mode));
   }
   const int sr = x.rank() - 2;
@@ -372,7 +373,7 @@ Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::OpTensorParams& op = *a.op.params_as_OpTensorParams();
   JET_RT_TRY(expect_inputs(*p, 2, "a, b"));
   const int top = op.op();
-  if (top < 0 || top > static_cast<int>(TensorOp::MAX)) return bad("unknown tensor op " + std::to_string(top));
+  if (!enum_in_range<TensorOp>(top)) return bad("unknown tensor op " + std::to_string(top));
   p->tensor_op = static_cast<TensorOp>(top);
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
@@ -486,7 +487,7 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   const int algo = sp.algo();
-  if (algo < 0 || algo > static_cast<int>(SoftmaxAlgo::LOG)) return bad("unknown softmax algorithm " + std::to_string(algo));
+  if (!enum_in_range<SoftmaxAlgo>(algo)) return bad("unknown softmax algorithm " + std::to_string(algo));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
   JET_RT_TRY(expect_output_like_x(a, *p, "softmax keeps the dtype"));
@@ -697,7 +698,7 @@ Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const TensorDesc& x = input(a, *p, 0).desc;
   PadPrepared& pd = p->pad;
   const int mode = pp.mode();
-  if (mode < 0 || mode > static_cast<int>(PadMode::EDGE)) return bad("unknown pad mode " + std::to_string(mode));
+  if (!enum_in_range<PadMode>(mode)) return bad("unknown pad mode " + std::to_string(mode));
   pd.mode = static_cast<PadMode>(mode);
   pd.value = pp.value();
   JET_RT_TRY(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
@@ -735,11 +736,11 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   if (y.rank() != x.rank() || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1)) {
     return bad("output " + dims_text(y) + " must keep x's rank, N and C (x is " + dims_text(x) + ")");
   }
-  if (rp.mode() < 0 || rp.mode() > static_cast<int>(ResizeMode::LINEAR)) return bad("unknown resize mode");
-  if (rp.coord() < 0 || rp.coord() > static_cast<int>(ResizeCoord::TF_HALF_PIXEL_FOR_NN)) {
+  if (!enum_in_range<ResizeMode>(rp.mode())) return bad("unknown resize mode");
+  if (!enum_in_range<ResizeCoord>(rp.coord())) {
     return bad("unknown coordinate transformation mode");
   }
-  if (rp.nearest() < 0 || rp.nearest() > static_cast<int>(ResizeNearest::CEIL)) return bad("unknown nearest mode");
+  if (!enum_in_range<ResizeNearest>(rp.nearest())) return bad("unknown nearest mode");
   ResizeDesc& r = p->resize;
   r.mode = static_cast<ResizeMode>(rp.mode());
   r.coord = static_cast<ResizeCoord>(rp.coord());
@@ -867,7 +868,7 @@ Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RT_TRY(expect_same_dtype(a, *p, "reduce keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  if (rp.op() < 0 || rp.op() > static_cast<int>(ReduceOp::MIN)) return bad("unknown reduce op " + std::to_string(rp.op()));
+  if (!enum_in_range<ReduceOp>(rp.op())) return bad("unknown reduce op " + std::to_string(rp.op()));
   p->reduce_op = static_cast<ReduceOp>(rp.op());
   bool ok = y.rank() == x.rank();
   for (int d = 0; ok && d < x.rank(); ++d) ok = y.dim(d) == x.dim(d) || y.dim(d) == 1;
@@ -881,52 +882,52 @@ Status execute_reduce(const Handle& h, const PreparedOp& p, const void* const* i
 }
 
 // ---------------------------------------------------------------------------------------------
-// The table. Order follows OpKind; allows_in_place matches the converter (ir::op_allows_in_place).
+// The table: one row per schema union member (row i is OpParams i + 1), generated from
+// schema/op_list.h. IR ops that share a member (POOL and GLOBAL_POOL) must agree on its row.
 
-const OpType kOpTypes[] = {
-    {OpKind::CONV, fb::OpParams::ConvParams, "Conv", false, prepare_conv, execute_conv},
-    {OpKind::POOL, fb::OpParams::PoolParams, "Pool", false, prepare_pool, execute_pool},
-    {OpKind::ACTIVATION, fb::OpParams::ActivationParams, "Activation", true, prepare_activation,
-     execute_activation},
-    {OpKind::OP_TENSOR, fb::OpParams::OpTensorParams, "OpTensor", true, prepare_op_tensor,
-     execute_op_tensor},
-    {OpKind::GEMM, fb::OpParams::GemmParams, "Gemm", false, prepare_gemm, execute_gemm},
-    {OpKind::SOFTMAX, fb::OpParams::SoftmaxParams, "Softmax", true, prepare_softmax, execute_softmax},
-    {OpKind::CONCAT, fb::OpParams::ConcatParams, "Concat", false, prepare_concat, execute_concat},
-    {OpKind::RESHAPE, fb::OpParams::ReshapeParams, "Reshape", true, prepare_reshape, execute_reshape},
-    {OpKind::BATCHNORM, fb::OpParams::BatchNormParams, "BatchNorm", true, prepare_batchnorm,
-     execute_batchnorm},
-    {OpKind::TRANSFORM, fb::OpParams::TransformParams, "Transform", false, prepare_transform,
-     execute_transform},
-    {OpKind::SLICE, fb::OpParams::SliceParams, "Slice", false, prepare_slice, execute_slice},
-    {OpKind::PAD, fb::OpParams::PadParams, "Pad", false, prepare_pad, execute_pad},
-    {OpKind::RESIZE, fb::OpParams::ResizeParams, "Resize", false, prepare_resize, execute_resize},
-    {OpKind::CONV_TRANSPOSE, fb::OpParams::ConvTransposeParams, "ConvTranspose", false,
-     prepare_conv_transpose, execute_conv_transpose},
-    {OpKind::INSTANCENORM, fb::OpParams::InstanceNormParams, "InstanceNorm", true,
-     prepare_instancenorm, execute_instancenorm},
-    {OpKind::LRN, fb::OpParams::LrnParams, "LRN", true, prepare_lrn, execute_lrn},
-    {OpKind::REDUCE, fb::OpParams::ReduceParams, "Reduce", false, prepare_reduce, execute_reduce},
+constexpr size_t kNumOpParams = static_cast<size_t>(fb::OpParams::MAX);
+
+struct OpTable {
+  OpEntry rows[kNumOpParams];
+  bool consistent = true;  // the lines of one union member name the same functions and in_place
 };
-constexpr size_t kNumOpTypes = sizeof(kOpTypes) / sizeof(kOpTypes[0]);
+
+constexpr OpTable make_op_table() {
+  OpTable t{};
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place)                                \
+  {                                                                                            \
+    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                        \
+    if (!r.prepare) {                                                                          \
+      r = OpEntry{fb::OpParams::Params, name, in_place, prepare_##fn, execute_##fn};           \
+    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn || r.allows_in_place != in_place) { \
+      t.consistent = false;                                                                    \
+    }                                                                                          \
+  }
+  JET_OPS(JET_RT_OP_ROW)
+#undef JET_RT_OP_ROW
+  return t;
+}
+
+constexpr OpTable kOpTable = make_op_table();
+
+constexpr bool every_member_has_its_row() {
+  for (size_t i = 0; i < kNumOpParams; ++i) {
+    if (!kOpTable.rows[i].prepare || static_cast<size_t>(kOpTable.rows[i].params) != i + 1) return false;
+  }
+  return true;
+}
+static_assert(every_member_has_its_row(), "every member of the schema's OpParams union needs a line in schema/op_list.h");
+static_assert(kOpTable.consistent, "op_list.h lines that share a schema member must name the same fn and in_place");
 
 }  // namespace
 
-const OpType* find_op_type(fb::OpParams params) {
-  for (size_t i = 0; i < kNumOpTypes; ++i) {
-    if (kOpTypes[i].params == params) return &kOpTypes[i];
-  }
-  return nullptr;
+const OpEntry* find_op_entry(fb::OpParams params) {
+  const size_t i = static_cast<size_t>(params);
+  if (i < 1 || i > kNumOpParams) return nullptr;
+  return &kOpTable.rows[i - 1];
 }
 
-const OpType& op_type(OpKind kind) { return kOpTypes[static_cast<size_t>(kind)]; }
-
 Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
-  for (size_t i = 0; i < kNumOpTypes; ++i) {
-    if (static_cast<size_t>(kOpTypes[i].kind) != i) {
-      return Status(StatusCode::INTERNAL_ERROR, "runtime op table out of OpKind order");
-    }
-  }
   // Which op is a tensor's only reader (a constant buffer shared by two tensors counts as read
   // by several: reordering it for one would change it for the other).
   std::vector<int> sole_user(impl->tensors.size(), -1), readers(impl->tensors.size(), 0);
@@ -951,9 +952,9 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
                            impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
                            impl->stored_choices};
-    const Status st = op_type(p.kind).prepare(args, &p, &impl->op_infos[s]);
+    const Status st = p.type->prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
-    if (p.kind == OpKind::CONV && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
+    if (is_op(p, fb::OpParams::ConvParams) && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
   }
   // One note for every refused stored choice, naming the first.
   int refused = 0;

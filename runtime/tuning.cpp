@@ -477,7 +477,7 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   int results_max = 0;
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
-    if (p.kind != OpKind::CONV) continue;
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
     const size_t limit = std::min(p.conv.workspace_limit, impl->options.tune_workspace_limit);
     tuning_needs(h, p, limit, &op_workspace[i], &op_results[i]);
     x_max = std::max(x_max, p.in_descs[0].span_bytes());
@@ -500,7 +500,7 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   std::vector<ConvAlgoPerf> perf(static_cast<size_t>(results_max));
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
-    if (p.kind != OpKind::CONV) continue;
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
     ConvPrepared& c = p.conv;
     if (!filled || filled_dtype != p.in_descs[0].dtype()) {
       filled = true;
@@ -583,7 +583,7 @@ Status tune_convolutions(Engine::Impl* impl) {
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
     workspace = std::max(workspace, p.workspace_bytes);
-    if (p.kind != OpKind::CONV) continue;
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
     std::vector<TuningCandidate> c = found[i];
     if (c.empty()) {
       impl->summary.notes.push_back(op_label(*impl, static_cast<int>(i)) +
@@ -711,7 +711,7 @@ Status write_tuned_model(const Engine& engine, const void* data, size_t size, st
   for (size_t i = 0; i < m->ops.size(); ++i) {
     fb::OpT& op = *m->ops[i];
     const bool file_conv = op.params.type == fb::OpParams::ConvParams;
-    if (file_conv != (e.ops[i].kind == rt::OpKind::CONV)) {
+    if (file_conv != rt::is_op(e.ops[i], fb::OpParams::ConvParams)) {
       return bad("op " + std::to_string(i) + " '" + op.name + "' differs from the engine's: not the model it was loaded from");
     }
     if (!file_conv) continue;

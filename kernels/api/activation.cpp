@@ -28,7 +28,7 @@ const char* activation_mode_name(ActivationMode m) {
 
 Status ActivationDesc::validate() const {
   const int m = static_cast<int>(mode);
-  if (m < 0 || m > static_cast<int>(ActivationMode::MISH))
+  if (!enum_in_range<ActivationMode>(m))
     return make_status(StatusCode::BAD_PARAM, "activation: unknown mode %d", m);
   if (!std::isfinite(alpha) || !std::isfinite(beta))
     return make_status(StatusCode::INVALID_VALUE, "activation %s: parameters must be finite",

@@ -277,7 +277,7 @@ Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
   JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
   JET_TRY(check_ptr(fn, algo, "algo"));
   const int p = static_cast<int>(preference);
-  if (p < 0 || p > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT))
+  if (!enum_in_range<ConvPreference>(p))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown preference %d", fn, p);
   if (handle.backend() == Backend::CPU)
     return in_routine(fn, cpu::choose_conv_forward_algo(x_desc, w_desc, conv, y_desc, preference,

@@ -33,13 +33,13 @@ void place(const ImagePreprocessDesc& desc, ImageResampleAxis* x, ImageResampleA
 Status make_plan(const char* fn, const ImagePreprocessDesc& desc, const ImageDesc& src,
                  const TensorDesc& y_desc, ImageResample* plan) {
   const int resize = static_cast<int>(desc.resize);
-  if (resize < 0 || resize > static_cast<int>(ImageResize::NEAREST))
+  if (!enum_in_range<ImageResize>(resize))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown resize mode %d", fn, resize);
   const int fit = static_cast<int>(desc.fit);
-  if (fit < 0 || fit > static_cast<int>(ImageFit::LETTERBOX))
+  if (!enum_in_range<ImageFit>(fit))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown fit %d", fn, fit);
   const int order = static_cast<int>(desc.order);
-  if (order < 0 || order > static_cast<int>(ChannelOrder::BGR))
+  if (!enum_in_range<ChannelOrder>(order))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown channel order %d", fn, order);
   const int pixel_bytes = pixel_format_channels(src.format);
   if (pixel_bytes == 0)

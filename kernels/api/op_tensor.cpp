@@ -42,7 +42,7 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
                  const TensorDesc& c_desc, void* c) {
   const char* fn = "op_tensor";
   const int op_value = static_cast<int>(op);
-  if (op_value < static_cast<int>(TensorOp::ADD) || op_value > static_cast<int>(TensorOp::MAX))
+  if (!enum_in_range<TensorOp>(op_value))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
   JET_TRY(in_routine(fn, a_desc.validate("a")));
   JET_TRY(in_routine(fn, b_desc.validate("b")));

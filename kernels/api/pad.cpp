@@ -22,7 +22,7 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "pad_forward";
   const int m = static_cast<int>(mode);
-  if (m < static_cast<int>(PadMode::CONSTANT) || m > static_cast<int>(PadMode::EDGE))
+  if (!enum_in_range<PadMode>(m))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown pad mode %d", fn, m);
   JET_TRY(in_routine(fn, x_desc.validate("x")));
   JET_TRY(in_routine(fn, y_desc.validate("y")));

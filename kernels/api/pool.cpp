@@ -112,7 +112,7 @@ PoolDesc PoolDesc::global(PoolMode mode, int spatial_rank) {
 
 Status PoolDesc::validate() const {
   const int m = static_cast<int>(mode_);
-  if (m < 0 || m > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD))
+  if (!enum_in_range<PoolMode>(m))
     return make_status(StatusCode::BAD_PARAM, "pooling: unknown mode %d", m);
   if (spatial_rank_ < 1 || spatial_rank_ > 3)
     return make_status(StatusCode::BAD_PARAM, "pooling %s: spatial rank %d is outside [1, 3]",

@@ -8,7 +8,7 @@ Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const Tens
                       const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "reduce_forward";
   const int o = static_cast<int>(op);
-  if (o < static_cast<int>(ReduceOp::SUM) || o > static_cast<int>(ReduceOp::MIN))
+  if (!enum_in_range<ReduceOp>(o))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown reduce op %d", fn, o);
   JET_TRY(check_reshaping_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
   for (int i = 0; i < x_desc.rank(); ++i) {

@@ -56,6 +56,24 @@ class Status {
   std::string message_;
 };
 
+// The number of values of an enum whose values are 0 .. count - 1 and are written into model
+// files or validated at an API boundary: one `template <> struct EnumCount<E>` right after each such
+// enum is the one bound every range check uses (enum_in_range), so appending a value means
+// updating the count next to it and nothing else. (Not a COUNT enumerator: the backends' switches
+// over these enums name every value, without a default, so that -Wswitch finds them.)
+template <typename E>
+struct EnumCount;
+
+// True when v is a value of E (0 <= v < EnumCount<E>::value).
+template <typename E>
+constexpr bool enum_in_range(int64_t v) {
+  return v >= 0 && v < static_cast<int64_t>(EnumCount<E>::value);
+}
+template <typename E>
+constexpr bool enum_in_range(E e) {
+  return enum_in_range<E>(static_cast<int64_t>(e));
+}
+
 // Element types. Values are stable: they are written into model files.
 // 2 is reserved for int8 (quantized inference).
 enum class DType : int32_t {
