@@ -1,7 +1,7 @@
 // Support for the runtime tests: models written through the converter, host <-> context copies
-// on either backend, an independent reference executor (the IR graph run op by op through direct
-// jet:: kernel calls, one buffer per tensor, no memory plan), and a model-file editor for hostile
-// files (FlatBuffers object API, footer checksum recomputed).
+// on either backend, the reference run (the IR graph run op by op through the tests' one reference
+// executor, tests/common/ir_reference.h, one buffer per tensor, no memory plan), and a model-file
+// editor for hostile files (FlatBuffers object API, footer checksum recomputed).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +63,7 @@ TensorBytes run_context(const Engine& e, ExecutionContext& ctx, const TensorByte
 // Random bytes for every graph input of the engine.
 TensorBytes random_inputs(const Engine& e);
 
-// The reference: g executed op by op on `h` by direct kernel calls. Inputs and outputs are keyed
+// The reference: g executed op by op on `h` by direct kernel calls (run_ir_node). Inputs and outputs are keyed
 // by IR tensor index (the writer keeps IR indices, so they equal the engine's).
 TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes& inputs);
 
