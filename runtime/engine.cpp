@@ -358,7 +358,7 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases)
 // and alignment. Generous on purpose: it exists to refuse a plan whose workspace no convolution
 // of the model could use, however and wherever it was tuned.
 uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
-  const FilterDesc& w = op.conv.filter;
+  const FilterDesc& w = op.data.as<rt::ConvPrepared>().filter;
   const uint64_t k = static_cast<uint64_t>(std::max<int64_t>(w.k(), 1));
   const uint64_t x_elements = static_cast<uint64_t>(op.in_descs.empty() ? 0 : op.in_descs[0].elements());
   const uint64_t y_elements = static_cast<uint64_t>(op.out_desc.elements());

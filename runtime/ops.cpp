@@ -200,7 +200,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (K, C, spatial)");
   JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
   JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
-  ConvPrepared& c = p->conv;
+  ConvPrepared& c = p->data.emplace<ConvPrepared>();
   JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
   JET_RT_TRY(read_activation(cp.activation(), &c.act));
   JET_RT_TRY(expect_finite(cp.alpha1(), "alpha1"));
@@ -297,7 +297,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
 
 Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                     void* workspace, size_t workspace_bytes) {
-  const ConvPrepared& c = p.conv;
+  const ConvPrepared& c = p.data.as<ConvPrepared>();
   const void* bias = c.bias_input >= 0 ? in[c.bias_input] : nullptr;
   const void* z = c.residual_input >= 0 ? in[c.residual_input] : nullptr;
   const TensorDesc& z_desc = c.residual_input >= 0 ? p.in_descs[c.residual_input] : p.out_desc;
@@ -310,6 +310,7 @@ Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in,
 // Pool: pool_forward (windowed or global). inputs: x.
 
 Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  PoolDesc& pool = p->data.emplace<PoolDesc>();
   const fb::PoolParams& pp = *a.op.params_as_PoolParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
@@ -321,7 +322,7 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   }
   const int sr = x.rank() - 2;
   if (pp.global()) {
-    p->pool = PoolDesc::global(static_cast<PoolMode>(mode), sr);
+    pool = PoolDesc::global(static_cast<PoolMode>(mode), sr);
   } else {
     if (!pp.window() || pp.window()->size() != static_cast<flatbuffers::uoffset_t>(sr)) {
       return bad("window has " + std::to_string(pp.window() ? pp.window()->size() : 0) +
@@ -332,49 +333,51 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     JET_RT_TRY(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
     JET_RT_TRY(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
     JET_RT_TRY(read_spatial(pp.strides(), sr, "strides", 1, strides));
-    p->pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
+    pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
                              nullptr, pp.ceil_mode());
   }
-  JET_RT_TRY(p->pool.validate());
+  JET_RT_TRY(pool.validate());
   int64_t out[kMaxRank] = {};
-  JET_RT_TRY(pool_output_dims(x, p->pool, out));
+  JET_RT_TRY(pool_output_dims(x, pool, out));
   // One operation per window element read: what bounds the cost (a large window over a large
   // input is slow however small the output).
   double window_elements = 1;
-  for (int d = 0; d < sr; ++d) window_elements *= static_cast<double>(pp.global() ? x.dims()[2 + d] : p->pool.window(d));
+  for (int d = 0; d < sr; ++d) window_elements *= static_cast<double>(pp.global() ? x.dims()[2 + d] : pool.window(d));
   info->flops = static_cast<double>(product(out, 0, x.rank())) * window_elements;
   return expect_output_dims(a, *p, out, x.rank());
 }
 
 Status execute_pool(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                     size_t) {
-  return pool_forward(h, p.pool, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return pool_forward(h, p.data.as<PoolDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Activation: activation_forward. inputs: x. In place allowed.
 
 Status prepare_activation(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<ActivationDesc>();
   const fb::ActivationParams& ap = *a.op.params_as_ActivationParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(read_activation(ap.activation(), &p->act));
+  JET_RT_TRY(read_activation(ap.activation(), &p->data.as<ActivationDesc>()));
   return expect_output_like_x(a, *p, "activations keep the dtype");
 }
 
 Status execute_activation(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                           void*, size_t) {
-  return activation_forward(h, p.act, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return activation_forward(h, p.data.as<ActivationDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // OpTensor: op_tensor (add, mul, ...). inputs: a, b, broadcast to the output. In place allowed.
 
 Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<TensorOp>();
   const fb::OpTensorParams& op = *a.op.params_as_OpTensorParams();
   JET_RT_TRY(expect_inputs(*p, 2, "a, b"));
   const int top = op.op();
   if (!enum_in_range<TensorOp>(top)) return bad("unknown tensor op " + std::to_string(top));
-  p->tensor_op = static_cast<TensorOp>(top);
+  p->data.as<TensorOp>() = static_cast<TensorOp>(top);
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
   JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
@@ -396,12 +399,19 @@ Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_op_tensor(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                          void*, size_t) {
-  return op_tensor(h, p.tensor_op, 1.f, p.in_descs[0], in[0], 1.f, p.in_descs[1], in[1], 0.f,
+  return op_tensor(h, p.data.as<TensorOp>(), 1.f, p.in_descs[0], in[0], 1.f, p.in_descs[1], in[1], 0.f,
                    p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Gemm: gemm_forward. inputs: a, b[, bias]. y = alpha * op(a) @ op(b) + beta * bias.
+
+struct GemmPrepared {
+  GemmDesc gemm;
+  float alpha = 1.f;
+  int bias_input = -1;
+  TensorDesc bias_view;  // y's rank
+};
 
 Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::GemmParams& gp = *a.op.params_as_GemmParams();
@@ -417,7 +427,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   JET_RT_TRY(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
   JET_RT_TRY(expect_finite(gp.alpha(), "alpha"));
   JET_RT_TRY(expect_finite(gp.beta(), "beta"));
-  GemmPrepared& g = p->gemm;
+  GemmPrepared& g = p->data.emplace<GemmPrepared>();
   g.gemm.trans_a = gp.trans_a();
   g.gemm.trans_b = gp.trans_b();
   g.alpha = gp.alpha();
@@ -474,7 +484,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
 
 Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                     size_t) {
-  const GemmPrepared& g = p.gemm;
+  const GemmPrepared& g = p.data.as<GemmPrepared>();
   const void* bias = g.bias_input >= 0 ? in[g.bias_input] : nullptr;
   return gemm_forward(h, g.gemm, g.alpha, p.in_descs[0], in[0], p.in_descs[1], in[1], g.bias_view,
                       bias, 0.f, p.out_desc, out);
@@ -482,6 +492,12 @@ Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in,
 
 // ---------------------------------------------------------------------------------------------
 // Softmax: softmax_forward in CHANNEL mode over a (outer, axis, inner) view. In place allowed.
+
+struct SoftmaxPrepared {
+  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
+  SoftmaxMode mode = SoftmaxMode::CHANNEL;
+  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
+};
 
 Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
@@ -495,7 +511,7 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   if (axis < 0 || axis >= x.rank()) {
     return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
   }
-  SoftmaxPrepared& s = p->softmax;
+  SoftmaxPrepared& s = p->data.emplace<SoftmaxPrepared>();
   s.algo = static_cast<SoftmaxAlgo>(algo);
   s.mode = SoftmaxMode::CHANNEL;
   if (axis == 1 && x.rank() >= 3 && x.rank() <= 5) {
@@ -527,7 +543,7 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_softmax(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                        void*, size_t) {
-  const SoftmaxPrepared& s = p.softmax;
+  const SoftmaxPrepared& s = p.data.as<SoftmaxPrepared>();
   return softmax_forward(h, s.algo, s.mode, 1.f, s.x_view, in[0], 0.f, s.y_view, out);
 }
 
@@ -535,6 +551,7 @@ Status execute_softmax(const Handle& h, const PreparedOp& p, const void* const* 
 // Concat: concat_forward. inputs: x0, x1, ... (any dtypes; each is converted into y's).
 
 Status prepare_concat(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<int>();
   const fb::ConcatParams& cp = *a.op.params_as_ConcatParams();
   if (p->inputs.empty()) return bad("has no inputs");
   const TensorDesc& y = output(a, *p).desc;
@@ -559,18 +576,22 @@ Status prepare_concat(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     return bad("the inputs' extents along axis " + std::to_string(axis) + " sum to " + std::to_string(sum) +
                ", but the output has " + std::to_string(y.dim(axis)));
   }
-  p->concat_axis = axis;
+  p->data.as<int>() = axis;
   return Status();
 }
 
 Status execute_concat(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                       void*, size_t) {
-  return concat_forward(h, p.concat_axis, static_cast<int>(p.in_descs.size()), p.in_descs.data(),
+  return concat_forward(h, p.data.as<int>(), static_cast<int>(p.in_descs.size()), p.in_descs.data(),
                         in, 1.f, 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reshape: same bytes, new dims; a copy unless the output took over the input's region.
+
+struct ReshapePrepared {
+  TensorDesc x_view, y_view;  // 1-D views of the same element count
+};
 
 Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
@@ -583,27 +604,29 @@ Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
                dims_text(y) + " (" + std::to_string(y.elements()) + ")");
   }
   const int64_t n = x.elements();
-  p->reshape_x_view = TensorDesc::packed(x.dtype(), 1, &n);
-  p->reshape_y_view = TensorDesc::packed(y.dtype(), 1, &n);
+  ReshapePrepared& r = p->data.emplace<ReshapePrepared>();
+  r.x_view = TensorDesc::packed(x.dtype(), 1, &n);
+  r.y_view = TensorDesc::packed(y.dtype(), 1, &n);
   return Status();
 }
 
 Status execute_reshape(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                        void*, size_t) {
   if (in[0] == out) return Status();  // in place: the bytes are already there
-  return transform_tensor(h, 1.f, p.reshape_x_view, in[0], 0.f, p.reshape_y_view, out);
+  return transform_tensor(h, 1.f, p.data.as<ReshapePrepared>().x_view, in[0], 0.f, p.data.as<ReshapePrepared>().y_view, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // BatchNorm: batchnorm_forward_inference. inputs: x, scale, bias, mean, var (C floats each).
 
 Status prepare_batchnorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<double>();
   const fb::BatchNormParams& bp = *a.op.params_as_BatchNormParams();
   JET_RT_TRY(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
   JET_RT_TRY(expect_spatial_x(a, *p));
   JET_RT_TRY(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
   JET_RT_TRY(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
-  return read_epsilon(bp.epsilon(), &p->epsilon);
+  return read_epsilon(bp.epsilon(), &p->data.as<double>());
 }
 
 Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
@@ -611,7 +634,7 @@ Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const
   return batchnorm_forward_inference(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
                                      static_cast<const float*>(in[1]), static_cast<const float*>(in[2]),
                                      static_cast<const float*>(in[3]), static_cast<const float*>(in[4]),
-                                     p.epsilon);
+                                     p.data.as<double>());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,7 +666,13 @@ Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what
 // ---------------------------------------------------------------------------------------------
 // Slice: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
 
+struct SlicePrepared {
+  TensorDesc view;     // the strided view of x that is copied into y
+  size_t offset_bytes = 0;  // where the view starts in x
+};
+
 Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  SlicePrepared& sl = p->data.emplace<SlicePrepared>();
   const fb::SliceParams& sp = *a.op.params_as_SliceParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(expect_same_dtype(a, *p, "slice keeps the dtype"));
@@ -676,27 +705,34 @@ Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     strides[d] = n == 1 ? x.stride(k) : x.stride(k) * s;  // < x's span: fits
     offset += b * x.stride(k);
   }
-  p->slice.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
-  JET_RT_TRY(p->slice.view.validate("slice view of x"));
-  p->slice.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
+  sl.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
+  JET_RT_TRY(sl.view.validate("slice view of x"));
+  sl.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
   return Status();
 }
 
 Status execute_slice(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                      size_t) {
-  const void* base = static_cast<const uint8_t*>(in[0]) + p.slice.offset_bytes;
-  return transform_tensor(h, 1.f, p.slice.view, base, 0.f, p.out_desc, out);
+  const void* base = static_cast<const uint8_t*>(in[0]) + p.data.as<SlicePrepared>().offset_bytes;
+  return transform_tensor(h, 1.f, p.data.as<SlicePrepared>().view, base, 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Pad: pad_forward (constant, reflect, edge; negative pads crop). inputs: x.
+
+struct PadPrepared {
+  PadMode mode = PadMode::CONSTANT;
+  int64_t pad_begin[kMaxRank] = {};
+  int64_t pad_end[kMaxRank] = {};
+  float value = 0.f;
+};
 
 Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::PadParams& pp = *a.op.params_as_PadParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(expect_same_dtype(a, *p, "pad keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
-  PadPrepared& pd = p->pad;
+  PadPrepared& pd = p->data.emplace<PadPrepared>();
   const int mode = pp.mode();
   if (!enum_in_range<PadMode>(mode)) return bad("unknown pad mode " + std::to_string(mode));
   pd.mode = static_cast<PadMode>(mode);
@@ -718,7 +754,7 @@ Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                    size_t) {
-  const PadPrepared& pd = p.pad;
+  const PadPrepared& pd = p.data.as<PadPrepared>();
   return pad_forward(h, pd.mode, pd.pad_begin, pd.pad_end, pd.value, 1.f, p.in_descs[0], in[0], 0.f,
                      p.out_desc, out);
 }
@@ -727,6 +763,7 @@ Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, 
 // Resize: resize_forward of the spatial dims (nearest, linear). inputs: x.
 
 Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  ResizeDesc& r = p->data.emplace<ResizeDesc>();
   const fb::ResizeParams& rp = *a.op.params_as_ResizeParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(expect_same_dtype(a, *p, "resize keeps the dtype"));
@@ -741,7 +778,6 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     return bad("unknown coordinate transformation mode");
   }
   if (!enum_in_range<ResizeNearest>(rp.nearest())) return bad("unknown nearest mode");
-  ResizeDesc& r = p->resize;
   r.mode = static_cast<ResizeMode>(rp.mode());
   r.coord = static_cast<ResizeCoord>(rp.coord());
   r.nearest = static_cast<ResizeNearest>(rp.nearest());
@@ -762,11 +798,18 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_resize(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                       size_t) {
-  return resize_forward(h, p.resize, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return resize_forward(h, p.data.as<ResizeDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // ConvTranspose: conv_backward_data, then the bias by add_tensor. inputs: x, w[, bias].
+
+struct ConvTransposePrepared {
+  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
+  ConvDesc conv;
+  int bias_input = -1;
+  TensorDesc bias_view;  // 1, C_out, 1...
+};
 
 Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();
@@ -781,7 +824,7 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (C_in, C_out/groups, spatial)");
   JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
   JET_RT_TRY(expect_same_dtype(a, *p, "the output has x's dtype"));
-  ConvTransposePrepared& c = p->conv_transpose;
+  ConvTransposePrepared& c = p->data.emplace<ConvTransposePrepared>();
   JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
   const int64_t groups = c.conv.groups();
   // By division before any formula multiplies: x's C is the filter's K, the output's C is
@@ -812,7 +855,7 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
 
 Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                               void*, size_t) {
-  const ConvTransposePrepared& c = p.conv_transpose;
+  const ConvTransposePrepared& c = p.data.as<ConvTransposePrepared>();
   Status st = conv_backward_data(h, 1.f, c.filter, in[1], p.in_descs[0], in[0], c.conv, 0.f, p.out_desc, out);
   if (!st.ok() || c.bias_input < 0) return st;
   return add_tensor(h, 1.f, c.bias_view, in[c.bias_input], 1.f, p.out_desc, out);
@@ -822,54 +865,57 @@ Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* 
 // InstanceNorm: instancenorm_forward. inputs: x, scale, bias (C f32 values each). In place allowed.
 
 Status prepare_instancenorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<double>();
   const fb::InstanceNormParams& ip = *a.op.params_as_InstanceNormParams();
   JET_RT_TRY(expect_inputs(*p, 3, "x, scale, bias"));
   JET_RT_TRY(expect_spatial_x(a, *p));
   JET_RT_TRY(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
   JET_RT_TRY(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
-  return read_epsilon(ip.epsilon(), &p->epsilon);
+  return read_epsilon(ip.epsilon(), &p->data.as<double>());
 }
 
 Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                             void*, size_t) {
   return instancenorm_forward(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
-                              static_cast<const float*>(in[1]), static_cast<const float*>(in[2]), p.epsilon);
+                              static_cast<const float*>(in[1]), static_cast<const float*>(in[2]), p.data.as<double>());
 }
 
 // ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
 
 Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  LrnDesc& lrn = p->data.emplace<LrnDesc>();
   const fb::LrnParams& lp = *a.op.params_as_LrnParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(expect_spatial_x(a, *p));
   JET_RT_TRY(expect_output_like_x(a, *p, "LRN keeps the dtype"));
-  p->lrn.n = lp.size();
-  p->lrn.alpha = lp.alpha();
-  p->lrn.beta = lp.beta();
-  p->lrn.k = lp.k();
-  if (!std::isfinite(p->lrn.alpha) || !std::isfinite(p->lrn.beta) || !std::isfinite(p->lrn.k)) {
+  lrn.n = lp.size();
+  lrn.alpha = lp.alpha();
+  lrn.beta = lp.beta();
+  lrn.k = lp.k();
+  if (!std::isfinite(lrn.alpha) || !std::isfinite(lrn.beta) || !std::isfinite(lrn.k)) {
     return bad("LRN alpha, beta and k must be finite");
   }
-  return p->lrn.validate();
+  return lrn.validate();
 }
 
 Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                    size_t) {
-  return lrn_cross_channel_forward(h, p.lrn, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return lrn_cross_channel_forward(h, p.data.as<LrnDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reduce: reduce_forward over the dims where the output is 1 and x is not. inputs: x.
 
 Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<ReduceOp>();
   const fb::ReduceParams& rp = *a.op.params_as_ReduceParams();
   JET_RT_TRY(expect_inputs(*p, 1, "x"));
   JET_RT_TRY(expect_same_dtype(a, *p, "reduce keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
   if (!enum_in_range<ReduceOp>(rp.op())) return bad("unknown reduce op " + std::to_string(rp.op()));
-  p->reduce_op = static_cast<ReduceOp>(rp.op());
+  p->data.as<ReduceOp>() = static_cast<ReduceOp>(rp.op());
   bool ok = y.rank() == x.rank();
   for (int d = 0; ok && d < x.rank(); ++d) ok = y.dim(d) == x.dim(d) || y.dim(d) == 1;
   if (!ok) return bad("output " + dims_text(y) + " must be x's " + dims_text(x) + " with reduced dims set to 1");
@@ -878,7 +924,7 @@ Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_reduce(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                       size_t) {
-  return reduce_forward(h, p.reduce_op, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return reduce_forward(h, p.data.as<ReduceOp>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -954,7 +1000,7 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
                            impl->stored_choices};
     const Status st = p.type->prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
-    if (is_op(p, fb::OpParams::ConvParams) && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
+    if (is_op(p, fb::OpParams::ConvParams) && p.data.as<ConvPrepared>().filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
   }
   // One note for every refused stored choice, naming the first.
   int refused = 0;

@@ -14,6 +14,21 @@
 namespace jet {
 namespace rt {
 
+// A convolution's prepared parameters (its OpData; tuning.cpp and engine.cpp read them too).
+struct ConvPrepared {
+  FilterDesc filter;        // KCRS as stored, or KRSC when the upload reorders it (filter_krsc)
+  bool filter_krsc = false;
+  ConvDesc conv;
+  ConvAlgo algo = ConvAlgo::DIRECT;  // the tactic is conv.tactic()
+  ConvPreference preference = ConvPreference::PREFER_FASTEST;  // the file's fallback policy
+  size_t workspace_limit = SIZE_MAX;  // what that policy allows
+  ActivationDesc act;
+  float alpha1 = 1.f, alpha2 = 1.f;
+  int bias_input = -1;      // position in the op's inputs, -1 for none
+  int residual_input = -1;
+  TensorDesc bias_view;     // 1, K, 1... over the bias constant
+};
+
 // What a prepare function gets: the op as stored, the validated tensors, the backend.
 struct PrepareArgs {
   const fb::Op& op;

@@ -95,7 +95,7 @@ Status copy_in(Backend backend, void* dst, const void* src, size_t bytes) {
 // For convolution `p`: the largest workspace that an algorithm and tactic within `limit` bytes
 // needs, and how many results find_conv_forward_algo can return.
 void tuning_needs(const Handle& h, const PreparedOp& p, size_t limit, size_t* workspace, int* results) {
-  const ConvPrepared& c = p.conv;
+  const ConvPrepared& c = p.data.as<ConvPrepared>();
   *workspace = 0;
   *results = 0;
   for (int i = 0; i < static_cast<int>(ConvAlgo::COUNT); ++i) {
@@ -169,8 +169,8 @@ double median_of(std::vector<double> v) {
 namespace {
 
 void apply_candidate(PreparedOp* p, const TuningCandidate& c) {
-  p->conv.algo = c.algo;
-  p->conv.conv = p->conv.conv.with_tactic(c.tactic);
+  p->data.as<ConvPrepared>().algo = c.algo;
+  p->data.as<ConvPrepared>().conv = p->data.as<ConvPrepared>().conv.with_tactic(c.tactic);
   p->workspace_bytes = c.workspace_bytes;
 }
 
@@ -478,7 +478,7 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
     if (!is_op(p, fb::OpParams::ConvParams)) continue;
-    const size_t limit = std::min(p.conv.workspace_limit, impl->options.tune_workspace_limit);
+    const size_t limit = std::min(p.data.as<ConvPrepared>().workspace_limit, impl->options.tune_workspace_limit);
     tuning_needs(h, p, limit, &op_workspace[i], &op_results[i]);
     x_max = std::max(x_max, p.in_descs[0].span_bytes());
     w_max = std::max(w_max, p.in_descs[1].span_bytes());
@@ -501,7 +501,7 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
     if (!is_op(p, fb::OpParams::ConvParams)) continue;
-    ConvPrepared& c = p.conv;
+    ConvPrepared& c = p.data.as<ConvPrepared>();
     if (!filled || filled_dtype != p.in_descs[0].dtype()) {
       filled = true;
       filled_dtype = p.in_descs[0].dtype();
@@ -590,8 +590,8 @@ Status tune_convolutions(Engine::Impl* impl) {
                                     ": tuning found no algorithm that runs within the workspace limit; "
                                     "it keeps the heuristic's choice");
       TuningCandidate keep;
-      keep.algo = p.conv.algo;
-      keep.tactic = p.conv.conv.tactic();
+      keep.algo = p.data.as<ConvPrepared>().algo;
+      keep.tactic = p.data.as<ConvPrepared>().conv.tactic();
       keep.workspace_bytes = p.workspace_bytes;
       c.push_back(keep);
     }
@@ -716,8 +716,8 @@ Status write_tuned_model(const Engine& engine, const void* data, size_t size, st
     }
     if (!file_conv) continue;
     fb::ConvParamsT* cp = op.params.AsConvParams();
-    cp->algo = static_cast<fb::ConvAlgo>(static_cast<int32_t>(e.ops[i].conv.algo));
-    cp->tactic = e.ops[i].conv.conv.tactic();
+    cp->algo = static_cast<fb::ConvAlgo>(static_cast<int32_t>(e.ops[i].data.as<rt::ConvPrepared>().algo));
+    cp->tactic = e.ops[i].data.as<rt::ConvPrepared>().conv.tactic();
   }
   const DeviceIdentity id = engine.device_identity();
   m->tuned_on.reset(new fb::TunedDeviceT());
