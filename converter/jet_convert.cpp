@@ -28,8 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
-#include "image_input.h"
+#include "cli_args.h"
 #include "ir.h"
 #include "jet/file_io.h"
 #include "jet/runtime.h"
@@ -80,19 +79,6 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-// A decimal integer in [min, max], the whole string.
-bool parse_int(const std::string& s, int64_t min, int64_t max, int64_t* out) {
-  if (s.empty() || s.size() > 19) return false;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < min || v > max) return false;
-  *out = v;
-  return true;
-}
-
 // NAME=1x3x224x224 (the name may itself contain '='; the last one separates).
 bool parse_input_shape(const std::string& arg, std::string* name, std::vector<int64_t>* dims) {
   const size_t eq = arg.rfind('=');
@@ -103,7 +89,7 @@ bool parse_input_shape(const std::string& arg, std::string* name, std::vector<in
   while (true) {
     const size_t x = arg.find('x', start);
     int64_t d = 0;
-    if (!parse_int(arg.substr(start, x == std::string::npos ? std::string::npos : x - start), 1, int64_t(1) << 40, &d)) {
+    if (!jet::tools::parse_int64(arg.substr(start, x == std::string::npos ? std::string::npos : x - start), 1, int64_t(1) << 40, &d)) {
       return false;
     }
     dims->push_back(d);
@@ -410,7 +396,7 @@ static int tool_main(int argc, char** argv) {
       if (import_options.input_shapes.count(name)) return usage_error("--input-shape gives '" + name + "' twice");
       import_options.input_shapes[name] = dims;
     } else if (arg == "--workspace-limit") {
-      if (!has_value || !parse_int(argv[++i], 0, INT64_MAX, &workspace_limit)) {
+      if (!has_value || !jet::tools::parse_int64(argv[++i], 0, INT64_MAX, &workspace_limit)) {
         return usage_error("--workspace-limit takes a byte count");
       }
       has_workspace_limit = true;
