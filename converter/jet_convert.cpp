@@ -79,6 +79,14 @@ int fail(const std::string& msg) {
   return 1;
 }
 
+// Dims in --input-shape's syntax ("1x3x224x224"), for the summary's input and output lines, so
+// that a printed shape can be given back on the command line (messages use jet::dims_text).
+std::string shape_argument_text(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
 // NAME=1x3x224x224 (the name may itself contain '='; the last one separates).
 bool parse_input_shape(const std::string& arg, std::string* name, std::vector<int64_t>* dims) {
   const size_t eq = arg.rfind('=');
@@ -113,12 +121,6 @@ std::string bytes_text(size_t n) {
     std::snprintf(buf, sizeof buf, "%zu bytes", n);
   }
   return buf;
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s;
 }
 
 std::string base_name(const std::string& path) {
@@ -285,7 +287,7 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
   if (candidates.size() != 1) {
     std::string inputs;
     for (const jet::ir::Tensor& x : g.tensors) {
-      if (x.kind == jet::ir::TensorKind::INPUT) inputs += (inputs.empty() ? "'" : ", '") + x.name + "' " + dims_text(x.dims);
+      if (x.kind == jet::ir::TensorKind::INPUT) inputs += (inputs.empty() ? "'" : ", '") + x.name + "' " + jet::dims_text(x.dims);
     }
     *error = spec.input.empty() ? "--preprocess: say which input is the image (input=NAME); the inputs are " + inputs
                                 : "--preprocess: the model has no input '" + spec.input + "'; its inputs are " + inputs;
@@ -293,7 +295,7 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
   }
   const jet::ir::Tensor& x = g.tensors[candidates[0]];
   if (x.dims.size() != 4) {
-    *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + "; an image input has rank 4";
+    *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) + "; an image input has rank 4";
     return false;
   }
   bool nhwc = false;
@@ -303,14 +305,14 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
     } else if (x.dims[3] == 3) {
       nhwc = true;
     } else {
-      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) +
+      *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) +
                ": neither dim 1 (NCHW) nor dim 3 (NHWC) is 3 channels; images need 3";
       return false;
     }
   } else {
     nhwc = spec.layout == "nhwc";
     if (x.dims[nhwc ? 3 : 1] != 3) {
-      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + ": as " + spec.layout +
+      *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) + ": as " + spec.layout +
                " that is " + std::to_string(x.dims[nhwc ? 3 : 1]) + " channels; images need 3";
       return false;
     }
@@ -522,7 +524,7 @@ static int tool_main(int argc, char** argv) {
       int64_t per_image = 1;
       for (size_t d = 1; d < t.dims.size(); ++d) per_image *= t.dims[d];
       matches = matches || per_image == static_cast<int64_t>(labels.size());
-      outputs += (outputs.empty() ? "'" : ", '") + t.name + "' " + dims_text(t.dims);
+      outputs += (outputs.empty() ? "'" : ", '") + t.name + "' " + jet::dims_text(t.dims);
     }
     pass_notes.push_back(std::to_string(labels.size()) + " labels from " + labels_path +
                          (matches ? "" : "; warning: no output has that many values per image (outputs " + outputs + ")"));
@@ -557,7 +559,7 @@ static int tool_main(int argc, char** argv) {
   for (const jet::ir::Tensor& t : g.tensors) {
     if (t.kind == jet::ir::TensorKind::INPUT || t.kind == jet::ir::TensorKind::OUTPUT) {
       std::printf("  %s        '%s' %s %s\n", t.kind == jet::ir::TensorKind::INPUT ? "input: " : "output:",
-                  jet::tools::printable(t.name).c_str(), jet::dtype_name(t.dtype), dims_text(t.dims).c_str());
+                  jet::tools::printable(t.name).c_str(), jet::dtype_name(t.dtype), shape_argument_text(t.dims).c_str());
     }
   }
   for (const std::string& w : report.warnings) std::fprintf(stderr, "jet-convert: warning: %s\n", jet::tools::printable(w).c_str());

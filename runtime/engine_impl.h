@@ -14,13 +14,6 @@
 #include "jet/dnn.h"
 #include "jet/runtime.h"
 
-// Returns early from the enclosing function when `expr` yields an error Status.
-#define JET_RT_TRY(expr)                          \
-  do {                                            \
-    ::jet::Status jet_rt_try_ = (expr);           \
-    if (!jet_rt_try_.ok()) return jet_rt_try_;   \
-  } while (0)
-
 namespace jet {
 namespace rt {
 

@@ -18,12 +18,7 @@ namespace {
 
 Status bad(const std::string& m) { return Status(StatusCode::BAD_PARAM, m); }
 
-std::string dims_text(const int64_t* d, int rank) {
-  std::string s = "[";
-  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-std::string dims_text(const TensorDesc& d) { return dims_text(d.dims(), d.rank()); }
+std::string dims_text(const TensorDesc& d) { return jet::dims_text(d.rank(), d.dims()); }
 
 const TensorRecord& input(const PrepareArgs& a, const PreparedOp& p, size_t k) {
   return a.tensors[p.inputs[k]];
@@ -58,7 +53,7 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
   for (int i = 0; same && i < rank; ++i) same = y.dim(i) == dims[i];
   if (same) return Status();
   return bad("output '" + a.infos[p.output].name + "' has dims " + dims_text(y) +
-             " but the op's inputs and parameters give " + dims_text(dims, rank));
+             " but the op's inputs and parameters give " + jet::dims_text(rank, dims));
 }
 
 // x (input 0) is N, C and 1 to 3 spatial dims.
@@ -73,7 +68,7 @@ Status expect_same_dtype(const PrepareArgs& a, const PreparedOp& p, const char* 
 
 // The output keeps x's dtype and dims (activations, softmax, normalizations).
 Status expect_output_like_x(const PrepareArgs& a, const PreparedOp& p, const char* dtype_why) {
-  JET_RT_TRY(expect_same_dtype(a, p, dtype_why));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, p, dtype_why));
   const TensorDesc& x = input(a, p, 0).desc;
   return expect_output_dims(a, p, x.dims(), x.rank());
 }
@@ -84,7 +79,7 @@ Status expect_channel_params(const PrepareArgs& a, const PreparedOp& p, size_t f
   for (size_t k = first; k < p.inputs.size(); ++k) {
     const TensorDesc& t = input(a, p, k).desc;
     const std::string& name = input_name(a, p, k);
-    JET_RT_TRY(expect_dtype(t, name, DType::F32, dtype_why));
+    JET_RETURN_IF_ERROR(expect_dtype(t, name, DType::F32, dtype_why));
     if (t.elements() != channels || !t.is_packed()) {
       return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " + std::to_string(channels) +
                  " packed elements (one per channel)");
@@ -116,10 +111,10 @@ Status read_spatial(const flatbuffers::Vector<int64_t>* v, int sr, const char* w
 template <typename ConvLikeParams>
 Status read_conv_desc(const ConvLikeParams& cp, int sr, ConvDesc* out) {
   int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
-  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
-  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
-  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
+  JET_RETURN_IF_ERROR(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+  JET_RETURN_IF_ERROR(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
+  JET_RETURN_IF_ERROR(read_spatial(cp.strides(), sr, "strides", 1, strides));
+  JET_RETURN_IF_ERROR(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
   *out = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
   return out->validate();
 }
@@ -135,7 +130,7 @@ Status prepare_channel_bias(const PrepareArgs& a, const PreparedOp& p, size_t k,
     return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(channels) +
                " packed elements (one per output channel)");
   }
-  JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
   int64_t bdims[5] = {1, channels, 1, 1, 1};
   *view = TensorDesc::packed(b.dtype(), y.rank(), bdims);
   return Status();
@@ -188,23 +183,23 @@ bool merge_dims(const TensorDesc& d, int from, int to, int64_t* dim, int64_t* st
 Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvParams& cp = *a.op.params_as_ConvParams();
   const size_t n = 2 + (cp.has_bias() ? 1 : 0) + (cp.has_residual() ? 1 : 0);
-  JET_RT_TRY(expect_inputs(*p, n, "x, w[, bias][, residual] as has_bias/has_residual say"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, n, "x, w[, bias][, residual] as has_bias/has_residual say"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (w.rank() != x.rank()) {
     return bad("filter '" + input_name(a, *p, 1) + "' has dims " + dims_text(w) + ", rank differs from x " +
                dims_text(x));
   }
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (K, C, spatial)");
-  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
-  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
   ConvPrepared& c = p->data.emplace<ConvPrepared>();
-  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
-  JET_RT_TRY(read_activation(cp.activation(), &c.act));
-  JET_RT_TRY(expect_finite(cp.alpha1(), "alpha1"));
-  JET_RT_TRY(expect_finite(cp.alpha2(), "alpha2"));
+  JET_RETURN_IF_ERROR(read_conv_desc(cp, x.rank() - 2, &c.conv));
+  JET_RETURN_IF_ERROR(read_activation(cp.activation(), &c.act));
+  JET_RETURN_IF_ERROR(expect_finite(cp.alpha1(), "alpha1"));
+  JET_RETURN_IF_ERROR(expect_finite(cp.alpha2(), "alpha2"));
   c.alpha1 = cp.alpha1();
   c.alpha2 = cp.alpha2();
   // Groups against the channels by division, before any formula multiplies them.
@@ -224,15 +219,15 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   c.filter = FilterDesc::make(w.dtype(), krsc ? FilterLayout::KRSC : FilterLayout::KCRS, w.rank(),
                               w.dims());
   c.filter_krsc = krsc;
-  JET_RT_TRY(c.filter.validate("w"));
+  JET_RETURN_IF_ERROR(c.filter.validate("w"));
   int64_t out[kMaxRank] = {};
-  JET_RT_TRY(conv_output_dims(x, c.filter, c.conv, out));
-  JET_RT_TRY(expect_output_dims(a, *p, out, x.rank()));
+  JET_RETURN_IF_ERROR(conv_output_dims(x, c.filter, c.conv, out));
+  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, x.rank()));
   const int64_t k = out[1];
   size_t next = 2;
   if (cp.has_bias()) {
     c.bias_input = static_cast<int>(next++);
-    JET_RT_TRY(prepare_channel_bias(a, *p, static_cast<size_t>(c.bias_input), k, &c.bias_view));
+    JET_RETURN_IF_ERROR(prepare_channel_bias(a, *p, static_cast<size_t>(c.bias_input), k, &c.bias_view));
   }
   if (cp.has_residual()) {
     c.residual_input = static_cast<int>(next++);
@@ -241,7 +236,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     if (!z.same_dims(y)) {
       return bad("residual '" + zn + "' has dims " + dims_text(z) + ", expected the output's " + dims_text(y));
     }
-    JET_RT_TRY(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
+    JET_RETURN_IF_ERROR(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
   }
 
   // The algorithm: the stored one (with its tactic when it was tuned on this device) when this
@@ -283,7 +278,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if (!chosen) {
     Status st = choose_conv_forward_algo(a.handle, x, c.filter, c.conv, y, pref, limit, &c.algo);
     if (!st.ok()) return Status(st.code(), "no convolution algorithm for this backend: " + st.message());
-    JET_RT_TRY(conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, c.algo, &ws));
+    JET_RETURN_IF_ERROR(conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, c.algo, &ws));
   }
   p->workspace_bytes = ws;
   info->algo = conv_algo_name(c.algo);
@@ -312,10 +307,10 @@ Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in,
 Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   PoolDesc& pool = p->data.emplace<PoolDesc>();
   const fb::PoolParams& pp = *a.op.params_as_PoolParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_same_dtype(a, *p, "pooling keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "pooling keeps the dtype"));
   const int mode = pp.mode();
   if (!enum_in_range<PoolMode>(mode)) {
     return bad("unknown pooling mode " + std::to_string(mode));
@@ -329,16 +324,16 @@ Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
                  " entries, expected " + std::to_string(sr) + " (one per spatial dim)");
     }
     int64_t window[3], pad_begin[3], pad_end[3], strides[3];
-    JET_RT_TRY(read_spatial(pp.window(), sr, "window", 1, window));
-    JET_RT_TRY(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-    JET_RT_TRY(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
-    JET_RT_TRY(read_spatial(pp.strides(), sr, "strides", 1, strides));
+    JET_RETURN_IF_ERROR(read_spatial(pp.window(), sr, "window", 1, window));
+    JET_RETURN_IF_ERROR(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+    JET_RETURN_IF_ERROR(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
+    JET_RETURN_IF_ERROR(read_spatial(pp.strides(), sr, "strides", 1, strides));
     pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
                              nullptr, pp.ceil_mode());
   }
-  JET_RT_TRY(pool.validate());
+  JET_RETURN_IF_ERROR(pool.validate());
   int64_t out[kMaxRank] = {};
-  JET_RT_TRY(pool_output_dims(x, pool, out));
+  JET_RETURN_IF_ERROR(pool_output_dims(x, pool, out));
   // One operation per window element read: what bounds the cost (a large window over a large
   // input is slow however small the output).
   double window_elements = 1;
@@ -358,8 +353,8 @@ Status execute_pool(const Handle& h, const PreparedOp& p, const void* const* in,
 Status prepare_activation(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   p->data.emplace<ActivationDesc>();
   const fb::ActivationParams& ap = *a.op.params_as_ActivationParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(read_activation(ap.activation(), &p->data.as<ActivationDesc>()));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(read_activation(ap.activation(), &p->data.as<ActivationDesc>()));
   return expect_output_like_x(a, *p, "activations keep the dtype");
 }
 
@@ -374,14 +369,14 @@ Status execute_activation(const Handle& h, const PreparedOp& p, const void* cons
 Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   p->data.emplace<TensorOp>();
   const fb::OpTensorParams& op = *a.op.params_as_OpTensorParams();
-  JET_RT_TRY(expect_inputs(*p, 2, "a, b"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "a, b"));
   const int top = op.op();
   if (!enum_in_range<TensorOp>(top)) return bad("unknown tensor op " + std::to_string(top));
   p->data.as<TensorOp>() = static_cast<TensorOp>(top);
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
-  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
-  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
   if (ta.rank() != tb.rank()) {
     return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " differ in rank");
   }
@@ -415,7 +410,7 @@ struct GemmPrepared {
 
 Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::GemmParams& gp = *a.op.params_as_GemmParams();
-  JET_RT_TRY(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
   const TensorDesc& ty = output(a, *p).desc;
@@ -423,10 +418,10 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if ((rank != 2 && rank != 3) || tb.rank() != rank) {
     return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " must both have rank 2 or both rank 3");
   }
-  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
-  JET_RT_TRY(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
-  JET_RT_TRY(expect_finite(gp.alpha(), "alpha"));
-  JET_RT_TRY(expect_finite(gp.beta(), "beta"));
+  JET_RETURN_IF_ERROR(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  JET_RETURN_IF_ERROR(expect_finite(gp.alpha(), "alpha"));
+  JET_RETURN_IF_ERROR(expect_finite(gp.beta(), "beta"));
   GemmPrepared& g = p->data.emplace<GemmPrepared>();
   g.gemm.trans_a = gp.trans_a();
   g.gemm.trans_b = gp.trans_b();
@@ -449,7 +444,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   }
   out[k++] = m;
   out[k++] = nn;
-  JET_RT_TRY(expect_output_dims(a, *p, out, rank));
+  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, rank));
   if (gp.has_bias()) {
     // The kernel computes alpha * (a @ b + bias): a bias scaled by beta needs beta == alpha (the
     // converter folds other scales into the bias).
@@ -461,11 +456,11 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     g.bias_input = 2;
     const TensorDesc& tc = input(a, *p, 2).desc;
     const std::string& cn = input_name(a, *p, 2);
-    JET_RT_TRY(expect_dtype(tc, cn, ta.dtype(), "the bias has a's dtype"));
+    JET_RETURN_IF_ERROR(expect_dtype(tc, cn, ta.dtype(), "the bias has a's dtype"));
     if (tc.rank() == rank) {
       for (int i = 0; i < rank; ++i) {
         if (tc.dim(i) != 1 && tc.dim(i) != out[i]) {
-          return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+          return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + jet::dims_text(rank, out));
         }
       }
       g.bias_view = tc;
@@ -475,7 +470,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
       bdims[rank - 1] = nn;
       g.bias_view = TensorDesc::strided(tc.dtype(), rank, bdims, bstrides + (3 - rank));
     } else {
-      return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+      return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + jet::dims_text(rank, out));
     }
   }
   info->flops = 2.0 * static_cast<double>(product(out, 0, rank)) * static_cast<double>(ka);
@@ -501,12 +496,12 @@ struct SoftmaxPrepared {
 
 Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const int algo = sp.algo();
   if (!enum_in_range<SoftmaxAlgo>(algo)) return bad("unknown softmax algorithm " + std::to_string(algo));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_output_like_x(a, *p, "softmax keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "softmax keeps the dtype"));
   const int axis = sp.axis();
   if (axis < 0 || axis >= x.rank()) {
     return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
@@ -529,14 +524,14 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     if (!ok) {
       return Status(StatusCode::NOT_SUPPORTED,
                     std::string("softmax over axis ") + std::to_string(axis) + " of a tensor with strides " +
-                        dims_text(src[k]->strides(), src[k]->rank()) +
+                        jet::dims_text(src[k]->rank(), src[k]->strides()) +
                         " (the dims around the axis must nest contiguously)");
     }
     dims[1] = src[k]->dim(axis);
     strides[1] = src[k]->stride(axis);
     if (dims[0] == 1) strides[0] = strides[1] * dims[1];  // any valid stride for a size-1 dim
     *dst[k] = TensorDesc::strided(src[k]->dtype(), 3, dims, strides);
-    JET_RT_TRY(dst[k]->validate(k == 0 ? "softmax x view" : "softmax y view"));
+    JET_RETURN_IF_ERROR(dst[k]->validate(k == 0 ? "softmax x view" : "softmax y view"));
   }
   return Status();
 }
@@ -594,10 +589,10 @@ struct ReshapePrepared {
 };
 
 Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "reshape keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(y, a.infos[p->output].name, x.dtype(), "reshape keeps the dtype"));
   if (!x.is_packed() || !y.is_packed()) return bad("reshape input and output must be packed");
   if (x.elements() != y.elements()) {
     return bad("cannot reshape " + dims_text(x) + " (" + std::to_string(x.elements()) + " elements) to " +
@@ -622,10 +617,10 @@ Status execute_reshape(const Handle& h, const PreparedOp& p, const void* const* 
 Status prepare_batchnorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   p->data.emplace<double>();
   const fb::BatchNormParams& bp = *a.op.params_as_BatchNormParams();
-  JET_RT_TRY(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
-  JET_RT_TRY(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
   return read_epsilon(bp.epsilon(), &p->data.as<double>());
 }
 
@@ -641,7 +636,7 @@ Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const
 // Transform: transform_tensor (dtype and layout conversion, the output tensor says to what).
 
 Status prepare_transform(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
   return expect_output_dims(a, *p, x.dims(), x.rank());
 }
@@ -674,16 +669,16 @@ struct SlicePrepared {
 Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   SlicePrepared& sl = p->data.emplace<SlicePrepared>();
   const fb::SliceParams& sp = *a.op.params_as_SliceParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "slice keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "slice keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
   const int rank = x.rank();
   if (y.rank() != rank) return bad("output " + dims_text(y) + " must have x's rank " + std::to_string(rank));
   int64_t starts[kMaxRank], steps[kMaxRank], perm[kMaxRank];
-  JET_RT_TRY(read_exact(sp.starts(), rank, "starts", starts));
-  JET_RT_TRY(read_exact(sp.steps(), rank, "steps", steps));
-  JET_RT_TRY(read_exact(sp.perm(), rank, "perm", perm));
+  JET_RETURN_IF_ERROR(read_exact(sp.starts(), rank, "starts", starts));
+  JET_RETURN_IF_ERROR(read_exact(sp.steps(), rank, "steps", steps));
+  JET_RETURN_IF_ERROR(read_exact(sp.perm(), rank, "perm", perm));
   bool seen[kMaxRank] = {};
   for (int d = 0; d < rank; ++d) {
     if (perm[d] < 0 || perm[d] >= rank || seen[perm[d]]) return bad("perm is not a permutation of x's dims");
@@ -706,7 +701,7 @@ Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     offset += b * x.stride(k);
   }
   sl.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
-  JET_RT_TRY(sl.view.validate("slice view of x"));
+  JET_RETURN_IF_ERROR(sl.view.validate("slice view of x"));
   sl.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
   return Status();
 }
@@ -729,16 +724,16 @@ struct PadPrepared {
 
 Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::PadParams& pp = *a.op.params_as_PadParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "pad keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "pad keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   PadPrepared& pd = p->data.emplace<PadPrepared>();
   const int mode = pp.mode();
   if (!enum_in_range<PadMode>(mode)) return bad("unknown pad mode " + std::to_string(mode));
   pd.mode = static_cast<PadMode>(mode);
   pd.value = pp.value();
-  JET_RT_TRY(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
-  JET_RT_TRY(read_exact(pp.pad_end(), x.rank(), "pad_end", pd.pad_end));
+  JET_RETURN_IF_ERROR(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
+  JET_RETURN_IF_ERROR(read_exact(pp.pad_end(), x.rank(), "pad_end", pd.pad_end));
   const int64_t limit = int64_t(1) << 40;  // far above any real pad; the sums below cannot overflow
   int64_t out[kMaxRank];
   for (int d = 0; d < x.rank(); ++d) {
@@ -765,11 +760,11 @@ Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, 
 Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   ResizeDesc& r = p->data.emplace<ResizeDesc>();
   const fb::ResizeParams& rp = *a.op.params_as_ResizeParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "resize keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "resize keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (y.rank() != x.rank() || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1)) {
     return bad("output " + dims_text(y) + " must keep x's rank, N and C (x is " + dims_text(x) + ")");
   }
@@ -813,19 +808,19 @@ struct ConvTransposePrepared {
 
 Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();
-  JET_RT_TRY(expect_inputs(*p, cp.has_bias() ? 3 : 2, "x, w[, bias] as has_bias says"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, cp.has_bias() ? 3 : 2, "x, w[, bias] as has_bias says"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (w.rank() != x.rank() || y.rank() != x.rank()) {
     return bad("x " + dims_text(x) + ", filter " + dims_text(w) + " and output " + dims_text(y) + " differ in rank");
   }
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (C_in, C_out/groups, spatial)");
-  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "the output has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "the output has x's dtype"));
   ConvTransposePrepared& c = p->data.emplace<ConvTransposePrepared>();
-  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
+  JET_RETURN_IF_ERROR(read_conv_desc(cp, x.rank() - 2, &c.conv));
   const int64_t groups = c.conv.groups();
   // By division before any formula multiplies: x's C is the filter's K, the output's C is
   // groups x the filter's C.
@@ -835,18 +830,18 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
                " and output " + dims_text(y));
   }
   c.filter = FilterDesc::make(w.dtype(), FilterLayout::KCRS, w.rank(), w.dims());
-  JET_RT_TRY(c.filter.validate("w"));
+  JET_RETURN_IF_ERROR(c.filter.validate("w"));
   int64_t back[kMaxRank] = {};
-  JET_RT_TRY(conv_output_dims(y, c.filter, c.conv, back));
+  JET_RETURN_IF_ERROR(conv_output_dims(y, c.filter, c.conv, back));
   bool same = true;
   for (int i = 0; i < x.rank(); ++i) same = same && back[i] == x.dim(i);
   if (!same) {
-    return bad("output " + dims_text(y) + " convolves back to " + dims_text(back, x.rank()) + ", not x's " +
+    return bad("output " + dims_text(y) + " convolves back to " + jet::dims_text(x.rank(), back) + ", not x's " +
                dims_text(x));
   }
   if (cp.has_bias()) {
     c.bias_input = 2;
-    JET_RT_TRY(prepare_channel_bias(a, *p, 2, y.dim(1), &c.bias_view));
+    JET_RETURN_IF_ERROR(prepare_channel_bias(a, *p, 2, y.dim(1), &c.bias_view));
   }
   // Multiply-adds: every input element meets every tap of its group's filters.
   info->flops = 2.0 * static_cast<double>(x.elements()) * static_cast<double>(product(w.dims(), 1, w.rank()));
@@ -867,10 +862,10 @@ Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* 
 Status prepare_instancenorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   p->data.emplace<double>();
   const fb::InstanceNormParams& ip = *a.op.params_as_InstanceNormParams();
-  JET_RT_TRY(expect_inputs(*p, 3, "x, scale, bias"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
-  JET_RT_TRY(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 3, "x, scale, bias"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
   return read_epsilon(ip.epsilon(), &p->data.as<double>());
 }
 
@@ -886,9 +881,9 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   LrnDesc& lrn = p->data.emplace<LrnDesc>();
   const fb::LrnParams& lp = *a.op.params_as_LrnParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "LRN keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "LRN keeps the dtype"));
   lrn.n = lp.size();
   lrn.alpha = lp.alpha();
   lrn.beta = lp.beta();
@@ -910,8 +905,8 @@ Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, 
 Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   p->data.emplace<ReduceOp>();
   const fb::ReduceParams& rp = *a.op.params_as_ReduceParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "reduce keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "reduce keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
   if (!enum_in_range<ReduceOp>(rp.op())) return bad("unknown reduce op " + std::to_string(rp.op()));

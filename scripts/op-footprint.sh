@@ -19,7 +19,7 @@ while IFS= read -r f; do
   lines=$(git grep -i -h -E -e "$pat" -- "$f" || true)
   n=$(printf '%s\n' "$lines" | grep -c . || true)
   # the part of each line before a // comment, lines that are not # / * comments
-  code=$(printf '%s\n' "$lines" | grep -v -E '^\s*(#|\*|/\*)' | sed 's|//.*||' |
+  code=$(printf '%s\n' "$lines" | { grep -v -E '^\s*(#|\*|/\*)' || true; } | sed 's|//.*||' |
          { grep -i -c -E -e "$pat" || true; })
   case "$f" in
     *.md) code=$n ;;  # docs: every mention is content

@@ -72,14 +72,7 @@ bool parse_backend(const std::string& text, Backend* out) {
 
 const char* backend_name(Backend b) { return b == Backend::CPU ? "cpu" : "cuda"; }
 
-std::string format_dims(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
+std::string format_dims(const std::vector<int64_t>& dims) { return dims_text(dims); }
 
 std::string fixed(double value, int decimals) {
   char buf[64];

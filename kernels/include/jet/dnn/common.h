@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 // Forward declaration compatible with cuda_runtime.h, so CPU-only users need no CUDA headers.
 struct CUstream_st;
@@ -55,6 +56,18 @@ class Status {
   StatusCode code_ = StatusCode::SUCCESS;
   std::string message_;
 };
+
+// Returns early from the enclosing function when `expr` yields an error Status: the one
+// early-return helper of the project (kernels, runtime, converter).
+#define JET_RETURN_IF_ERROR(expr)                          \
+  do {                                                     \
+    ::jet::Status jet_return_if_error_ = (expr);           \
+    if (!jet_return_if_error_.ok()) return jet_return_if_error_; \
+  } while (0)
+
+// Dims as every message prints them: "[1, 3, 224, 224]" (the one dims formatter).
+std::string dims_text(int rank, const int64_t* dims);
+std::string dims_text(const std::vector<int64_t>& dims);
 
 // The number of values of an enum whose values are 0 .. count - 1 and are written into model
 // files or validated at an API boundary: one `template <> struct EnumCount<E>` right after each such
