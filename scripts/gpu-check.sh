@@ -103,18 +103,19 @@ if want sanitizer; then
                 *) echo "FAILED $tool $name" ;; esac
   }
   export -f run_san; export logs
-  # The slowest suites (conv, conv_find: racecheck of conv_find alone ran past 200 s) run one
-  # job per test case.
-  split_suites="jet_test_conv jet_test_conv_find"
-  { for exe in "$build"/tests/jet_test_*; do
-      [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
-      echo "memcheck|$exe|"; echo "racecheck|$exe|"; done
-    for suite in $split_suites; do
+  # The slowest suites (conv, conv_find, resize: racecheck of conv_find alone ran past 200 s)
+  # run one job per test case, and first: xargs starts jobs in order, so the longest ones must
+  # not wait behind the short ones.
+  split_suites="jet_test_conv jet_test_conv_find jet_test_resize"
+  { for suite in $split_suites; do
       while IFS= read -r tc; do
         [ -n "$tc" ] || continue
-        echo "memcheck|$build/tests/$suite|$tc"; echo "racecheck|$build/tests/$suite|$tc"
+        echo "racecheck|$build/tests/$suite|$tc"; echo "memcheck|$build/tests/$suite|$tc"
       done <<<"$("$build/tests/$suite" -ltc 2>/dev/null | grep -vE '^\[doctest\]|^=+$|^$' || true)"
     done
+    for exe in "$build"/tests/jet_test_*; do
+      [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
+      echo "racecheck|$exe|"; echo "memcheck|$exe|"; done
   } | xargs -P 12 -d '\n' -n 1 bash -c 'run_san "$0"' >"$logs/sanitizer.txt" 2>&1
   # Every op type through the runtime on CUDA: the conformance models under memcheck.
   if [ -f .testdata/conformance/manifest.txt ]; then

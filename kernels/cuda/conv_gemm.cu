@@ -181,60 +181,6 @@ struct ConvLoader {
            static_cast<unsigned>(r.c[1] + e.d[1]) < static_cast<unsigned>(s.in[1]) &&
            static_cast<unsigned>(r.c[2] + e.d[2]) < static_cast<unsigned>(s.in[2]);
   }
-  // Async operand (gemm_mma.cuh), `vec` only: a chunk is 8 consecutive channels of one tap.
-  // The cursor walks (channel, tap) without dividing: advance adds the step to the channel and
-  // carries into the tap coordinates.
-  struct Cursor {
-    int64_t off;  // x offset of (c, tap') from a row's base
-    int d[3];     // the tap's displacement, kBadCoord past the depth
-    int c, t[3];  // channel within the group, tap coordinates (t[0] == win[0]: past the end)
-  };
-  __device__ void settle(Cursor& u) const {
-    if (u.t[0] >= s.win[0]) {
-      u.off = 0;
-      u.d[0] = u.d[1] = u.d[2] = kBadCoord;
-      return;
-    }
-    u.off = u.c;  // xs_c == 1 on the vec path
-#pragma unroll
-    for (int i = 0; i < 3; ++i) {
-      const int ti = s.flip ? s.win[i] - 1 - u.t[i] : u.t[i];
-      u.d[i] = ti * s.dil[i];
-      u.off += static_cast<int64_t>(u.d[i]) * s.xs[i];
-    }
-  }
-  __device__ Cursor cursor(int k) const {
-    Cursor u;
-    const int tap = k / s.cg;
-    u.c = k - tap * s.cg;
-    u.t[2] = tap % s.win[2];
-    const int q = tap / s.win[2];
-    u.t[1] = q % s.win[1];
-    u.t[0] = q / s.win[1];
-    settle(u);
-    return u;
-  }
-  __device__ void advance(Cursor& u, int step) const {
-    u.c += step;
-    while (u.c >= s.cg && u.t[0] < s.win[0]) {
-      u.c -= s.cg;
-      if (++u.t[2] == s.win[2]) {
-        u.t[2] = 0;
-        if (++u.t[1] == s.win[1]) {
-          u.t[1] = 0;
-          ++u.t[0];
-        }
-      }
-    }
-    settle(u);
-  }
-  __device__ const T* chunk(const Row& r, const Cursor& u, int* bytes) const {
-    const bool in = static_cast<unsigned>(r.c[0] + u.d[0]) < static_cast<unsigned>(s.in[0]) &&
-                    static_cast<unsigned>(r.c[1] + u.d[1]) < static_cast<unsigned>(s.in[1]) &&
-                    static_cast<unsigned>(r.c[2] + u.d[2]) < static_cast<unsigned>(s.in[2]);
-    *bytes = in ? 16 : 0;
-    return in ? x + r.base + u.off : x;
-  }
   template <class S> __device__ __forceinline__ T load(const Row& r, const S& st, int kk, int) const {
     const TapEntry& e = st.e[kk];
     return inside(r, e) ? x[r.base + e.off] : gemm::zero_of<T>();
@@ -250,6 +196,212 @@ struct ConvLoader {
 #pragma unroll
     for (int j = 0; j < 8; ++j) h[j] = load(r, st, kk + j, k + j);
     return gemm::pack8(h);
+  }
+};
+
+// Most taps a ConvMaskLoader takes: one bit of a row's mask each.
+constexpr int kMaskTaps = 64;
+
+// The lowered input as the tensor-core engine's A operand (gemm_mma.cuh's async concept), for
+// channels-last x with C/groups % 8 == 0 and RSC depth order: a 16-byte chunk is 8 consecutive
+// channels of one tap. Everything that does not change along the depth is precomputed:
+//  - per row, a pointer to its window's origin and a mask of the taps inside x (bit t: tap t);
+//  - per thread, a cursor (channel, tap, x offset of both) that a depth step moves by additions
+//    (crossing to the next tap adds that axis's precomputed stride).
+// A chunk is then a mask test and one pointer addition: the per-chunk bounds tests and the
+// tap-offset products of a general cursor made the main loop ~8 instructions per mma.
+struct ConvMaskLoader {
+  using Elem = __half;
+  ConvShape s;       // s.taps <= kMaskTaps
+  const __half* x;
+  int64_t tap_step[3];  // x offset between neighbouring taps of axis i (negative when flipped)
+
+  struct Row {
+    const __half* p;  // x at the window's first tap (never dereferenced outside the mask)
+    uint64_t mask;    // bit t: tap t is inside x
+  };
+  struct Cursor {
+    int c, t, t1, t2;  // channel within the group, tap, the tap's last two coordinates
+    int64_t off;       // x offset of (c, t) from a row's p
+  };
+
+  __device__ ConvMaskLoader bind(int z) const {
+    ConvMaskLoader l = *this;
+    l.x += z * (s.cg * s.xs_c);
+    return l;
+  }
+  // Bit j: tap j of an axis (input coordinate start + j * dir, win <= 64 taps) is inside
+  // [0, in). Unit steps (no dilation) in closed form, as the range of taps inside.
+  static __device__ __forceinline__ uint64_t axis_taps(int start, int dir, int win, int in) {
+    int lo = 0, hi = 0;  // the taps inside, for unit steps
+    if (dir == 1) {
+      lo = max(0, -start);
+      hi = min(win, in - start);
+    } else if (dir == -1) {
+      lo = max(0, start - in + 1);
+      hi = min(win, start + 1);
+    } else {
+      uint64_t bits = 0;
+      for (int j = 0; j < win; ++j)
+        if (static_cast<unsigned>(start + j * dir) < static_cast<unsigned>(in))
+          bits |= uint64_t(1) << j;
+      return bits;
+    }
+    if (hi <= lo) return 0;
+    const int count = hi - lo;
+    return (count >= 64 ? ~uint64_t(0) : (uint64_t(1) << count) - 1) << lo;
+  }
+  // First tap's coordinate along axis i (the last one in convolution mode) and its x offset.
+  __device__ __forceinline__ int first_tap(int i) const {
+    return s.flip ? (s.win[i] - 1) * s.dil[i] : 0;
+  }
+  __device__ Row row(int r) const {
+    Row w;
+    w.mask = 0;
+    w.p = x;
+    if (r >= s.rows) return w;
+    int o[3];
+    o[2] = r % s.out[2];
+    int q = r / s.out[2];
+    o[1] = q % s.out[1];
+    q /= s.out[1];
+    o[0] = q % s.out[0];
+    const int n = q / s.out[0];
+    int64_t base = n * s.xs_n;
+    uint64_t axis_in[3];  // bit j: tap j of the axis is inside x
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const int start = o[i] * s.stride[i] - s.pad[i] + first_tap(i);
+      base += static_cast<int64_t>(start) * s.xs[i];
+      axis_in[i] = axis_taps(start, s.flip ? -s.dil[i] : s.dil[i], s.win[i], s.in[i]);
+    }
+    // Tap t = (t0 * win1 + t1) * win2 + t2: the axes' bits spread over the taps, one row of
+    // win2 bits (and one plane of win1 * win2) at a time.
+    uint64_t plane = 0;
+    for (int t1 = 0; t1 < s.win[1]; ++t1)
+      if ((axis_in[1] >> t1) & 1) plane |= axis_in[2] << (t1 * s.win[2]);
+    for (int t0 = 0; t0 < s.win[0]; ++t0)
+      if ((axis_in[0] >> t0) & 1) w.mask |= plane << (t0 * s.win[1] * s.win[2]);
+    // Offsets are applied to a pointer only inside the mask; form the origin by integer
+    // arithmetic (it may lie before x when the window starts in the padding).
+    w.p = reinterpret_cast<const __half*>(reinterpret_cast<uintptr_t>(x) +
+                                          static_cast<uintptr_t>(base * 2));
+    return w;
+  }
+  __device__ Cursor cursor(int k) const {
+    Cursor u;
+    u.t = k / s.cg;
+    u.c = k - u.t * s.cg;
+    u.t2 = u.t % s.win[2];
+    const int q = u.t / s.win[2];
+    u.t1 = q % s.win[1];
+    const int t0 = q / s.win[1];
+    u.off = u.c + t0 * tap_step[0] + u.t1 * tap_step[1] + u.t2 * tap_step[2];
+    return u;
+  }
+  __device__ __forceinline__ void advance(Cursor& u, int step) const {
+    u.c += step;
+    u.off += step;
+    while (u.c >= s.cg) {  // the next tap; a step longer than C/groups crosses several
+      u.c -= s.cg;
+      u.off -= s.cg;
+      ++u.t;
+      if (++u.t2 < s.win[2]) {
+        u.off += tap_step[2];
+        continue;
+      }
+      u.t2 = 0;
+      u.off -= (s.win[2] - 1) * tap_step[2];
+      if (++u.t1 < s.win[1]) {
+        u.off += tap_step[1];
+        continue;
+      }
+      u.t1 = 0;
+      u.off += tap_step[0] - (s.win[1] - 1) * tap_step[1];
+    }
+  }
+  __device__ __forceinline__ const __half* chunk(const Row& r, const Cursor& u, int* bytes) const {
+    const bool in = u.t < s.taps && ((r.mask >> u.t) & 1);
+    *bytes = in ? 16 : 0;
+    return in ? r.p + u.off : x;
+  }
+};
+
+ConvMaskLoader mask_operand(const ConvShape& s, const void* x) {
+  ConvMaskLoader a;
+  a.s = s;
+  a.x = static_cast<const __half*>(x);
+  for (int i = 0; i < 3; ++i)
+    a.tap_step[i] = (s.flip ? -1 : 1) * static_cast<int64_t>(s.dil[i]) * s.xs[i];
+  return a;
+}
+
+// The small-channel path of MMA_PADDED (C <= 4, the stem of a CNN): x copied channels-last
+// with C = 4, so a 16-byte chunk of the lowered matrix (depth d = tap * 4 + c) is two
+// consecutive taps, each 8 contiguous bytes that are copied or zero-filled on their own
+// (rounding C up to 8 instead doubled the depth: 392 for a 7x7 stem against 196).
+// Async A operand of gemm_mma.cuh through copy16.
+struct TapPairLoader {
+  using Elem = __half;
+  ConvLoader<__half, false> rows;  // row() and bind(); rows.s.cg == 4, channels-last
+  using Row = ConvLoader<__half, false>::Row;
+  struct Cursor {
+    int t[3];  // the chunk's first tap (t[0] >= win[0]: past the end)
+  };
+
+  __device__ TapPairLoader bind(int z) const {
+    TapPairLoader l = *this;
+    l.rows = rows.bind(z);
+    return l;
+  }
+  __device__ Row row(int r) const { return rows.row(r); }
+  __device__ Cursor cursor(int k) const {
+    const ConvShape& s = rows.s;
+    const int tap = k / 4;
+    Cursor u;
+    u.t[2] = tap % s.win[2];
+    const int q = tap / s.win[2];
+    u.t[1] = q % s.win[1];
+    u.t[0] = q / s.win[1];
+    return u;
+  }
+  // Depth step (a multiple of 8): step / 4 taps on, carried without dividing.
+  __device__ void advance(Cursor& u, int step) const {
+    const ConvShape& s = rows.s;
+    u.t[2] += step / 4;
+    while (u.t[2] >= s.win[2] && u.t[0] < s.win[0]) {
+      u.t[2] -= s.win[2];
+      if (++u.t[1] == s.win[1]) {
+        u.t[1] = 0;
+        ++u.t[0];
+      }
+    }
+  }
+  // Copies tap t of row r (4 channels, 8 bytes) to shared address dst, or zeros.
+  __device__ __forceinline__ void copy_tap(uint32_t dst, const Row& r, const int* t) const {
+    const ConvShape& s = rows.s;
+    bool in = t[0] < s.win[0];
+    int64_t off = 0;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const int d = (s.flip ? s.win[i] - 1 - t[i] : t[i]) * s.dil[i];
+      in = in && static_cast<unsigned>(r.c[i] + d) < static_cast<unsigned>(s.in[i]);
+      off += static_cast<int64_t>(d) * s.xs[i];
+    }
+    gemm::cp_async8(dst, in ? rows.x + r.base + off : rows.x, in ? 8 : 0);
+  }
+  __device__ __forceinline__ void copy16(uint32_t dst, const Row& r, const Cursor& u) const {
+    const ConvShape& s = rows.s;
+    copy_tap(dst, r, u.t);
+    int t[3] = {u.t[0], u.t[1], u.t[2] + 1};  // the next tap
+    if (t[2] == s.win[2]) {
+      t[2] = 0;
+      if (++t[1] == s.win[1]) {
+        t[1] = 0;
+        ++t[0];
+      }
+    }
+    copy_tap(dst + 8, r, t);
   }
 };
 
@@ -419,6 +571,7 @@ bool depth_fast(const ConvShape& s) {
 // A GEMM-family problem runs on one of three engines:
 //  - MMA: the tensor-core core (gemm_mma.cuh) for f16 problems whose operands it can copy 16
 //    bytes at a time: sm_80+ code for this device, RSC depth order (KRSC filters, or 1x1),
+//    windows of at most 64 taps on the implicit lowerings (ConvMaskLoader's mask),
 //    C/groups % 8 == 0, unit channel stride and strides that keep every 8-channel chunk 16-byte
 //    aligned, filter rows of a multiple of 8 (pointer alignment is checked per call: unaligned
 //    buffers take the register-staged kernel with tactic 0, NOT_SUPPORTED with a tactic);
@@ -428,8 +581,9 @@ bool depth_fast(const ConvShape& s) {
 // split-K factor kSplitChoices[(t - 1) % 8]; 0 is the heuristic's configuration.
 //  - MMA_PADDED: IMPLICIT_PRECOMP_GEMM's f16 problems with groups == 1 whose channel count is
 //    not a multiple of 8 (the stem of a CNN: C = 3) on sm_80+: x is copied into the workspace as
-//    channels-last with C rounded up to 8 (zeros in the added channels), the filter as KRSC with
-//    the same C, and the copies run on the tensor cores; the added channels add zero products.
+//    channels-last with C rounded up to 4 (C <= 4: TapPairLoader) or 8 (zeros in the added
+//    channels), the filter as KRSC with the same C, and the copies run on the tensor cores; the
+//    added channels add zero products.
 enum class Engine { MMA, MMA_PADDED, F32, STAGED };
 
 bool direct_rows(const ConvGeom& g, int64_t* row_stride);
@@ -445,12 +599,14 @@ enum class Lowering { IMPLICIT, IMPLICIT_WS, ROWS };
 Engine engine_of(const Handle& h, const ConvGeom& g, DType t, Lowering l) {
   if (t == DType::F32) return Engine::F32;
   if (!gemm::mma_available(h)) return Engine::STAGED;
-  if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0) return Engine::MMA_PADDED;
+  const bool mask_taps = g.win[0] * g.win[1] * g.win[2] <= kMaskTaps;  // ConvMaskLoader
+  if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0)
+    return g.cg <= 4 || mask_taps ? Engine::MMA_PADDED : Engine::STAGED;
   if (g.ws_k % 8 != 0 || g.ws_c != 1) return Engine::STAGED;
   bool ok;
   int64_t rs;
   if (l != Lowering::ROWS) {
-    ok = g.cg % 8 == 0 && g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 &&
+    ok = mask_taps && g.cg % 8 == 0 && g.xs_c == 1 && g.xs_n % 8 == 0 && g.xs[0] % 8 == 0 &&
          g.xs[1] % 8 == 0 && g.xs[2] % 8 == 0;
   } else if (direct_rows(g, &rs)) {
     ok = g.xs_c == 1 && rs % 8 == 0 && g.cg % 8 == 0;
@@ -519,6 +675,25 @@ Status partial_bytes(const Handle& h, const ConvGeom& g, Engine e, bool allow_sp
 
 // Runs C = lowered x * filters^T on engine e with the problem's configuration. `partials` holds
 // the split-K sums when the configuration splits.
+// Loaders with gemm_mma.cuh's async interface (a Cursor); the others (ConvLoader) feed the
+// register-staged and f32 engines only.
+template <class L, class = void>
+struct AsyncOperand : std::false_type {};
+template <class L>
+struct AsyncOperand<L, std::void_t<typename L::Cursor>> : std::true_type {};
+
+// Whether the tensor-core engine can take this call's buffers (16-byte copies of the filter
+// rows and of the partial sums); a_aligned: the A operand's own condition.
+bool mma_buffers(bool a_aligned, const gemm::RowsLoader<__half, true>& b, const void* partials) {
+  return a_aligned && b.vec && (partials == nullptr || aligned16(partials));
+}
+
+Status unaligned_tactic(const ConvGeom& g, const char* routine) {
+  return make_status(StatusCode::NOT_SUPPORTED,
+                     "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
+                     g.tactic);
+}
+
 template <class LA>
 Status run_engine(const Handle& h, const ConvGeom& g, const ConvOut& e, Engine engine,
                   const LA& a, bool a_aligned, const void* w, void* partials, bool allow_split,
@@ -531,17 +706,28 @@ Status run_engine(const Handle& h, const ConvGeom& g, const ConvOut& e, Engine e
     return gemm::run_gemm_f32(h, a, filter_operand<float, true>(g, w), make_epi<float>(g, e, y), M,
                               N, K, g.groups, c, partials, routine);
   } else {
-    const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
-    if (engine == Engine::MMA && a_aligned && b.vec && (partials == nullptr || aligned16(partials)))
-      return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), M, N, K, g.groups, c, partials,
-                                routine);
-    if (engine == Engine::MMA && g.tactic != 0)
-      return make_status(StatusCode::NOT_SUPPORTED,
-                         "%s: tactic %d needs x, w and the workspace 16-byte aligned", routine,
-                         g.tactic);
+    if constexpr (AsyncOperand<LA>::value) {
+      const gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(g, w);
+      if (engine == Engine::MMA && mma_buffers(a_aligned, b, partials))
+        return gemm::run_gemm_mma(h, a, b, make_epi<__half>(g, e, y), M, N, K, g.groups, c,
+                                  partials, routine);
+    }
+    if (engine == Engine::MMA && g.tactic != 0) return unaligned_tactic(g, routine);
     return gemm::run_gemm(h, a, filter_operand<__half, false>(g, w), make_epi<__half>(g, e, y), M,
                           N, K, g.groups, routine);
   }
+}
+
+// The implicit GEMM of a channels-last f16 problem on the tensor-core engine (ConvMaskLoader);
+// the caller checked the buffers (mma_buffers).
+Status run_mask_mma(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* x,
+                    const void* w, void* partials, bool allow_split, void* y,
+                    const char* routine) {
+  gemm::GemmConfig c;
+  JET_TRY(config_of(h, g, Engine::MMA, allow_split, routine, &c));
+  return gemm::run_gemm_mma(h, mask_operand(make_shape(g), x), filter_operand<__half, true>(g, w),
+                            make_epi<__half>(g, e, y), gemm_rows(g), g.kg, gemm_depth(g), g.groups,
+                            c, partials, routine);
 }
 
 __global__ void tap_table_kernel(ConvShape s, TapEntry* table) {
@@ -568,11 +754,12 @@ ConvLoader<T, kDF> conv_operand(const ConvShape& s, const void* x, const TapEntr
 
 int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 
-// The problem on the copies: C and the filter's C rounded up to 8, x dense channels-last, the
-// filter KRSC; y, the epilogue and the tactic unchanged.
+// The problem on the copies: C rounded up to 4 when it is at most 4 (TapPairLoader), else to 8;
+// x dense channels-last, the filter KRSC with rows of a multiple of 8 elements; y, the
+// epilogue and the tactic unchanged.
 ConvGeom padded_geom(const ConvGeom& g) {
   ConvGeom p = g;
-  p.cg = p.c = round8(g.cg);
+  p.cg = p.c = g.cg <= 4 ? 4 : round8(g.cg);
   p.xs_c = 1;
   p.xs[2] = p.cg;
   p.xs[1] = p.xs[2] * g.in[2];
@@ -582,24 +769,26 @@ ConvGeom padded_geom(const ConvGeom& g) {
   p.ws[2] = p.cg;
   p.ws[1] = p.ws[2] * g.win[2];
   p.ws[0] = p.ws[1] * g.win[1];
-  p.ws_k = p.ws[0] * g.win[0];
+  p.ws_k = round8(p.ws[0] * g.win[0]);
   return p;
 }
 
 size_t padded_x_bytes(const ConvGeom& p) { return static_cast<size_t>(p.xs_n * p.n) * 2; }
 size_t padded_w_bytes(const ConvGeom& p) { return static_cast<size_t>(p.ws_k * p.k) * 2; }
 
-// x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp]; zeros in the
-// added channels. One grid-stride loop over both.
+// x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp] (rows of
+// p.ws_k; the row tail past taps * cp is never read); zeros in the added channels. A thread per
+// pixel of x (or tap of a filter) writes its cp channels 8 or 16 bytes at a time: the index
+// arithmetic (64-bit divisions) is paid once per pixel, not once per element (per element it
+// made this copy take ~1/3 of the stem's time at batch 32).
 __global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, const __half* w,
                                     __half* x2, __half* w2) {
-  const int64_t nx = p.xs_n * p.n, nw = p.ws_k * p.k;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < nx + nw;
+  const int64_t taps = g.win[0] * g.win[1] * g.win[2];
+  const int64_t px = p.n * g.in[0] * g.in[1] * g.in[2], pw = p.k * taps;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < px + pw;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const bool is_x = i < nx;
-    int64_t j = is_x ? i : i - nx;
-    const int64_t c = j % p.cg;
-    j /= p.cg;
+    const bool is_x = i < px;
+    int64_t j = is_x ? i : i - px;
     const int64_t* ext = is_x ? g.in : g.win;
     const int64_t* str = is_x ? g.xs : g.ws;
     int64_t off = 0;
@@ -607,13 +796,19 @@ __global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, con
       off += (j % ext[d]) * str[d];
       j /= ext[d];
     }
-    __half v = __ushort_as_half(0);
-    if (is_x) {
-      if (c < g.cg) v = x[j * g.xs_n + c * g.xs_c + off];
-      x2[i] = v;
-    } else {
-      if (c < g.cg) v = w[j * g.ws_k + c * g.ws_c + off];
-      w2[i - nx] = v;
+    const __half* src = is_x ? x + j * g.xs_n + off : w + j * g.ws_k + off;
+    const int64_t cs = is_x ? g.xs_c : g.ws_c;
+    __half* dst = is_x ? x2 + i * p.cg : w2 + j * p.ws_k + (i - px - j * taps) * p.cg;
+    for (int c0 = 0; c0 < p.cg; c0 += 8) {  // p.cg is 4 or a multiple of 8
+      __half v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        v[q] = c0 + q < g.cg ? src[(c0 + q) * cs] : __ushort_as_half(0);
+      const uint4 packed = gemm::pack8(v);
+      if (p.cg - c0 >= 8)
+        *reinterpret_cast<uint4*>(dst + c0) = packed;
+      else
+        *reinterpret_cast<uint2*>(dst + c0) = make_uint2(packed.x, packed.y);
     }
   }
 }
@@ -633,19 +828,26 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     __half* x2 = reinterpret_cast<__half*>(ws);
     __half* w2 = reinterpret_cast<__half*>(ws + align_up(padded_x_bytes(p)));
     void* partials = ws + align_up(padded_x_bytes(p)) + align_up(padded_w_bytes(p));
-    const int64_t total = p.xs_n * p.n + p.ws_k * p.k;
+    const int64_t total = p.n * g.in[0] * g.in[1] * g.in[2] +
+                          p.k * g.win[0] * g.win[1] * g.win[2];  // pixels and filter taps
     pad_channels_kernel<<<grid_for(total, 256, h.sm_count()), 256, 0, h.stream()>>>(
         g, p, static_cast<const __half*>(x), static_cast<const __half*>(w), x2, w2);
     JET_TRY(launch_status(routine));
-    return run_engine(h, p, e, Engine::MMA,
-                      conv_operand<__half, false>(make_shape(p), x2, nullptr, true), true, w2,
-                      partials, true, y, routine);
+    if (p.cg > 4) return run_mask_mma(h, p, e, x2, w2, partials, true, y, routine);
+    gemm::GemmConfig c;
+    JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
+    const TapPairLoader a{conv_operand<__half, false>(make_shape(p), x2, nullptr, true)};
+    return gemm::run_gemm_mma(h, a, filter_operand<__half, true>(p, w2), make_epi<__half>(p, e, y),
+                              gemm_rows(p), p.kg, gemm_depth(p), 1, c, partials, routine);
   }
   void* const partials = precomp ? ws + align_up(tap_table_bytes(g)) : nullptr;
   if (engine == Engine::MMA) {  // the cursors decode the taps: no table
-    const bool vec = aligned16(x);
-    return run_engine(h, g, e, engine, conv_operand<__half, false>(s, x, nullptr, vec), vec, w,
-                      partials, precomp, y, routine);
+    if (mma_buffers(aligned16(x), filter_operand<__half, true>(g, w), partials))
+      return run_mask_mma(h, g, e, x, w, partials, precomp, y, routine);
+    if (g.tactic != 0) return unaligned_tactic(g, routine);
+    // Unaligned buffers: the register-staged kernel, tap entries decoded per depth tile.
+    return run_engine(h, g, e, Engine::STAGED, conv_operand<__half, false>(s, x, nullptr, false),
+                      false, w, nullptr, false, y, routine);
   }
   const TapEntry* table = nullptr;
   if (precomp) {

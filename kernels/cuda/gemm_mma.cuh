@@ -16,7 +16,8 @@
 //   const __half* chunk(const Row&, const Cursor&, int* bytes) const;
 //       // the chunk's first element and how many of its 16 bytes exist (0: all zero, e.g. the
 //       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
-//       // it); the copy zero-fills the rest.
+//       // it); the copy zero-fills the rest. Or, for the A operand, instead of chunk():
+//   void copy16(uint32_t dst, const Row&, const Cursor&) const;  // issues the chunk's copies
 //
 // Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
 //
@@ -24,6 +25,8 @@
 // needed) so that a thread finishes 8 consecutive columns of a row: epilogues with store8 write
 // them with one 16-byte store.
 #pragma once
+
+#include <atomic>
 
 #include "gemm_core.cuh"
 
@@ -37,14 +40,24 @@ struct MmaTile {
   static constexpr int THREADS = WM * WN * 32;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
-  // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
-  static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
+  // Above the 48 KB a block gets by default, the kernel raises its dynamic limit before its
+  // first launch on a device (launch_mma). 99 KB is the smallest opt-in limit of an sm_80+ part
+  // (sm_86 / sm_89; Orin's sm_87 and sm_80 allow 163 KB, the H100 227 KB).
+  static constexpr bool SMEM_OPT_IN = SMEM_BYTES > 48 * 1024;
+  static_assert(SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+#endif
+}
+// 8-byte copy (cp.async.cg takes 16 bytes only; .ca 4, 8 or 16); bytes 0 zero-fills it.
+__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
                "r"(bytes));
 #endif
 }
@@ -60,10 +73,28 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void ldmatrix_x4_at(uint32_t* r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+#endif
+
 // A tile row is BK = 32 halves: four 16-byte chunks. Chunk c of row r is stored at chunk
 // c ^ ((r >> 1) & 3): the 8 rows one ldmatrix phase reads (same logical chunk) then fall in 8
 // distinct 16-byte bank groups, and so do the copies. Offset in halves.
 __device__ __forceinline__ int swizzle(int r, int c) { return r * 32 + ((c ^ ((r >> 1) & 3)) << 3); }
+
+// An async operand whose 16-byte chunk is not one contiguous piece of memory provides
+// copy16(dst, row, cursor) instead of chunk(): it issues the chunk's copies (cp_async8 /
+// cp_async16) into shared address dst itself.
+template <class L, class = void>
+struct HasCopy16 : std::false_type {};
+template <class L>
+struct HasCopy16<L, decltype(std::declval<const L&>().copy16(
+                        0u, std::declval<const typename L::Row&>(),
+                        std::declval<const typename L::Cursor&>()))> : std::true_type {};
 
 // Epilogues may provide store8(row, col, const float v[8]) for columns col..col+7 (16-byte
 // stores where their layout allows); the others get eight store() calls. `left` = N - col.
@@ -116,12 +147,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   const int kc = tid & 3, r_first = tid >> 2;
-  uint32_t a_dst[CA], b_dst[CB];  // shared offsets (bytes) of this thread's chunks in stage 0
-#pragma unroll
-  for (int e = 0; e < CA; ++e) a_dst[e] = swizzle(r_first + e * RSTEP, kc) * 2;
-#pragma unroll
-  for (int e = 0; e < CB; ++e) b_dst[e] = swizzle(r_first + e * RSTEP, kc) * 2;
+  // Shared-memory addresses, formed once: the swizzle depends on (r >> 1) & 3 only, so rows
+  // RSTEP, 16 or 8 * (even j) apart (multiples of 8) are whole rows further, and the second
+  // 16-deep half of a stage flips chunk bit 1 (bytes ^ 32). The main loop then adds constants.
+  static_assert(BK == 32 && RSTEP % 8 == 0, "address increments assume these");
   const uint32_t a_base = smem_addr(As), b_base = smem_addr(Bs);
+  const uint32_t copy_off = swizzle(r_first, kc) * 2;  // this thread's chunk e: + e * RSTEP rows
+  const uint32_t a_ld = swizzle(wm * WTM + (lane & 15), lane >> 4) * 2;  // within a stage
+  const uint32_t b_ld = swizzle(wn * WTN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) * 2;
 
   for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
     const int z = zz / splits, split = zz - z * splits;
@@ -142,17 +175,24 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 
     // Issues the copies of the next depth tile into `stage` and advances the cursors.
     auto issue = [&](int stage) {
+      const uint32_t a_dst = a_base + stage * (BM * BK * 2) + copy_off;
+      const uint32_t b_dst = b_base + stage * (BN * BK * 2) + copy_off;
 #pragma unroll
       for (int e = 0; e < CA; ++e) {
-        int bytes;
-        const __half* src = A.chunk(ra[e], ca, &bytes);
-        cp_async16(a_base + stage * (BM * BK * 2) + a_dst[e], src, bytes);
+        const uint32_t dst = a_dst + e * (RSTEP * BK * 2);
+        if constexpr (HasCopy16<LA>::value) {
+          A.copy16(dst, ra[e], ca);
+        } else {
+          int bytes;
+          const __half* src = A.chunk(ra[e], ca, &bytes);
+          cp_async16(dst, src, bytes);
+        }
       }
 #pragma unroll
       for (int e = 0; e < CB; ++e) {
         int bytes;
         const __half* src = B.chunk(rb[e], cb, &bytes);
-        cp_async16(b_base + stage * (BN * BK * 2) + b_dst[e], src, bytes);
+        cp_async16(b_dst + e * (RSTEP * BK * 2), src, bytes);
       }
       A.advance(ca, BK);
       B.advance(cb, BK);
@@ -173,29 +213,29 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       if (s < nk) issue(s);
       cp_async_commit();
     }
+    int stage = 0, next = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
     for (int kt = 0; kt < nk; ++kt) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
-      if (kt + STAGES - 1 < nk) issue((kt + STAGES - 1) % STAGES);
+      if (kt + STAGES - 1 < nk) issue(next);
       cp_async_commit();
-      const int stage = kt % STAGES;
-      const __half* as = As + stage * BM * BK;
-      const __half* bs = Bs + stage * BN * BK;
+      next = next + 1 == STAGES ? 0 : next + 1;
+      const uint32_t as = a_base + stage * (BM * BK * 2);
+      const uint32_t bs = b_base + stage * (BN * BK * 2);
+      stage = stage + 1 == STAGES ? 0 : stage + 1;
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         uint32_t af[MI][4], bf[NI][2];
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
           // Lanes 0-15 give rows 0-15 of the k-half 0, lanes 16-31 of k-half 1.
-          const int r = wm * WTM + i * 16 + (lane & 15);
-          ldmatrix_x4(af[i], as + swizzle(r, ks * 2 + (lane >> 4)));
+          ldmatrix_x4_at(af[i], as + ((a_ld ^ (ks * 32)) + i * (16 * BK * 2)));
         }
 #pragma unroll
         for (int j = 0; j < NI; j += 2) {
           // Matrices: (n-tile j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1).
-          const int r = wn * WTN + j * 8 + (lane & 7) + ((lane >> 4) << 3);
           uint32_t q[4];
-          ldmatrix_x4(q, bs + swizzle(r, ks * 2 + ((lane >> 3) & 1)));
+          ldmatrix_x4_at(q, bs + ((b_ld ^ (ks * 32)) + j * (8 * BK * 2)));
           bf[j][0] = q[0];
           bf[j][1] = q[1];
           bf[j + 1][0] = q[2];
@@ -255,7 +295,12 @@ enum class MmaTileId : int {
   T64x64 = 3,    // 4 warps of 32 x 32, 4 stages
   T64x32 = 4,    // 4 warps of 16 x 32, 4 stages: small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 4 stages: small M (7x7 and 14x14 maps at batch 1)
-  COUNT = 6,
+  // 16 warps of 64 x 32, 3 stages, 72 KB: a block reads (BM + BN) * BK operand bytes for
+  // 2 * BM * BN * BK flops, 85 flops a byte against 128x128's 64: the 128x128 tiles' operand
+  // traffic from L2 (~3 TB/s at 190 TFLOP/s) bounds them on the large batch-32 layers.
+  T256x128 = 6,
+  T128x256 = 7,
+  COUNT = 8,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -267,9 +312,37 @@ GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, i
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
 
+// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
+// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
+template <class Kernel>
+Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
+                           const char* routine) {
+  const int dev = h.device();
+  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
+                       "does not allow (%s)",
+                       routine, bytes, dev, cudaGetErrorString(err));
+  }
+  done.fetch_or(bit, std::memory_order_relaxed);
+  return Status();
+}
+
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
+  if constexpr (Cfg::SMEM_OPT_IN) {
+    // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
+    static std::atomic<uint64_t> done_final{0}, done_partial{0};
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, E>, Cfg::SMEM_BYTES, done_final,
+                                routine));
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, PartialEpi>, Cfg::SMEM_BYTES,
+                                done_partial, routine));
+  }
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
@@ -303,6 +376,8 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
     case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
+    case MmaTileId::T256x128: return run(MmaTile<256, 128, 4, 4, 3>());
+    case MmaTileId::T128x256: return run(MmaTile<128, 256, 2, 8, 3>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

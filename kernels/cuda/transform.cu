@@ -4,8 +4,10 @@
 // strides and merged, so a same-layout copy or conversion is one flat, 16-byte vectorized loop.
 // When x's fastest dim is not y's (NCHW <-> NHWC, any transpose), reading x in y's order would
 // touch one element per cache line; a shared-memory tiled transpose instead reads 64x64 tiles
-// along x's fastest dim and writes them along y's. Everything else (strided views, small
-// transposed dims) takes the gather loop, whose writes stay coalesced.
+// along x's fastest dim and writes them along y's. When y's fastest dim is narrow (an image's
+// 3 channels going NCHW -> NHWC) a thread moves the whole of it for one index of x's fastest
+// dim: reads run along x, and a warp's writes cover one contiguous span of y. Everything else
+// (strided views, small transposed dims) takes the gather loop, whose writes stay coalesced.
 #include "../api/backend.h"
 #include "elementwise.cuh"
 
@@ -44,11 +46,46 @@ struct TransposeParams {
   int64_t a_dim, b_dim;
   int64_t xs_a, xs_b, ys_a, ys_b;
   int64_t tiles_b, batch;
+  FastDiv a_div;  // narrow plan: index -> (batch index, a)
   int batch_rank;
   int64_t batch_dims[kMaxRank];
   FastDiv batch_div[kMaxRank];
   int64_t batch_xs[kMaxRank], batch_ys[kMaxRank];
 };
+
+// x and y offsets of batch index bi.
+__device__ __forceinline__ void batch_offsets(const TransposeParams& p, int64_t bi, int64_t* xo,
+                                              int64_t* yo) {
+  int64_t rest = bi;
+  *xo = *yo = 0;
+  for (int d = p.batch_rank - 1; d > 0; --d) {
+    const int64_t q = p.batch_div[d].div(rest);
+    const int64_t r = rest - q * p.batch_dims[d];
+    *xo += r * p.batch_xs[d];
+    *yo += r * p.batch_ys[d];
+    rest = q;
+  }
+  if (p.batch_rank > 0) {
+    *xo += rest * p.batch_xs[0];
+    *yo += rest * p.batch_ys[0];
+  }
+}
+
+// y's fastest dim b is narrow: a thread per (batch index, a) moves all of b.
+template <class Tx, class Ty>
+__global__ void transpose_narrow(TransposeParams p, const Tx* x, Ty* y, float alpha, float beta) {
+  const int64_t total = p.batch * p.a_dim;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t bi = p.a_div.div(i), a = i - bi * p.a_dim;
+    int64_t xo, yo;
+    batch_offsets(p, bi, &xo, &yo);
+    const Tx* xa = x + xo + a * p.xs_a;
+    Ty* ya = y + yo + a * p.ys_a;
+    for (int64_t b = 0; b < p.b_dim; ++b)
+      blend_store(ya + b * p.ys_b, alpha, to_f32(xa[b * p.xs_b]), beta);
+  }
+}
 
 template <class Tx, class Ty>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY)
@@ -61,18 +98,8 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY)
     const int64_t b0 = tb * kTile;
     const bool full = a0 + kTile <= p.a_dim && b0 + kTile <= p.b_dim;
     for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
-      int64_t rest = bi, xo = 0, yo = 0;
-      for (int d = p.batch_rank - 1; d > 0; --d) {
-        const int64_t q = p.batch_div[d].div(rest);
-        const int64_t r = rest - q * p.batch_dims[d];
-        xo += r * p.batch_xs[d];
-        yo += r * p.batch_ys[d];
-        rest = q;
-      }
-      if (p.batch_rank > 0) {
-        xo += rest * p.batch_xs[0];
-        yo += rest * p.batch_ys[0];
-      }
+      int64_t xo, yo;
+      batch_offsets(p, bi, &xo, &yo);
       // Read: thread (tx, ty) loads a = a0 + tx + 32 i, b = b0 + ty + 8 k.
       const Tx* xb = x + xo + (a0 + tx) * p.xs_a + (b0 + ty) * p.xs_b;
       float v[kPerX][kPerY];
@@ -113,15 +140,22 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY)
   }
 }
 
-// The transpose plan for a simplified loop, or false when the gather loop is the better choice.
-bool plan_transpose(const EwLoop<2>& l, TransposeParams* p) {
-  if (l.rank < 2) return false;
+enum class Transpose { NONE, TILED, NARROW };
+
+// The transpose plan for a simplified loop: tiled, narrow (y's fastest dim short, x's long) or
+// none when the gather loop is the better choice.
+Transpose plan_transpose(const EwLoop<2>& l, TransposeParams* p) {
+  if (l.rank < 2) return Transpose::NONE;
   const int jb = l.rank - 1;  // y's fastest dim (the loop is ordered by y's strides)
   int ja = 0;
   for (int d = 1; d < l.rank; ++d)
     if (l.strides[1][d] < l.strides[1][ja]) ja = d;
   // Same fastest dim: reads are already coalesced. Narrow dims waste most of a tile.
-  if (ja == jb || l.dims[ja] < 16 || l.dims[jb] < 16) return false;
+  if (ja == jb || l.dims[ja] < 16) return Transpose::NONE;
+  const Transpose kind = l.dims[jb] >= 16 ? Transpose::TILED
+                         : l.dims[ja] >= 64 && l.dims[jb] <= 4 ? Transpose::NARROW
+                                                               : Transpose::NONE;
+  if (kind == Transpose::NONE) return kind;
   p->a_dim = l.dims[ja];
   p->b_dim = l.dims[jb];
   p->xs_a = l.strides[1][ja];
@@ -140,8 +174,11 @@ bool plan_transpose(const EwLoop<2>& l, TransposeParams* p) {
     ++p->batch_rank;
     p->batch *= l.dims[d];
   }
+  p->a_div = FastDiv::make(p->a_dim);
   // The a tiles go on grid x (2^31 - 1 blocks); b tiles and batch loop past 65535.
-  return (p->a_dim + kTile - 1) / kTile <= 0x7fffffff;
+  return kind == Transpose::NARROW || (p->a_dim + kTile - 1) / kTile <= 0x7fffffff
+             ? kind
+             : Transpose::NONE;
 }
 
 template <class Tx, class Ty>
@@ -152,7 +189,14 @@ Status run(const Handle& h, float alpha, const TensorDesc& xd, const void* x, fl
   constexpr int V = vec_width<Tx, Ty>();
   const EwLoop<2> l = make_ew_loop<2>(descs, ptrs, V);
   TransposeParams p;
-  if (plan_transpose(l, &p)) {
+  const Transpose kind = plan_transpose(l, &p);
+  if (kind == Transpose::NARROW) {
+    transpose_narrow<Tx, Ty><<<grid_for(p.batch * p.a_dim, 256, h.sm_count()), 256, 0,
+                               h.stream()>>>(p, static_cast<const Tx*>(x), static_cast<Ty*>(y),
+                                             alpha, beta);
+    return launch_status("transform_tensor");
+  }
+  if (kind == Transpose::TILED) {
     const dim3 grid(static_cast<unsigned>((p.a_dim + kTile - 1) / kTile),
                     static_cast<unsigned>(p.tiles_b < 65535 ? p.tiles_b : 65535),
                     static_cast<unsigned>(p.batch < 65535 ? p.batch : 65535));

@@ -193,6 +193,14 @@ TEST_CASE("pool_forward matches the float64 reference") {
         for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
           for (Layout ly : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED})
             for (auto [alpha, beta] : scalings) run_pool(h, pc, mode, t, 2, 3, lx, ly, alpha, beta);
+  // 16 channels, channels-last: CUDA reads 8 (f16) or 4 (f32) channels a load.
+  for (const Handle& h : test_handles())
+    for (const PoolCase& pc : cases)
+      for (PoolMode mode : kModes)
+        for (DType t : {DType::F32, DType::F16})
+          for (auto [alpha, beta] : scalings)
+            run_pool(h, pc, mode, t, 2, 16, Layout::CHANNELS_LAST, Layout::CHANNELS_LAST, alpha,
+                     beta);
 }
 
 TEST_CASE("pool_forward on large shapes") {
