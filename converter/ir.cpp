@@ -96,7 +96,7 @@ struct OpTraits {
   const char* name;
   bool in_place;
 };
-#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place) {name, in_place},
+#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) {name, in_place},
 constexpr OpTraits kOpTraits[] = {JET_OPS(JET_IR_OP_TRAITS)};
 #undef JET_IR_OP_TRAITS
 static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(OpType::COUNT),

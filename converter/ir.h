@@ -75,7 +75,7 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 // The op types, in schema/op_list.h's order (that list is the one declaration of an op type; the
 // attribute structs below and NodeAttrs follow it). COUNT is the number of op types.
 enum class OpType {
-#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place) ENUM,
+#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) ENUM,
   JET_OPS(JET_IR_OP_ENUM)
 #undef JET_IR_OP_ENUM
   COUNT
@@ -227,10 +227,10 @@ struct FirstIndexOf<T, std::variant<Ts...>> {
   }();
 };
 }  // namespace detail
-#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place) , Attrs
+#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) , Attrs
 using NodeAttrs = detail::VariantOf<void JET_OPS(JET_IR_OP_ATTRS)>::type;
 #undef JET_IR_OP_ATTRS
-#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place)                                   \
+#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)                                   \
   static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM), \
                 #Attrs " must be the attribute struct of " #ENUM " alone");
 JET_OPS(JET_IR_OP_CHECK)

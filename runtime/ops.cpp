@@ -935,7 +935,7 @@ struct OpTable {
 
 constexpr OpTable make_op_table() {
   OpTable t{};
-#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place)                                \
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)                                \
   {                                                                                            \
     OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                        \
     if (!r.prepare) {                                                                          \

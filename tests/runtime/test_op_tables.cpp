@@ -33,10 +33,12 @@ struct OpRow {
   const char* params_name;
   const char* name;
   bool in_place;
+  const char* layout;
+  bool f32_params;
 };
 
-#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place) \
-  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place},
+#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
+  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params},
 const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 #undef JET_TEST_OP_ROW
 
@@ -142,11 +144,12 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
 std::string op_types_table() {
   std::ostringstream s;
   s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`) | runtime "
-       "(`runtime/ops.cpp`) | in place |\n";
-  s << "| --- | --- | --- | --- | --- | --- |\n";
+       "(`runtime/ops.cpp`) | in place | layout | f32 parameters |\n";
+  s << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpRow& r : kRows) {
     s << "| " << r.enum_name << " | " << r.name << " | " << r.params_name << " | " << r.attrs
-      << " | prepare_" << r.fn << ", execute_" << r.fn << " | " << (r.in_place ? "yes" : "no") << " |\n";
+      << " | prepare_" << r.fn << ", execute_" << r.fn << " | " << (r.in_place ? "yes" : "no")
+      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " |\n";
   }
   return s.str();
 }
