@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <variant>
 
 #if defined(JET_HAVE_CUDA)
@@ -49,6 +50,19 @@ void store(DType t, uint8_t* base, int64_t i, float v) {
 }
 
 }  // namespace
+
+std::vector<float> random_floats(int64_t n, float lo, float hi) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(uniform(lo, hi));
+  return v;
+}
+
+int random_constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, float lo, float hi) {
+  int t = -1;
+  REQUIRE_OK(g.add_constant(name, DType::F32, std::move(dims), &t));
+  g.tensors[t].data = random_floats(g.tensors[t].elements(), lo, hi);
+  return t;
+}
 
 Bytes model_bytes(const ir::Graph& g) {
   Bytes bytes;

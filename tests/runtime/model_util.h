@@ -33,6 +33,11 @@ LoadOptions load_options(const Handle& h);
 // Loads `bytes` for the backend of `h` (REQUIREs success).
 std::shared_ptr<Engine> load_engine(const Bytes& bytes, const Handle& h);
 
+// n uniform values in [lo, hi] (the kernel tests' seeded generator).
+std::vector<float> random_floats(int64_t n, float lo, float hi);
+// A new f32 CONSTANT of `dims` in g with uniform values in [lo, hi]; its index.
+int random_constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, float lo, float hi);
+
 // Random values in [-1, 1] for every element of the tensor's span, in its dtype.
 Bytes random_tensor(const TensorInfo& t);
 

@@ -42,19 +42,6 @@ struct OpRow {
 const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 #undef JET_TEST_OP_ROW
 
-std::vector<float> random_floats(int64_t n, float lo, float hi) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = static_cast<float>(uniform(lo, hi));
-  return v;
-}
-
-int constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, float lo, float hi) {
-  int t = -1;
-  REQUIRE_OK(g.add_constant(name, DType::F32, dims, &t));
-  g.tensors[t].data = random_floats(g.tensors[t].elements(), lo, hi);
-  return t;
-}
-
 // A graph of one node of type `op` on odd shapes (x: [2, 3, 5, 7] unless the op needs another).
 // The switch names every op type, without a default: a new op type needs its sample here.
 void one_node_graph(ir::OpType op, ir::Graph* out) {
@@ -70,27 +57,27 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       a.pad_end = {1, 2};
       a.strides = {2, 1};
       a.act = ActivationDesc::relu();
-      REQUIRE_OK(g.conv("op", x, constant(g, "w", {4, 3, 3, 3}, -1, 1), constant(g, "b", {4}, -1, 1), -1, a, &y));
+      REQUIRE_OK(g.conv("op", x, random_constant(g, "w", {4, 3, 3, 3}, -1, 1), random_constant(g, "b", {4}, -1, 1), -1, a, &y));
       break;
     }
     case ir::OpType::POOL: REQUIRE_OK(g.max_pool("op", x, 3, 2, 1, &y)); break;
     case ir::OpType::GLOBAL_POOL: REQUIRE_OK(g.global_avg_pool("op", x, &y)); break;
     case ir::OpType::ACTIVATION: REQUIRE_OK(g.activation("op", x, ActivationDesc::leaky_relu(0.1f), &y)); break;
     case ir::OpType::OP_TENSOR:
-      REQUIRE_OK(g.op_tensor("op", TensorOp::MUL, x, constant(g, "s", {1, 3, 1, 1}, -2, 2), &y));
+      REQUIRE_OK(g.op_tensor("op", TensorOp::MUL, x, random_constant(g, "s", {1, 3, 1, 1}, -2, 2), &y));
       break;
     case ir::OpType::GEMM: {
       ir::GemmAttrs a;
       a.trans_b = true;
-      REQUIRE_OK(g.gemm("op", x, constant(g, "w", {5, 6}, -1, 1), constant(g, "b", {5}, -1, 1), a, &y));
+      REQUIRE_OK(g.gemm("op", x, random_constant(g, "w", {5, 6}, -1, 1), random_constant(g, "b", {5}, -1, 1), a, &y));
       break;
     }
     case ir::OpType::SOFTMAX: REQUIRE_OK(g.softmax("op", x, 1, &y)); break;
-    case ir::OpType::CONCAT: REQUIRE_OK(g.concat("op", {x, constant(g, "c", {2, 2, 5, 7}, -1, 1)}, 1, &y)); break;
+    case ir::OpType::CONCAT: REQUIRE_OK(g.concat("op", {x, random_constant(g, "c", {2, 2, 5, 7}, -1, 1)}, 1, &y)); break;
     case ir::OpType::RESHAPE: REQUIRE_OK(g.reshape("op", x, {2, -1}, &y)); break;
     case ir::OpType::BATCHNORM:
-      REQUIRE_OK(g.batchnorm("op", x, constant(g, "scale", {3}, 0.5f, 2), constant(g, "bias", {3}, -1, 1),
-                             constant(g, "mean", {3}, -1, 1), constant(g, "var", {3}, 0.5f, 2), 1e-5, &y));
+      REQUIRE_OK(g.batchnorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1),
+                             random_constant(g, "mean", {3}, -1, 1), random_constant(g, "var", {3}, 0.5f, 2), 1e-5, &y));
       break;
     case ir::OpType::TRANSFORM: REQUIRE_OK(g.transform("op", x, DType::F16, &y)); break;
     case ir::OpType::SLICE: {
@@ -119,12 +106,12 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
     case ir::OpType::CONV_TRANSPOSE: {
       ir::ConvTransposeAttrs a;
       a.strides = {2, 1};
-      REQUIRE_OK(g.conv_transpose("op", x, constant(g, "w", {3, 2, 3, 2}, -1, 1), constant(g, "b", {2}, -1, 1), a,
+      REQUIRE_OK(g.conv_transpose("op", x, random_constant(g, "w", {3, 2, 3, 2}, -1, 1), random_constant(g, "b", {2}, -1, 1), a,
                                   {11, 8}, &y));
       break;
     }
     case ir::OpType::INSTANCENORM:
-      REQUIRE_OK(g.instancenorm("op", x, constant(g, "scale", {3}, 0.5f, 2), constant(g, "bias", {3}, -1, 1), 1e-5,
+      REQUIRE_OK(g.instancenorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1), 1e-5,
                                 &y));
       break;
     case ir::OpType::LRN: {
