@@ -241,12 +241,12 @@ cuda118() {
   # JetPack 5 ships gcc 9 and CUDA 11.4; Debian 12 has neither, gcc 11 and 11.8 are the closest.
   JET_CUDA_ROOT="$cuda118_root" JET_GCC_VERSION=11 \
     cmake --preset jetson-jp5 -B "$b" "${generator[@]}" -DJET_WERROR=ON \
-          -DJET_DOCTEST_INCLUDE="$build_root/doctest"
+          -DJET_DOCTEST_INCLUDE="$build_root/doctest" -DJET_BUILD_TRAINING=ON
   grep -q 'CMAKE_CUDA_COMPILER_VERSION "11\.8' "$b"/CMakeFiles/*/CMakeCUDACompiler.cmake ||
     die "the jetson-jp5 build does not use CUDA 11.8"
-  # The library (every CUDA source, for both archs), and one test executable: a real aarch64
-  # binary linked through CMake's CUDA::cudart against CUDA 11.8. (The other tests are the same
-  # C++ code the cpu step already built and ran.)
+  # The library (every CUDA source, for both archs, the training add-on's included), and one
+  # test executable: a real aarch64 binary linked through CMake's CUDA::cudart against CUDA 11.8.
+  # (The other tests are the same C++ code the cpu step already built and ran.)
   cmake --build "$b" -j"$jobs" --target jet_kernels jet_test_cuda_handle
   # Link check of every object in the library: a shared library with no undefined symbols,
   # against CUDA 11.8's aarch64 cudart_static.

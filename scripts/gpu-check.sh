@@ -29,7 +29,7 @@ say "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 # the converter core (IR, planner, writer) use FlatBuffers header-only; the ONNX importer is not
 # built there.
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
-            -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF)
+            -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_BUILD_TRAINING=ON)
 if [ -d .deb/flatbuffers/usr ]; then cmake_args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers"); fi
 # The .npy interop tests need numpy in /usr/bin/python3; without it they would fail, not skip.
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then cmake_args+=(-DJET_TEST_NUMPY=OFF); fi
@@ -113,7 +113,9 @@ if want sanitizer; then
         echo "racecheck|$build/tests/$suite|$tc"; echo "memcheck|$build/tests/$suite|$tc"
       done <<<"$("$build/tests/$suite" -ltc 2>/dev/null | grep -vE '^\[doctest\]|^=+$|^$' || true)"
     done
-    for exe in "$build"/tests/jet_test_*; do
+    # tests/training/jet_train_gpu_tests: the training add-on's CUDA kernels (JET_BUILD_TRAINING).
+    for exe in "$build"/tests/jet_test_* "$build"/tests/training/jet_train_gpu_tests; do
+      [ -x "$exe" ] || continue
       [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
       echo "racecheck|$exe|"; echo "memcheck|$exe|"; done
   } | xargs -P 12 -d '\n' -n 1 bash -c 'run_san "$0"' >"$logs/sanitizer.txt" 2>&1

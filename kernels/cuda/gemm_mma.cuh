@@ -26,25 +26,24 @@
 // them with one 16-byte store.
 #pragma once
 
-#include <atomic>
-
 #include "gemm_core.cuh"
 
 namespace jet {
 namespace cuda {
 namespace gemm {
 
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1,
+          bool PIPELINED_ = true>
 struct MmaTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
+  // Fragments double-buffered by slice (the main loop's comment); costs MI * 4 + NI * 2
+  // registers, which the 8-warp 128x128 tile at two blocks an SM (128 registers) cannot spare.
+  static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
-  // Above the 48 KB a block gets by default, the kernel raises its dynamic limit before its
-  // first launch on a device (launch_mma). 99 KB is the smallest opt-in limit of an sm_80+ part
-  // (sm_86 / sm_89; Orin's sm_87 and sm_80 allow 163 KB, the H100 227 KB).
-  static constexpr bool SMEM_OPT_IN = SMEM_BYTES > 48 * 1024;
-  static_assert(SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
+  // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
+  static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
@@ -213,38 +212,66 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       if (s < nk) issue(s);
       cp_async_commit();
     }
+    // The fragments of one 16-deep slice: A rows (lanes 0-15: k-half 0, 16-31: k-half 1) and
+    // B as pairs of n-tiles (matrices (j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1)).
+    uint32_t af[2][MI][4], bf[2][NI][2];
+    auto load_slice = [&](int buf, int stage, int ks) {
+      const uint32_t as = a_base + stage * (BM * BK * 2) + (a_ld ^ (ks * 32));
+      const uint32_t bs = b_base + stage * (BN * BK * 2) + (b_ld ^ (ks * 32));
+#pragma unroll
+      for (int i = 0; i < MI; ++i) ldmatrix_x4_at(af[buf][i], as + i * (16 * BK * 2));
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        uint32_t q[4];
+        ldmatrix_x4_at(q, bs + j * (8 * BK * 2));
+        bf[buf][j][0] = q[0];
+        bf[buf][j][1] = q[1];
+        bf[buf][j + 1][0] = q[2];
+        bf[buf][j + 1][1] = q[3];
+      }
+    };
+    auto mma_slice = [&](int buf) {
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[buf][i], bf[buf][j]);
+    };
+    // Software-pipelined by slice: the fragments of the next slice are read from shared memory
+    // while the mma of this one run, and the barrier that makes tile kt + 1 visible comes
+    // before the last slice of tile kt (whose fragments are already in registers), so that the
+    // next tile's first slice loads behind the last slice's mma. One barrier per tile, as
+    // before; it also orders every read of stage (kt - 1) % STAGES before the copy into it.
+    static_assert(BK / 16 == 2, "two slices per tile");
     int stage = 0, next = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
-    for (int kt = 0; kt < nk; ++kt) {
+    if constexpr (Cfg::PIPELINED) {
       cp_async_wait<STAGES - 2>();
-      __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
-      if (kt + STAGES - 1 < nk) issue(next);
-      cp_async_commit();
-      next = next + 1 == STAGES ? 0 : next + 1;
-      const uint32_t as = a_base + stage * (BM * BK * 2);
-      const uint32_t bs = b_base + stage * (BN * BK * 2);
-      stage = stage + 1 == STAGES ? 0 : stage + 1;
+      __syncthreads();  // tile 0 visible
+      if (nk > 0) load_slice(0, 0, 0);
+      for (int kt = 0; kt < nk; ++kt) {
+        load_slice(1, stage, 1);
+        if (kt + STAGES - 1 < nk) issue(next);
+        cp_async_commit();
+        next = next + 1 == STAGES ? 0 : next + 1;
+        mma_slice(0);
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt + 1 visible; stage kt's fragments all read
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        if (kt + 1 < nk) load_slice(0, stage, 0);
+        mma_slice(1);
+      }
+    } else {
+      for (int kt = 0; kt < nk; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
+        if (kt + STAGES - 1 < nk) issue(next);
+        cp_async_commit();
+        next = next + 1 == STAGES ? 0 : next + 1;
 #pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        uint32_t af[MI][4], bf[NI][2];
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-          // Lanes 0-15 give rows 0-15 of the k-half 0, lanes 16-31 of k-half 1.
-          ldmatrix_x4_at(af[i], as + ((a_ld ^ (ks * 32)) + i * (16 * BK * 2)));
+        for (int ks = 0; ks < BK / 16; ++ks) {
+          load_slice(0, stage, ks);
+          mma_slice(0);
         }
-#pragma unroll
-        for (int j = 0; j < NI; j += 2) {
-          // Matrices: (n-tile j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1).
-          uint32_t q[4];
-          ldmatrix_x4_at(q, bs + ((b_ld ^ (ks * 32)) + j * (8 * BK * 2)));
-          bf[j][0] = q[0];
-          bf[j][1] = q[1];
-          bf[j + 1][0] = q[2];
-          bf[j + 1][1] = q[3];
-        }
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
       }
     }
     cp_async_wait<0>();
@@ -295,12 +322,7 @@ enum class MmaTileId : int {
   T64x64 = 3,    // 4 warps of 32 x 32, 4 stages
   T64x32 = 4,    // 4 warps of 16 x 32, 4 stages: small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 4 stages: small M (7x7 and 14x14 maps at batch 1)
-  // 16 warps of 64 x 32, 3 stages, 72 KB: a block reads (BM + BN) * BK operand bytes for
-  // 2 * BM * BN * BK flops, 85 flops a byte against 128x128's 64: the 128x128 tiles' operand
-  // traffic from L2 (~3 TB/s at 190 TFLOP/s) bounds them on the large batch-32 layers.
-  T256x128 = 6,
-  T128x256 = 7,
-  COUNT = 8,
+  COUNT = 6,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -312,37 +334,9 @@ GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, i
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
 
-// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
-// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
-template <class Kernel>
-Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
-                           const char* routine) {
-  const int dev = h.device();
-  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
-  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
-      cudaSuccess) {
-    const cudaError_t err = cudaGetLastError();
-    return make_status(StatusCode::NOT_SUPPORTED,
-                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
-                       "does not allow (%s)",
-                       routine, bytes, dev, cudaGetErrorString(err));
-  }
-  done.fetch_or(bit, std::memory_order_relaxed);
-  return Status();
-}
-
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
-  if constexpr (Cfg::SMEM_OPT_IN) {
-    // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
-    static std::atomic<uint64_t> done_final{0}, done_partial{0};
-    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, E>, Cfg::SMEM_BYTES, done_final,
-                                routine));
-    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, PartialEpi>, Cfg::SMEM_BYTES,
-                                done_partial, routine));
-  }
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
@@ -370,14 +364,12 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // The large tiles have 8 warps: with 4 (64 x 64 warp tiles, ~200 registers) an SM held one
     // or two blocks, too few warps to hide the copies' and the epilogue's latency (on the H100
     // they ran 2-3x slower than 64 x 64 blocks on ResNet-50's batch-32 layers).
-    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2>());
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2, false>());
     case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2>());
     case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2>());
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 4>());
-    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4>());
+    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4, 1, false>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 4>());
-    case MmaTileId::T256x128: return run(MmaTile<256, 128, 4, 4, 3>());
-    case MmaTileId::T128x256: return run(MmaTile<128, 256, 2, 8, 3>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

@@ -1,0 +1,292 @@
+// The training add-on (issue 15): backward routines, losses and optimizer steps. Built only with
+// the CMake option JET_BUILD_TRAINING (off by default, so the inference library stays as it is);
+// without it these routines are not in libjet_kernels and this header is not installed.
+// Not included by jet/dnn.h: include this header yourself.
+//
+// The conventions are the forward routines': descriptors, alpha/beta blending of the written
+// gradient (dx = alpha * grad + beta * dx; with beta == 0, dx is not read), workspace queries,
+// algorithm choice, a Status naming the problem, no allocation. Two more rules:
+//  - f32 only for now: f16 tensors give NOT_SUPPORTED.
+//  - Deterministic: every routine gives bit-identical results run after run on one device (each
+//    output element is computed by one thread, or by a fixed-shape reduction tree; no atomics).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jet/dnn/activation.h"
+#include "jet/dnn/conv.h"
+#include "jet/dnn/gemm.h"
+#include "jet/dnn/norm.h"
+#include "jet/dnn/pool.h"
+#include "jet/dnn/softmax.h"
+#include "jet/dnn/tensor.h"
+#include "jet/dnn/tensor_ops.h"
+
+namespace jet {
+
+// ---- Activations ------------------------------------------------------------------------------
+// dx = alpha * dy * act'(x) + beta * dx, from the forward input x (every mode's derivative is a
+// function of x). x, dy, dx: same dims, f32, any strides (rank 1..8); dx may alias dy with the
+// same layout. At the kinks the derivative is PyTorch's: RELU, LEAKY_RELU, ELU, SELU take the
+// negative side's slope at 0; CLIPPED_RELU (hardtanh) passes the gradient only strictly inside
+// (0, alpha); CLIP (clamp) inclusively in [alpha, beta]; HARD_SWISH is x / 3 + 1/2 on [-3, 3];
+// HARD_SIGMOID passes alpha strictly inside (0, 1). A NaN in x or dy gives a NaN in dx.
+Status activation_backward(const Handle& handle, const ActivationDesc& act, float alpha,
+                           const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                           const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// PReLU (prelu_forward: y = x >= 0 ? x : slope * x, slope broadcast to x), both gradients, each
+// optional (null: not computed):
+//   dx     = alpha * dy * (x > 0 ? 1 : slope) + beta * dx                   (x's dims)
+//   dslope = alpha_param * sum over slope's broadcast dims of dy * (x > 0 ? 0 : x)
+//            + beta_param * dslope                                            (slope's dims)
+// (PyTorch's derivative at 0.) f32, any strides, rank 1..8; dx may alias dy (same layout).
+Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& slope_desc, const void* slope,
+                      const TensorDesc& dy_desc, const void* dy, float beta,
+                      const TensorDesc& dx_desc, void* dx, float alpha_param, float beta_param,
+                      const TensorDesc& dslope_desc, void* dslope);
+
+// ---- Softmax ----------------------------------------------------------------------------------
+// dx = alpha * softmax'(dy) + beta * dx from the forward OUTPUT y, as cudnnSoftmaxBackward:
+//   FAST, ACCURATE: dx = y * (dy - sum(dy * y))          (sum over the softmax group)
+//   LOG:            dx = dy - exp(y) * sum(dy)
+// y, dy, dx: rank 3..5, same dims, f32, any strides; dx may alias dy with the same layout.
+// Sums accumulate in double on the CPU, in compensated f32 on CUDA.
+Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                        const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
+                        const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// ---- Pooling ----------------------------------------------------------------------------------
+// dx = alpha * pool'(dy) + beta * dx. x is the forward input, dy has pool_output_dims(x) dims;
+// x, dy, dx f32, any strides, dx != dy. The same descriptors pool_forward accepts (padding,
+// dilation, ceil_mode, global).
+//  - MAX recomputes each window's argmax from x (no saved indices, so nothing to keep between
+//    forward and backward but x): the gradient goes to the first maximum in window order (D, H,
+//    W), or to the first NaN when the window holds one (the element the forward propagated).
+//  - AVG_INCLUDE_PAD / AVG_EXCLUDE_PAD spread dy / divisor over the window's taps inside x, with
+//    the forward's divisor.
+// Each dx element gathers from the windows that contain it (no scatter, no atomics).
+Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
+                     const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                     const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// ---- Convolution ------------------------------------------------------------------------------
+// Bias gradient: db[k] = alpha * sum over n and the spatial dims of dy[n, k, ...] + beta * db[k].
+// dy: rank 3..5; db: dims 1, K, 1... (any strides); f32. Sums in double (CPU) / compensated f32
+// in a fixed-order tree (CUDA).
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db);
+
+// Values are stable (they may be written to plans).
+enum class ConvBwdFilterAlgo : int32_t {
+  // Implicit GEMM: each dw element is a dot product over N x output positions whose x operand is
+  // addressed on the fly; no workspace.
+  IMPLICIT_GEMM = 0,
+  // Explicit lowering: x is unfolded (im2col) and dy packed into the workspace, then one batched
+  // gemm_forward over the groups computes dw_g = dy_g @ col_g, accumulating in plain f32 over
+  // N x output positions (IMPLICIT_GEMM's sums are compensated on CUDA, double on the CPU).
+  GEMM = 1,
+  COUNT = 2,
+};
+
+const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
+
+// Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * N * out * (C * taps + K),
+// with out the output positions per image and taps the filter's window size (f32): x unfolded
+// and dy packed.
+Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                           const TensorDesc& dy_desc, const ConvDesc& conv,
+                                           const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
+                                           size_t* bytes);
+
+// The filter gradient of conv_forward, as cudnnConvolutionBackwardFilter:
+//   dw[k, c, t] = alpha * sum over n and output positions o of
+//                 dy[n, k, o] * x[n, group(k) * C/groups + c, o * stride - pad_begin + t * dilation]
+//                 (t flipped in CONVOLUTION mode; taps in the padding contribute 0) + beta * dw.
+// x: N, C, spatial; dy: conv_output_dims(x, dw, conv); dw: either filter layout. f32, any
+// strides, any groups, dilation and padding the forward accepts. Deterministic.
+Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc& x_desc,
+                            const void* x, const TensorDesc& dy_desc, const void* dy,
+                            const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
+                            size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
+                            void* dw);
+
+// ---- GEMM / fully connected --------------------------------------------------------------------
+// The gradients of y = op(a) @ op(b) + bias (gemm_forward with the same GemmDesc), each
+// optional (null: not computed):
+//   da    = alpha * (dy @ op(b)^T, transposed back when trans_a) + beta * da   (a's dims)
+//   db    = alpha * (op(a)^T @ dy, transposed back when trans_b) + beta * db   (b's dims)
+//   dbias = alpha * (dy summed over the dims where bias is 1) + beta * dbias   (bias's dims)
+// Composed from gemm_forward and reduce_forward, so it runs on both backends with their
+// accuracy. f32; rank 2 or 3; a batch of 1 that broadcasts in the forward is NOT_SUPPORTED here
+// (its gradient sums over the batch; call per batch entry and accumulate with beta = 1).
+Status gemm_backward(const Handle& handle, const GemmDesc& gemm, float alpha,
+                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                     const void* b, const TensorDesc& dy_desc, const void* dy, float beta,
+                     const TensorDesc& da_desc, void* da, const TensorDesc& db_desc, void* db,
+                     const TensorDesc& dbias_desc, void* dbias);
+
+// ---- LRN ----------------------------------------------------------------------------------------
+// dx = alpha * lrn'(dy) + beta * dx for lrn_cross_channel_forward (cuDNN's definition), from the
+// forward input x (each window's denominator is recomputed, no saved scale):
+//   dx_j = dy_j d_j^-beta - 2 (alpha/n) beta x_j sum over the windows i containing j of
+//          dy_i x_i d_i^(-beta-1),  d_i = k + alpha/n * sum of x^2 over i's window.
+// x, dy, dx: rank 3..5, same dims, f32, any strides; dx != dy, dx != x.
+Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, float alpha,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& dy_desc, const void* dy, float beta,
+                                  const TensorDesc& dx_desc, void* dx);
+
+// ---- Tensor ops -------------------------------------------------------------------------------
+// The gradients of op_tensor (c = op(u, v) with u = alpha1 * a, v = alpha2 * b, a and b
+// broadcast to c), each optional (null: not computed):
+//   da = alpha * alpha1 * sum over a's broadcast dims of dc * d op / du + beta * da
+//   db = alpha * alpha2 * sum over b's broadcast dims of dc * d op / dv + beta * db
+// ADD (1, 1), SUB (1, -1), MUL (v, u), DIV (1/v, -u/v^2); MAX and MIN pass dc to the chosen
+// operand and half to each on a tie (PyTorch's torch.maximum / minimum rule; a NaN operand gets
+// the whole of dc on both sides). a, b and their gradients may have lower ranks (leading 1s, as
+// the forward); f32, any strides; da and db must not alias a, b, dc or each other.
+Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
+                          const TensorDesc& a_desc, const void* a, float alpha2,
+                          const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
+                          const void* dc, float alpha, float beta, const TensorDesc& da_desc,
+                          void* da, const TensorDesc& db_desc, void* db);
+
+// The gradient of reduce_forward for SUM and MEAN: dx = alpha * dy broadcast over the reduced
+// dims (divided by the reduced count for MEAN) + beta * dx. MAX and MIN give NOT_SUPPORTED.
+// Composed from add_tensor (both backends). x's dims come from dx_desc; f32.
+Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& dy_desc,
+                       const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// The gradient of pad_forward: dx = alpha * (sum of dy over the outputs that read each x
+// element) + beta * dx: the interior for CONSTANT, plus the mirrored (REFLECT) or repeated
+// (EDGE) padding; negative pads (crops) give 0 to the cropped elements. The forward's
+// descriptors and pads (x = dx, y = dy); f32, any strides, dx != dy.
+Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
+                    const int64_t* pad_end, float alpha, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
+// The gradient of resize_forward (same ResizeDesc; x = dx, y = dy): each dx element gathers dy
+// over the outputs that sample it, weighted by the forward's tap weights (NEAREST: 1; LINEAR:
+// the bi/trilinear weights), every coordinate and rounding mode. f32, rank 3..5, any strides,
+// dx != dy. Straightforward: each dx element scans the output positions along each axis.
+Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alpha,
+                       const TensorDesc& dy_desc, const void* dy, float beta,
+                       const TensorDesc& dx_desc, void* dx);
+
+// ---- Batch normalization (training) -----------------------------------------------------------
+// Training forward, per channel c over N and the spatial dims (M elements):
+//   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased: what normalizes),
+//   y = alpha * (scale[c] * (x - mean) * inv_std + bias[c]) + beta * y, inv_std = 1/sqrt(var+eps)
+//   running_mean = (1 - momentum) * running_mean + momentum * mean
+//   running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)   (unbiased)
+// as cudnnBatchNormalizationForwardTraining with exponentialAverageFactor = momentum (PyTorch's
+// momentum, default 0.1). running_mean/var may both be null (not updated); save_mean and
+// save_inv_std (C floats each) may both be null, else they get mean and inv_std for the
+// backward. x, y: rank 3..5, same dims, f32, any strides. Parameters are C floats in the
+// handle's memory space. epsilon > 0, momentum in [0, 1]; M >= 2 when running_var is updated.
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std);
+
+// Backward of batchnorm_forward_training (batch statistics), as cudnnBatchNormalizationBackward:
+//   xhat = (x - mean) * inv_std, g = sum(dy), gx = sum(dy * xhat)   (per channel)
+//   dx     = alpha_data * scale * inv_std * (dy - g / M - xhat * gx / M) + beta_data * dx
+//   dscale = alpha_param * gx + beta_param * dscale
+//   dbias  = alpha_param * g  + beta_param * dbias
+// saved_mean/saved_inv_std from the forward, or both null to recompute them from x. dscale and
+// dbias may both be null (frozen parameters). x, dy, dx: same dims, f32, any strides, dx != dy.
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std);
+
+// ---- Losses -----------------------------------------------------------------------------------
+// Every loss writes one f32 scalar, the mean over the samples (or elements), to *loss (handle
+// memory; null: not computed), and optionally the gradient of that mean:
+// dx = alpha * dloss/dx + beta * dx (null: not computed; one of the two must be asked for).
+// The mean is reduced through a workspace of per-chunk partial sums whose shape depends only on
+// the count, so results are deterministic; the workspace queries give its size.
+
+size_t softmax_cross_entropy_workspace_size(int64_t rows);
+size_t elementwise_loss_workspace_size(int64_t elements);  // mse_loss, bce_with_logits_loss
+
+// Softmax cross-entropy, fused and stable: logits [N, C] (rank 2, any strides), labels N int32
+// class indices (handle memory). loss = mean_n (logsumexp(logits[n]) - logits[n, label[n]]),
+// dlogits = (softmax(logits) - onehot(label)) / N. A label outside [0, C) makes that sample's
+// loss and gradient row NaN (a bad label must not pass as a number).
+Status softmax_cross_entropy_loss(const Handle& handle, const TensorDesc& logits_desc,
+                                  const void* logits, const int32_t* labels, void* workspace,
+                                  size_t workspace_bytes, float* loss, float alpha, float beta,
+                                  const TensorDesc& dlogits_desc, void* dlogits);
+
+// Mean squared error: loss = mean((x - target)^2), dx = 2 (x - target) / count.
+// x, target, dx: same dims (rank 1..8), f32, any strides.
+Status mse_loss(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                const TensorDesc& target_desc, const void* target, void* workspace,
+                size_t workspace_bytes, float* loss, float alpha, float beta,
+                const TensorDesc& dx_desc, void* dx);
+
+// Binary cross-entropy with logits (PyTorch BCEWithLogitsLoss, mean):
+// loss = mean(max(x, 0) - x * t + log1p(exp(-|x|))), dx = (sigmoid(x) - t) / count.
+Status bce_with_logits_loss(const Handle& handle, const TensorDesc& x_desc, const void* x,
+                            const TensorDesc& target_desc, const void* target, void* workspace,
+                            size_t workspace_bytes, float* loss, float alpha, float beta,
+                            const TensorDesc& dx_desc, void* dx);
+
+// ---- Optimizers -------------------------------------------------------------------------------
+// Fused element-wise parameter updates over `count` contiguous f32 values (param, grad and the
+// state buffers in handle memory; state zero-initialized by the caller before the first step).
+// One kernel per call, PyTorch's formulas (torch.optim, foreach=False).
+
+// SGD: g = grad + weight_decay * p; with momentum != 0: buf = momentum * buf + (1 - dampening)
+// * g (PyTorch's first step sets buf = g: the same when buf starts at 0 and dampening is 0),
+// g = nesterov ? g + momentum * buf : buf; p -= lr * g. momentum_buf may be null when
+// momentum == 0.
+struct SgdDesc {
+  float lr = 0.01f;
+  float momentum = 0.f;
+  float dampening = 0.f;
+  float weight_decay = 0.f;
+  bool nesterov = false;
+  Status validate() const;  // INVALID_VALUE for non-finite or negative values, nesterov rules
+};
+Status sgd_step(const Handle& handle, const SgdDesc& sgd, int64_t count, float* param,
+                const float* grad, float* momentum_buf);
+
+// Adam and AdamW: with t the 1-based step number,
+//   Adam:  g = grad + weight_decay * p;      AdamW: p *= 1 - lr * weight_decay, g = grad
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+struct AdamDesc {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.f;
+  bool decoupled_weight_decay = false;  // true: AdamW
+  Status validate() const;
+};
+Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64_t count,
+                 float* param, const float* grad, float* m, float* v);
+
+// Gradient clipping by global norm (torch.nn.utils.clip_grad_norm_): over `tensors` gradient
+// arrays (grads[i] with counts[i] f32 values, handle memory; the two arrays themselves are host
+// memory), total = sqrt(sum of squares); every gradient is scaled by min(1, max_norm /
+// (total + 1e-6)) in place, and *total_norm (handle memory; may be null) gets total. No host
+// synchronization: the scale is read on the device. A NaN in a gradient makes total and every
+// gradient NaN; an infinity makes total inf and the scale 0 (PyTorch with
+// error_if_nonfinite=False).
+size_t clip_grad_norm_workspace_size(int tensors, const int64_t* counts);
+Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
+                      const int64_t* counts, float max_norm, void* workspace,
+                      size_t workspace_bytes, float* total_norm);
+
+}  // namespace jet

@@ -1,0 +1,167 @@
+// conv_backward_filter, its workspace query and conv_backward_bias: validation and dispatch. The
+// GEMM algorithm is composed here: the backend lowers x and dy into the workspace, then
+// gemm_forward (either backend) computes every group's dw = dy_g @ col_g as one batched GEMM.
+#include "train_check.h"
+
+namespace jet {
+
+const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a) {
+  switch (a) {
+    case ConvBwdFilterAlgo::IMPLICIT_GEMM: return "implicit_gemm";
+    case ConvBwdFilterAlgo::GEMM: return "gemm";
+    case ConvBwdFilterAlgo::COUNT: break;
+  }
+  return "unknown-conv-bwd-filter-algo";
+}
+
+namespace {
+
+// Descriptors of x, dy, dw and the convolution agree: dy is exactly conv_output_dims(x, dw).
+Status check_filter_problem(const char* fn, const TensorDesc& x_desc, const TensorDesc& dy_desc,
+                            const ConvDesc& conv, const FilterDesc& dw_desc) {
+  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_TRY(in_routine(fn, dy_desc.validate_spatial("dy")));
+  JET_TRY(in_routine(fn, dw_desc.validate("dw")));
+  int64_t expected[5];
+  JET_TRY(in_routine(fn, conv_output_dims(x_desc, dw_desc, conv, expected)));
+  bool same = dy_desc.rank() == x_desc.rank();
+  for (int i = 0; same && i < dy_desc.rank(); ++i) same = dy_desc.dim(i) == expected[i];
+  if (!same)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: dy has dims %s but the convolution of x (dims %s) with dw gives %s",
+                       fn, dims_string(dy_desc.rank(), dy_desc.dims()).c_str(),
+                       dims_string(x_desc.rank(), x_desc.dims()).c_str(),
+                       dims_string(x_desc.rank(), expected).c_str());
+  for (const TensorDesc* d : {&x_desc, &dy_desc})
+    if (d->dtype() != DType::F32)
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: %s is %s; the training routines take f32 tensors only", fn,
+                         d == &x_desc ? "x" : "dy", dtype_name(d->dtype()));
+  if (dw_desc.dtype() != DType::F32)
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: dw is %s; the training routines take f32 tensors only", fn,
+                       dtype_name(dw_desc.dtype()));
+  return Status();
+}
+
+// The GEMM algorithm's two workspace arrays, in floats: col (N * positions x C * taps) and the
+// packed dy (K x N * positions).
+void gemm_parts(const TensorDesc& x_desc, const TensorDesc& dy_desc, const FilterDesc& dw_desc,
+                int64_t* col, int64_t* dyp) {
+  int64_t rows = dy_desc.dim(0);  // N * output positions
+  for (int i = 2; i < dy_desc.rank(); ++i) rows *= dy_desc.dim(i);
+  int64_t taps = 1;
+  for (int i = 0; i < dw_desc.spatial_rank(); ++i) taps *= dw_desc.spatial(i);
+  *col = rows * x_desc.dim(1) * taps;
+  *dyp = rows * dy_desc.dim(1);
+}
+
+}  // namespace
+
+Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                           const TensorDesc& dy_desc, const ConvDesc& conv,
+                                           const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
+                                           size_t* bytes) {
+  (void)handle;  // both backends lower into the same arrays
+  const char* fn = "conv_backward_filter_workspace_size";
+  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  JET_TRY(check_filter_problem(fn, x_desc, dy_desc, conv, dw_desc));
+  switch (algo) {
+    case ConvBwdFilterAlgo::IMPLICIT_GEMM: *bytes = 0; return Status();
+    case ConvBwdFilterAlgo::GEMM: {
+      int64_t col, dyp;
+      gemm_parts(x_desc, dy_desc, dw_desc, &col, &dyp);
+      *bytes = static_cast<size_t>(col + dyp) * sizeof(float);
+      return Status();
+    }
+    case ConvBwdFilterAlgo::COUNT: break;
+  }
+  return make_status(StatusCode::BAD_PARAM, "%s: unknown algorithm %d", fn,
+                     static_cast<int>(algo));
+}
+
+Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc& x_desc,
+                            const void* x, const TensorDesc& dy_desc, const void* dy,
+                            const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
+                            size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
+                            void* dw) {
+  const char* fn = "conv_backward_filter";
+  size_t needed = 0;
+  JET_TRY(conv_backward_filter_workspace_size(handle, x_desc, dy_desc, conv, dw_desc, algo,
+                                              &needed));
+  JET_TRY(check_ptr(fn, x, "x"));
+  JET_TRY(check_ptr(fn, dy, "dy"));
+  JET_TRY(check_ptr(fn, dw, "dw"));
+  if (dw == x || dw == dy)
+    return make_status(StatusCode::BAD_PARAM, "%s: dw must not be the same buffer as %s", fn,
+                       dw == x ? "x" : "dy");
+  if (workspace_bytes < needed || (needed > 0 && !workspace))
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: algorithm %s needs %zu bytes of workspace, got %zu%s", fn,
+                       conv_bwd_filter_algo_name(algo), needed, workspace_bytes,
+                       workspace ? "" : " (a null pointer)");
+  const bool cpu = handle.backend() == Backend::CPU;
+#if !defined(JET_HAVE_CUDA)
+  if (!cpu) return cuda_not_available(fn);
+#endif
+  if (algo == ConvBwdFilterAlgo::IMPLICIT_GEMM) {
+    if (cpu)
+      return in_routine(fn, cpu::conv_backward_filter_implicit(alpha, x_desc, x, dy_desc, dy,
+                                                               conv, beta, dw_desc, dw));
+#if defined(JET_HAVE_CUDA)
+    return in_routine(fn, cuda::conv_backward_filter_implicit(handle, alpha, x_desc, x, dy_desc,
+                                                              dy, conv, beta, dw_desc, dw));
+#endif
+  }
+  // GEMM: lower, then dw[g] (Kg x C/groups * taps, rows ws_k apart) = dyp[g] @ col[g].
+  int64_t col_n, dyp_n;
+  gemm_parts(x_desc, dy_desc, dw_desc, &col_n, &dyp_n);
+  float* col = static_cast<float*>(workspace);
+  float* dyp = col + col_n;
+  if (cpu) {
+    JET_TRY(in_routine(fn, cpu::conv_backward_filter_lower(x_desc, x, dy_desc, dy, conv, dw_desc,
+                                                           col, dyp)));
+  } else {
+#if defined(JET_HAVE_CUDA)
+    JET_TRY(in_routine(fn, cuda::conv_backward_filter_lower(handle, x_desc, x, dy_desc, dy, conv,
+                                                            dw_desc, col, dyp)));
+#endif
+  }
+  const int64_t groups = conv.groups();
+  const int64_t kg = dw_desc.k() / groups;
+  const int64_t rows = dyp_n / dw_desc.k();  // N * output positions
+  const int64_t row = col_n / rows / groups;  // C / groups * taps
+  const int64_t ws_k = dw_desc.as_tensor().stride(0);
+  const TensorDesc a = TensorDesc::strided(DType::F32, {groups, kg, rows}, {kg * rows, rows, 1});
+  const TensorDesc b = TensorDesc::strided(DType::F32, {groups, rows, row}, {rows * row, row, 1});
+  const TensorDesc y = TensorDesc::strided(DType::F32, {groups, kg, row}, {kg * ws_k, ws_k, 1});
+  return in_routine(fn, gemm_forward(handle, GemmDesc{}, alpha, a, dyp, b, col, TensorDesc(),
+                                     nullptr, beta, y, dw));
+}
+
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db) {
+  const char* fn = "conv_backward_bias";
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, db_desc, db, "db"));
+  bool ok = db_desc.rank() == dy_desc.rank();
+  for (int i = 0; ok && i < db_desc.rank(); ++i) ok = db_desc.dim(i) == (i == 1 ? dy_desc.dim(1) : 1);
+  if (!ok)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: db has dims %s; for dy with dims %s it must be [1, %lld, 1...] "
+                       "(one value per channel, dy's rank)",
+                       fn, dims_string(db_desc.rank(), db_desc.dims()).c_str(),
+                       dims_string(dy_desc.rank(), dy_desc.dims()).c_str(),
+                       static_cast<long long>(dy_desc.dim(1)));
+  if (db == dy)
+    return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as dy", fn);
+  if (handle.backend() == Backend::CPU)
+    return cpu::conv_backward_bias(alpha, dy_desc, dy, beta, db_desc, db);
+#if defined(JET_HAVE_CUDA)
+  return cuda::conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
+}  // namespace jet

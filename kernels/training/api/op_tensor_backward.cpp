@@ -1,0 +1,92 @@
+// op_tensor_backward and reduce_backward: validation and backend dispatch.
+#include "train_check.h"
+
+namespace jet {
+
+namespace {
+
+// d with leading dims of size 1 (stride 0) up to `rank`, as op_tensor aligns its operands.
+TensorDesc align_rank(const TensorDesc& d, int rank) {
+  if (d.rank() >= rank) return d;
+  const int pad = rank - d.rank();
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  for (int i = 0; i < pad; ++i) {
+    dims[i] = 1;
+    strides[i] = 0;
+  }
+  for (int i = 0; i < d.rank(); ++i) {
+    dims[pad + i] = d.dim(i);
+    strides[pad + i] = d.stride(i);
+  }
+  return TensorDesc::strided(d.dtype(), rank, dims, strides);
+}
+
+}  // namespace
+
+Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
+                          const TensorDesc& a_desc, const void* a, float alpha2,
+                          const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
+                          const void* dc, float alpha, float beta, const TensorDesc& da_desc,
+                          void* da, const TensorDesc& db_desc, void* db) {
+  const char* fn = "op_tensor_backward";
+  const int op_value = static_cast<int>(op);
+  if (op_value < static_cast<int>(TensorOp::ADD) || op_value > static_cast<int>(TensorOp::MAX))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, dc_desc, dc, "dc"));
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, a_desc, a, "a"));
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, b_desc, b, "b"));
+  const int rank = dc_desc.rank();
+  const TensorDesc aa = align_rank(a_desc, rank), ba = align_rank(b_desc, rank);
+  JET_TRY(check_broadcast(fn, aa, "a", dc_desc, "dc"));
+  JET_TRY(check_broadcast(fn, ba, "b", dc_desc, "dc"));
+  if (!da && !db) return make_status(StatusCode::BAD_PARAM, "%s: da and db are both null", fn);
+  void* grads[2] = {da, db};
+  const TensorDesc* grad_descs[2] = {&da_desc, &db_desc};
+  const TensorDesc* operands[2] = {&a_desc, &b_desc};
+  const char* names[2] = {"da", "db"};
+  for (int t = 0; t < 2; ++t) {
+    if (!grads[t]) continue;
+    JET_TRY(check_train_tensor(fn, Ranks::ANY, *grad_descs[t], grads[t], names[t]));
+    JET_TRY(check_dims_as(fn, *grad_descs[t], names[t], *operands[t], t ? "b" : "a"));
+    // Each gradient element is summed from dc, a and b before it is written.
+    if (grads[t] == dc || grads[t] == a || grads[t] == b || grads[t] == grads[1 - t])
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: %s must not be the same buffer as a, b, dc or the other gradient",
+                         fn, names[t]);
+  }
+  for (int t = 0; t < 2; ++t) {
+    if (!grads[t]) continue;
+    const OpTensorGrad g{op, alpha1, alpha2, alpha, beta, t};
+    const TensorDesc dt = align_rank(*grad_descs[t], rank);
+    void* out = grads[t];
+    if (handle.backend() == Backend::CPU) {
+      JET_TRY(cpu::op_tensor_backward(g, aa, a, ba, b, dc_desc, dc, dt, out));
+    } else {
+#if defined(JET_HAVE_CUDA)
+      JET_TRY(cuda::op_tensor_backward(handle, g, aa, a, ba, b, dc_desc, dc, dt, out));
+#else
+      return cuda_not_available(fn);
+#endif
+    }
+  }
+  return Status();
+}
+
+Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& dy_desc,
+                       const void* dy, float beta, const TensorDesc& dx_desc, void* dx) {
+  const char* fn = "reduce_backward";
+  if (op != ReduceOp::SUM && op != ReduceOp::MEAN)
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: only SUM and MEAN have a backward so far (op %d)", fn,
+                       static_cast<int>(op));
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, dy_desc, dy, "dy"));
+  JET_TRY(check_train_tensor(fn, Ranks::ANY, dx_desc, dx, "dx"));
+  JET_TRY(check_broadcast(fn, dy_desc, "dy", dx_desc, "dx"));
+  if (dx == dy)
+    return make_status(StatusCode::BAD_PARAM, "%s: dx must not be the same buffer as dy", fn);
+  const double reduced = static_cast<double>(dx_desc.elements() / dy_desc.elements());
+  const float scale = op == ReduceOp::MEAN ? static_cast<float>(1.0 / reduced) : 1.f;
+  return in_routine(fn, add_tensor(handle, alpha * scale, dy_desc, dy, beta, dx_desc, dx));
+}
+
+}  // namespace jet

@@ -1,0 +1,67 @@
+// What the training add-on's CUDA kernels share: strided index decomposition over up to three
+// tensors and a deterministic block-wide sum. Straightforward by design (issue 15's first
+// session: correct and deterministic before fast); CUDA 11.4-era features only.
+#pragma once
+
+#include "../../cuda/cuda_common.cuh"
+#include "../../cuda/reduction.cuh"
+#include "../backend.h"
+
+namespace jet {
+namespace cuda {
+
+constexpr int kTrainThreads = 256;
+
+// Up to kMaxRank dims with the strides of up to three tensors; offsets() maps a row-major
+// logical index to each tensor's element offset.
+struct Walk3 {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t s[3][kMaxRank] = {};
+  int64_t count = 1;
+
+  // Adds dim i of the descriptors (b and c may be null: strides 0).
+  void add(int64_t dim, int64_t s0, int64_t s1 = 0, int64_t s2 = 0) {
+    dims[rank] = dim;
+    s[0][rank] = s0;
+    s[1][rank] = s1;
+    s[2][rank] = s2;
+    ++rank;
+    count *= dim;
+  }
+
+  __device__ __forceinline__ void offsets(int64_t i, int64_t* o) const {
+    o[0] = o[1] = o[2] = 0;
+    // Unrolled with constant indices: a kernel parameter array indexed dynamically would be
+    // copied to local memory by every thread.
+#pragma unroll
+    for (int j = kMaxRank - 1; j >= 0; --j) {
+      if (j >= rank) continue;
+      const int64_t q = i / dims[j];
+      const int64_t r = i - q * dims[j];
+      o[0] += r * s[0][j];
+      o[1] += r * s[1][j];
+      o[2] += r * s[2][j];
+      i = q;
+    }
+  }
+};
+
+// The sum of every thread's `v` over a block of kTrainThreads threads, returned to all of them,
+// by a fixed pairwise tree in shared memory: the same inputs give the same bits on every run.
+// Every thread of the block must call it (it synchronizes); `smem` holds kTrainThreads floats.
+__device__ __forceinline__ float block_sum(float v, float* smem) {
+  smem[threadIdx.x] = v;
+  __syncthreads();
+#pragma unroll
+  for (int width = kTrainThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) smem[threadIdx.x] += smem[threadIdx.x + width];
+    __syncthreads();
+  }
+  const float r = smem[0];
+  __syncthreads();  // smem may be reused right after
+  return r;
+}
+
+}  // namespace cuda
+}  // namespace jet

@@ -1,0 +1,89 @@
+// CUDA conv_backward_filter (both algorithms) and conv_backward_bias against the CPU backend,
+// and their determinism (two runs, identical bits).
+#include <cstring>
+#include <string>
+
+#include "training/grad_check.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+struct Layer {
+  const char* name;
+  std::vector<int64_t> x_dims;
+  FilterDesc w;
+  ConvDesc conv;
+};
+
+std::vector<Layer> layers() {
+  const DType f = DType::F32;
+  const int64_t pad3[3] = {1, 0, 1}, stride3[3] = {1, 2, 1}, dil3[3] = {1, 1, 2};
+  const int64_t w3[5] = {6, 2, 2, 3, 2};
+  return {
+      {"resnet 3x3 stride 2", {2, 16, 15, 14}, FilterDesc::kcrs(f, 32, 16, 3, 3),
+       ConvDesc::conv2d(1, 1, 2, 2)},
+      {"1x1 NHWC filter", {3, 24, 9, 7}, FilterDesc::krsc(f, 12, 24, 1, 1), ConvDesc::conv2d(0, 0)},
+      {"depthwise 3x3", {2, 10, 11, 9}, FilterDesc::kcrs(f, 10, 1, 3, 3),
+       ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 10)},
+      {"grouped dilated conv mode", {1, 6, 10, 12}, FilterDesc::krsc(f, 9, 2, 3, 2),
+       ConvDesc::conv2d(2, 1, 1, 2, 2, 1, 3, ConvMode::CONVOLUTION)},
+      {"3d", {1, 4, 5, 6, 7}, FilterDesc::make(f, FilterLayout::KCRS, 5, w3),
+       ConvDesc::make(3, pad3, pad3, stride3, dil3, 2)},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("CUDA conv_backward_filter matches the CPU and is deterministic") {
+  // JET_TEST_REDUCED (the compute-sanitizer run): one layout per layer.
+  const std::vector<Layout> all = {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED};
+  const std::vector<Layout> layouts = reduced_tests() ? std::vector<Layout>{Layout::PADDED} : all;
+  for (const Layer& layer : layers()) {
+    for (Layout l : layouts) {
+      int64_t out[5];
+      const TensorDesc xd = make_desc(DType::F32, layer.x_dims, l);
+      REQUIRE_OK(conv_output_dims(xd, layer.w, layer.conv, out));
+      HostTensor x(xd), dy(make_desc(DType::F32, std::vector<int64_t>(out, out + xd.rank()), l));
+      x.fill_random();
+      dy.fill_random();
+      for (ConvBwdFilterAlgo algo : {ConvBwdFilterAlgo::IMPLICIT_GEMM, ConvBwdFilterAlgo::GEMM}) {
+        CAPTURE(std::string(layer.name));
+        CAPTURE(std::string(layout_name(l)));
+        CAPTURE(std::string(conv_bwd_filter_algo_name(algo)));
+        size_t bytes = 0;
+        REQUIRE_OK(conv_backward_filter_workspace_size(gpu_handle(), xd, dy.desc(), layer.conv,
+                                                       layer.w, algo, &bytes));
+        const float beta = l == Layout::PADDED ? 0.5f : 0.f;
+        HostTensor dw(layer.w.as_tensor());
+        if (beta == 0.f) dw.poison(); else dw.fill_random();
+        const auto run = [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
+          REQUIRE_OK(conv_backward_filter(h, 1.5f, x.desc(), st.in(x), dy.desc(), st.in(dy),
+                                          layer.conv, algo, st.scratch(bytes), bytes, beta,
+                                          layer.w, st.out(o[0])));
+        };
+        compare_cuda_with_cpu(run, {dw}, 1e-5);
+        // Determinism: two CUDA runs give the same bits.
+        std::vector<HostTensor> a = {dw}, b = {dw};
+        for (std::vector<HostTensor>* o : {&a, &b}) {
+          Staging st(gpu_handle());
+          run(gpu_handle(), st, *o);
+          st.finish();
+        }
+        CHECK(std::memcmp(a[0].data(), b[0].data(), a[0].desc().span_bytes()) == 0);
+      }
+      // The bias gradient of the same dy.
+      std::vector<int64_t> bdims(static_cast<size_t>(xd.rank()), 1);
+      bdims[1] = out[1];
+      HostTensor db(make_desc(DType::F32, bdims, Layout::PADDED));
+      db.poison();
+      compare_cuda_with_cpu(
+          [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
+            REQUIRE_OK(conv_backward_bias(h, 1.f, dy.desc(), st.in(dy), 0.f, o[0].desc(),
+                                          st.out(o[0])));
+          },
+          {db}, 1e-5);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+// conv_backward_filter (both algorithms) and conv_backward_bias (CPU) against central
+// differences of the float64 reference convolution: random 1D/2D/3D problems with groups,
+// depthwise, strides, dilation, asymmetric padding, convolution mode, every layout of x and dy,
+// both filter layouts, alpha/beta != (1, 0), poisoned outputs; workspace queries; invalid input.
+#include <string>
+
+#include "reference/conv.h"
+#include "training/grad_check.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+struct Problem {
+  std::vector<int64_t> x_dims, w_dims, y_dims;
+  ref::ConvParams p;
+  ConvDesc conv;
+};
+
+// A random convolution with an output of at least one position.
+Problem random_problem() {
+  for (;;) {
+    Problem pr;
+    const int spatial = static_cast<int>(uniform_int(1, 3));
+    int64_t groups = uniform_int(1, 3);
+    const bool depthwise = uniform_int(0, 4) == 0;
+    const int64_t cg = depthwise ? 1 : uniform_int(1, 3);
+    const int64_t kg = uniform_int(1, 3);
+    if (depthwise) groups = uniform_int(2, 4);
+    pr.x_dims = {uniform_int(1, 2), cg * groups};
+    pr.w_dims = {kg * groups, cg};
+    int64_t pb[3], pe[3], st[3], dl[3];
+    for (int i = 0; i < spatial; ++i) {
+      const int64_t win = uniform_int(1, spatial == 3 ? 2 : 3);
+      pr.x_dims.push_back(uniform_int(spatial == 3 ? 2 : 3, spatial == 3 ? 4 : 7));
+      pr.w_dims.push_back(win);
+      pb[i] = uniform_int(0, 2);
+      pe[i] = uniform_int(0, 1);
+      st[i] = uniform_int(1, 2);
+      dl[i] = uniform_int(1, 2);
+      pr.p.pad_begin.push_back(pb[i]);
+      pr.p.pad_end.push_back(pe[i]);
+      pr.p.stride.push_back(st[i]);
+      pr.p.dilation.push_back(dl[i]);
+    }
+    pr.p.groups = groups;
+    pr.p.flip = uniform_int(0, 3) == 0;
+    pr.conv = ConvDesc::make(spatial, pb, pe, st, dl, groups,
+                             pr.p.flip ? ConvMode::CONVOLUTION : ConvMode::CROSS_CORRELATION);
+    int64_t out[5];
+    const TensorDesc xd = make_desc(DType::F32, pr.x_dims, Layout::CHANNELS_FIRST);
+    const FilterDesc wd = FilterDesc::make(DType::F32, FilterLayout::KCRS,
+                                           static_cast<int>(pr.w_dims.size()), pr.w_dims.data());
+    if (!conv_output_dims(xd, wd, pr.conv, out).ok()) continue;
+    pr.y_dims.assign(out, out + pr.x_dims.size());
+    return pr;
+  }
+}
+
+FilterDesc filter_of(const Problem& pr, FilterLayout l) {
+  return FilterDesc::make(DType::F32, l, static_cast<int>(pr.w_dims.size()), pr.w_dims.data());
+}
+
+}  // namespace
+
+TEST_CASE("conv_backward_filter matches central differences, both algorithms") {
+  const Handle h = Handle::cpu();
+  const int rounds = reduced_tests() ? 8 : 30;
+  for (int round = 0; round < rounds; ++round) {
+    const Problem pr = random_problem();
+    const std::vector<double> xv = random_values(DType::F32, pr.x_dims);
+    const std::vector<double> dyv = random_values(DType::F32, pr.y_dims);
+    const std::vector<double> wv = random_values(DType::F32, pr.w_dims);
+    const Vjp want = numeric_vjp(
+        [&](const std::vector<double>& w) {
+          return ref::conv_forward(xv, pr.x_dims, w, pr.w_dims, pr.p);
+        },
+        wv, dyv);
+    const HostTensor x = tensor_with(make_desc(DType::F32, pr.x_dims, random_layout()), xv);
+    const HostTensor dy = tensor_with(make_desc(DType::F32, pr.y_dims, random_layout()), dyv);
+    for (ConvBwdFilterAlgo algo : {ConvBwdFilterAlgo::IMPLICIT_GEMM, ConvBwdFilterAlgo::GEMM}) {
+      for (FilterLayout fl : {FilterLayout::KCRS, FilterLayout::KRSC}) {
+        const float alpha = round % 2 ? 0.5f : 1.f, beta = round % 2 ? -0.25f : 0.f;
+        CAPTURE(dims_str(pr.x_dims));
+        CAPTURE(dims_str(pr.w_dims));
+        CAPTURE(dims_str(pr.y_dims));
+        CAPTURE(pr.p.groups);
+        CAPTURE(pr.p.flip);
+        CAPTURE(std::string(conv_bwd_filter_algo_name(algo)));
+        CAPTURE(static_cast<int>(fl));
+        const FilterDesc wd = filter_of(pr, fl);
+        HostTensor dw(wd.as_tensor());
+        if (beta == 0.f) dw.poison(); else dw.fill_random();
+        const HostTensor before = dw;
+        size_t bytes = 1;
+        REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), pr.conv, wd, algo,
+                                                       &bytes));
+        if (algo == ConvBwdFilterAlgo::IMPLICIT_GEMM) CHECK(bytes == 0);
+        std::vector<unsigned char> ws(bytes);
+        REQUIRE_OK(conv_backward_filter(h, alpha, x.desc(), x.data(), dy.desc(), dy.data(),
+                                        pr.conv, algo, bytes ? ws.data() : nullptr, bytes, beta,
+                                        wd, dw.data()));
+        check_vjp(dw, before, want, alpha, beta);
+      }
+    }
+  }
+}
+
+TEST_CASE("conv_backward_bias matches central differences") {
+  const Handle h = Handle::cpu();
+  for (int round = 0; round < (reduced_tests() ? 4 : 12); ++round) {
+    const int rank = static_cast<int>(uniform_int(3, 5));
+    const std::vector<int64_t> dims = random_dims(rank, 1, rank == 5 ? 4 : 7);
+    std::vector<int64_t> bdims(dims.size(), 1);
+    bdims[1] = dims[1];
+    const std::vector<double> dyv = random_values(DType::F32, dims);
+    const std::vector<double> bv = random_values(DType::F32, bdims);
+    const int64_t inner = count(dims) / dims[0] / dims[1];
+    // y = b broadcast over N and the spatial dims (a convolution's bias term).
+    const Vjp want = numeric_vjp(
+        [&](const std::vector<double>& b) {
+          std::vector<double> y(static_cast<size_t>(count(dims)));
+          for (size_t i = 0; i < y.size(); ++i)
+            y[i] = b[static_cast<size_t>(static_cast<int64_t>(i) / inner % dims[1])];
+          return y;
+        },
+        bv, dyv);
+    const HostTensor dy = tensor_with(make_desc(DType::F32, dims, random_layout()), dyv);
+    HostTensor db(make_desc(DType::F32, bdims, Layout::PADDED));
+    const float alpha = round % 2 ? 2.f : 1.f, beta = round % 2 ? 0.5f : 0.f;
+    if (beta == 0.f) db.poison(); else db.fill_random();
+    const HostTensor before = db;
+    CAPTURE(dims_str(dims));
+    REQUIRE_OK(conv_backward_bias(h, alpha, dy.desc(), dy.data(), beta, db.desc(), db.data()));
+    check_vjp(db, before, want, alpha, beta);
+  }
+}
+
+TEST_CASE("conv_backward_filter and conv_backward_bias reject bad input, naming it") {
+  const Handle h = Handle::cpu();
+  const TensorDesc xd = TensorDesc::nchw(DType::F32, 1, 4, 6, 6);
+  const TensorDesc yd = TensorDesc::nchw(DType::F32, 1, 8, 4, 4);
+  const FilterDesc wd = FilterDesc::kcrs(DType::F32, 8, 4, 3, 3);
+  const ConvDesc conv = ConvDesc::conv2d(0, 0);
+  std::vector<float> x(144), dy(128), dw(288), ws(4096);
+  size_t bytes = 0;
+  REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, conv, wd, ConvBwdFilterAlgo::GEMM,
+                                                 &bytes));
+  CHECK(bytes == 4u * 16u * (4u * 9u + 8u));
+  // dy of the wrong size, a channel mismatch, a workspace too small, an unknown algorithm.
+  CHECK_STATUS(conv_backward_filter(h, 1.f, xd, x.data(), TensorDesc::nchw(DType::F32, 1, 8, 5, 4),
+                                    dy.data(), conv, ConvBwdFilterAlgo::IMPLICIT_GEMM, nullptr, 0,
+                                    0.f, wd, dw.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_backward_filter(h, 1.f, TensorDesc::nchw(DType::F32, 1, 3, 6, 6), x.data(), yd,
+                                    dy.data(), conv, ConvBwdFilterAlgo::IMPLICIT_GEMM, nullptr, 0,
+                                    0.f, wd, dw.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_backward_filter(h, 1.f, xd, x.data(), yd, dy.data(), conv,
+                                    ConvBwdFilterAlgo::GEMM, ws.data(), bytes - 4, 0.f, wd,
+                                    dw.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_backward_filter(h, 1.f, xd, x.data(), yd, dy.data(), conv,
+                                    ConvBwdFilterAlgo::COUNT, nullptr, 0, 0.f, wd, dw.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_backward_filter(h, 1.f, xd, x.data(), yd, dy.data(), conv,
+                                    ConvBwdFilterAlgo::IMPLICIT_GEMM, nullptr, 0, 0.f,
+                                    FilterDesc::kcrs(DType::F16, 8, 4, 3, 3), dw.data()),
+               StatusCode::NOT_SUPPORTED);
+  CHECK_STATUS(conv_backward_bias(h, 1.f, yd, dy.data(), 0.f, TensorDesc::nchw(DType::F32, 1, 4, 1, 1),
+                                  dw.data()),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(conv_backward_bias(h, 1.f, yd, dy.data(), 0.f, TensorDesc::nchw(DType::F32, 1, 8, 1, 1),
+                                  dy.data()),
+               StatusCode::BAD_PARAM);
+}
