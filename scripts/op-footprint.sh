@@ -7,7 +7,9 @@
 # The pattern is matched case-insensitively as a whole word or a word part of an identifier
 # (git grep -i -E); bench/results/ (measurements) is left out. A file where the pattern appears only
 # in comments (after //, or on # / * lines) is listed apart as "comment only" and not counted: a new op does not have to
-# edit it (the review of 2026-11-25 counted the same way: 25 files for LRN, 11 for MISH).
+# edit it (the review of 2026-11-25 counted the same way: 25 files for LRN, 11 for MISH). The
+# training add-on's files (backward kernels, kernels/training, tests/training) are listed as a tier
+# of their own and not counted: an inference op does not need a backward.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 1 ] || { echo "usage: scripts/op-footprint.sh PATTERN" >&2; exit 2; }
@@ -26,6 +28,7 @@ while IFS= read -r f; do
   esac
   if [ "$code" -eq 0 ]; then comment_only+=("$f"); continue; fi
   case "$f" in
+    kernels/training/*|tests/training/*|kernels/include/jet/dnn/training.h) t=training ;;
     kernels/*|tests/kernels/*|tests/reference/*) t=kernels ;;
     schema/*) t=schema ;;
     converter/*) t=converter ;;
@@ -35,9 +38,10 @@ while IFS= read -r f; do
     *) t=other ;;
   esac
   tier_files[$t]+="    $f ($code)"$'\n'
+  [ "$t" = training ] && continue  # the backward kernels of the training add-on: optional
   total=$((total + 1)); sites=$((sites + code))
 done < <(git grep -i -l -E -e "$pat" -- . ':!bench/results')
-for t in kernels schema converter runtime tests docs other; do
+for t in kernels schema converter runtime tests docs other training; do
   [ -n "${tier_files[$t]:-}" ] || continue
   c=$(printf '%s' "${tier_files[$t]}" | grep -c .)
   echo "  $t: $c files"
