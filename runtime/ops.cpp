@@ -935,14 +935,15 @@ struct OpTable {
 
 constexpr OpTable make_op_table() {
   OpTable t{};
-#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)                                \
-  {                                                                                            \
-    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                        \
-    if (!r.prepare) {                                                                          \
-      r = OpEntry{fb::OpParams::Params, name, in_place, prepare_##fn, execute_##fn};           \
-    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn || r.allows_in_place != in_place) { \
-      t.consistent = false;                                                                    \
-    }                                                                                          \
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)   \
+  {                                                                                  \
+    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];              \
+    if (!r.prepare) {                                                                \
+      r = OpEntry{fb::OpParams::Params, name, in_place, prepare_##fn, execute_##fn}; \
+    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||             \
+               r.allows_in_place != in_place) {                                      \
+      t.consistent = false;                                                          \
+    }                                                                                \
   }
   JET_OPS(JET_RT_OP_ROW)
 #undef JET_RT_OP_ROW
@@ -957,8 +958,10 @@ constexpr bool every_member_has_its_row() {
   }
   return true;
 }
-static_assert(every_member_has_its_row(), "every member of the schema's OpParams union needs a line in schema/op_list.h");
-static_assert(kOpTable.consistent, "op_list.h lines that share a schema member must name the same fn and in_place");
+static_assert(every_member_has_its_row(),
+              "every member of the schema's OpParams union needs a line in schema/op_list.h");
+static_assert(kOpTable.consistent,
+              "op_list.h lines that share a schema member must name the same fn and in_place");
 
 }  // namespace
 
