@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "jet/dnn/pool.h"
 #include "jet/dnn/softmax.h"
 #include "jet/dnn/tensor_ops.h"
+#include "op_list.h"
 
 namespace jet {
 namespace ir {
@@ -70,29 +72,18 @@ std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims);
 // from last to first, then N. Other ranks: the packed strides.
 std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 
+// The op types, in schema/op_list.h's order (that list is the one declaration of an op type; the
+// attribute structs below and NodeAttrs follow it). COUNT is the number of op types.
 enum class OpType {
-  CONV,         // conv_bias_act_forward. inputs: x, w[, bias][, residual]
-  POOL,         // pool_forward. inputs: x
-  GLOBAL_POOL,  // pool_forward with PoolDesc::global. inputs: x
-  ACTIVATION,   // activation_forward. inputs: x
-  OP_TENSOR,    // op_tensor (Add, Mul, ...). inputs: a, b (broadcast to the output)
-  GEMM,         // gemm_forward. inputs: a, b[, bias]
-  SOFTMAX,      // softmax_forward. inputs: x
-  CONCAT,       // concat_forward. inputs: x0, x1, ...
-  RESHAPE,      // Flatten / Reshape: same bytes, new dims. inputs: x
-  BATCHNORM,    // batchnorm_forward_inference. inputs: x, scale, bias, mean, var
-  TRANSFORM,    // transform_tensor (dtype conversion). inputs: x
-  SLICE,        // transform_tensor from a strided view of x (slice, transpose, split). inputs: x
-  PAD,          // pad_forward (constant, reflect, edge; negative pads crop). inputs: x
-  RESIZE,       // resize_forward (nearest, linear) of the spatial dims. inputs: x
-  CONV_TRANSPOSE,  // conv_backward_data [+ add_tensor bias]. inputs: x, w[, bias]
-  INSTANCENORM,    // instancenorm_forward. inputs: x, scale, bias
-  LRN,             // lrn_cross_channel_forward. inputs: x
-  REDUCE,          // reduce_forward over the dims where y is 1 and x is not. inputs: x
+#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) ENUM,
+  JET_OPS(JET_IR_OP_ENUM)
+#undef JET_IR_OP_ENUM
+  COUNT
 };
 
 const char* op_type_name(OpType op);
 
+// CONV: conv_bias_act_forward. inputs: x, w[, bias][, residual]
 struct ConvAttrs {
   // spatial-rank entries each; empty means pad 0, stride 1, dilation 1.
   std::vector<int64_t> pad_begin, pad_end, strides, dilations;
@@ -102,51 +93,62 @@ struct ConvAttrs {
   bool has_residual = false;                        // the last input is the residual z
 };
 
+// POOL: pool_forward. inputs: x
 struct PoolAttrs {
   PoolMode mode = PoolMode::MAX;
   std::vector<int64_t> window, pad_begin, pad_end, strides;  // spatial-rank entries
   bool ceil_mode = false;
 };
 
+// GLOBAL_POOL: pool_forward with PoolDesc::global. inputs: x
 struct GlobalPoolAttrs {
   PoolMode mode = PoolMode::AVG_INCLUDE_PAD;
 };
 
+// ACTIVATION: activation_forward. inputs: x
 struct ActivationAttrs {
   ActivationDesc act;
 };
 
+// OP_TENSOR: op_tensor (Add, Mul, ...). inputs: a, b (broadcast to the output)
 struct OpTensorAttrs {
   TensorOp op = TensorOp::ADD;
 };
 
+// GEMM: gemm_forward. inputs: a, b[, bias]
 struct GemmAttrs {
   bool trans_a = false;
   bool trans_b = false;
   bool has_bias = false;  // inputs[2] is the bias
 };
 
+// SOFTMAX: softmax_forward. inputs: x
 struct SoftmaxAttrs {
   SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
   int axis = 1;
 };
 
+// CONCAT: concat_forward. inputs: x0, x1, ...
 struct ConcatAttrs {
   int axis = 1;
 };
 
+// RESHAPE: Flatten / Reshape, same bytes, new dims. inputs: x
 struct ReshapeAttrs {
   std::vector<int64_t> shape;  // the output dims (already resolved)
 };
 
+// BATCHNORM: batchnorm_forward_inference. inputs: x, scale, bias, mean, var
 struct BatchNormAttrs {
   double epsilon = 1e-5;
 };
 
+// TRANSFORM: transform_tensor (dtype conversion). inputs: x
 struct TransformAttrs {
   DType to = DType::F32;
 };
 
+// SLICE: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
 // y = x read along a strided view: y dim d walks x dim perm[d] from starts[perm[d]] in steps of
 // steps[perm[d]], sizes[perm[d]] elements. Each vector has x's rank entries; starts >= 0,
 // steps >= 1 (a negative step is not expressible as a TensorDesc stride), and the view stays in x.
@@ -156,12 +158,14 @@ struct SliceAttrs {
   std::vector<int64_t> starts, steps, sizes, perm;
 };
 
+// PAD: pad_forward (constant, reflect, edge; negative pads crop). inputs: x
 struct PadAttrs {
   PadMode mode = PadMode::CONSTANT;
   std::vector<int64_t> pad_begin, pad_end;  // x's rank entries; negative entries crop
   float value = 0.f;                        // CONSTANT's fill
 };
 
+// RESIZE: resize_forward (nearest, linear) of the spatial dims. inputs: x
 struct ResizeAttrs {
   ResizeMode mode = ResizeMode::NEAREST;
   ResizeCoord coord = ResizeCoord::HALF_PIXEL;
@@ -170,6 +174,7 @@ struct ResizeAttrs {
   std::vector<float> scales;
 };
 
+// CONV_TRANSPOSE: conv_backward_data [+ add_tensor bias]. inputs: x, w[, bias].
 // ONNX ConvTranspose. The conv fields describe the forward convolution that maps y back to x
 // (what conv_backward_data takes); w is C_in x C_out/groups x window. The output's spatial dims
 // are given to the builder (output_padding / output_shape pick among the sizes that convolve to
@@ -180,14 +185,17 @@ struct ConvTransposeAttrs {
   bool has_bias = false;  // inputs[2] is the bias (C_out values)
 };
 
+// INSTANCENORM: instancenorm_forward. inputs: x, scale, bias
 struct InstanceNormAttrs {
   double epsilon = 1e-5;
 };
 
+// LRN: lrn_cross_channel_forward. inputs: x
 struct LrnAttrs {
   LrnDesc lrn;
 };
 
+// REDUCE: reduce_forward over the dims where y is 1 and x is not. inputs: x
 struct ReduceAttrs {
   ReduceOp op = ReduceOp::SUM;
 };
@@ -199,10 +207,34 @@ ConvDesc conv_desc(const ConvAttrs& a, int spatial_rank);
 ConvDesc conv_desc(const ConvTransposeAttrs& a, int spatial_rank);
 ResizeDesc resize_desc(const ResizeAttrs& a);
 
-using NodeAttrs = std::variant<ConvAttrs, PoolAttrs, GlobalPoolAttrs, ActivationAttrs, OpTensorAttrs,
-                               GemmAttrs, SoftmaxAttrs, ConcatAttrs, ReshapeAttrs, BatchNormAttrs,
-                               TransformAttrs, SliceAttrs, PadAttrs, ResizeAttrs, ConvTransposeAttrs,
-                               InstanceNormAttrs, LrnAttrs, ReduceAttrs>;
+// One attribute struct per op type: the alternative's index is the op type (check_node checks
+// Node::op against it).
+namespace detail {
+template <typename Ignored, typename... Attrs>
+struct VariantOf {
+  using type = std::variant<Attrs...>;
+};
+// The index of the first alternative of V that is T.
+template <typename T, typename V>
+struct FirstIndexOf;
+template <typename T, typename... Ts>
+struct FirstIndexOf<T, std::variant<Ts...>> {
+  static constexpr size_t value = [] {
+    constexpr bool same[] = {std::is_same<T, Ts>::value...};
+    size_t i = 0;
+    while (i < sizeof...(Ts) && !same[i]) ++i;
+    return i;
+  }();
+};
+}  // namespace detail
+#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) , Attrs
+using NodeAttrs = detail::VariantOf<void JET_OPS(JET_IR_OP_ATTRS)>::type;
+#undef JET_IR_OP_ATTRS
+#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)                                   \
+  static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM), \
+                #Attrs " must be the attribute struct of " #ENUM " alone");
+JET_OPS(JET_IR_OP_CHECK)
+#undef JET_IR_OP_CHECK
 
 struct Node {
   std::string name;
@@ -213,8 +245,7 @@ struct Node {
 };
 
 // True for ops whose output may share its buffer with an input that dies at the op: elementwise
-// ops whose kernels allow x == y (activation, op_tensor, batchnorm, softmax, instancenorm, lrn) and
-// reshape (a view).
+// ops whose kernels allow x == y and reshape (a view); the in_place column of schema/op_list.h.
 bool op_allows_in_place(OpType op);
 
 class Graph {

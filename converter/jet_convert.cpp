@@ -28,8 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
-#include "image_input.h"
+#include "cli_args.h"
 #include "ir.h"
 #include "jet/file_io.h"
 #include "jet/runtime.h"
@@ -80,17 +79,12 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-// A decimal integer in [min, max], the whole string.
-bool parse_int(const std::string& s, int64_t min, int64_t max, int64_t* out) {
-  if (s.empty() || s.size() > 19) return false;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < min || v > max) return false;
-  *out = v;
-  return true;
+// Dims in --input-shape's syntax ("1x3x224x224"), for the summary's input and output lines, so
+// that a printed shape can be given back on the command line (messages use jet::dims_text).
+std::string shape_argument_text(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
 }
 
 // NAME=1x3x224x224 (the name may itself contain '='; the last one separates).
@@ -103,7 +97,7 @@ bool parse_input_shape(const std::string& arg, std::string* name, std::vector<in
   while (true) {
     const size_t x = arg.find('x', start);
     int64_t d = 0;
-    if (!parse_int(arg.substr(start, x == std::string::npos ? std::string::npos : x - start), 1, int64_t(1) << 40, &d)) {
+    if (!jet::tools::parse_int64(arg.substr(start, x == std::string::npos ? std::string::npos : x - start), 1, int64_t(1) << 40, &d)) {
       return false;
     }
     dims->push_back(d);
@@ -127,12 +121,6 @@ std::string bytes_text(size_t n) {
     std::snprintf(buf, sizeof buf, "%zu bytes", n);
   }
   return buf;
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s;
 }
 
 std::string base_name(const std::string& path) {
@@ -299,7 +287,7 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
   if (candidates.size() != 1) {
     std::string inputs;
     for (const jet::ir::Tensor& x : g.tensors) {
-      if (x.kind == jet::ir::TensorKind::INPUT) inputs += (inputs.empty() ? "'" : ", '") + x.name + "' " + dims_text(x.dims);
+      if (x.kind == jet::ir::TensorKind::INPUT) inputs += (inputs.empty() ? "'" : ", '") + x.name + "' " + jet::dims_text(x.dims);
     }
     *error = spec.input.empty() ? "--preprocess: say which input is the image (input=NAME); the inputs are " + inputs
                                 : "--preprocess: the model has no input '" + spec.input + "'; its inputs are " + inputs;
@@ -307,7 +295,7 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
   }
   const jet::ir::Tensor& x = g.tensors[candidates[0]];
   if (x.dims.size() != 4) {
-    *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + "; an image input has rank 4";
+    *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) + "; an image input has rank 4";
     return false;
   }
   bool nhwc = false;
@@ -317,14 +305,14 @@ bool resolve_preprocess(const jet::ir::Graph& g, const PreprocessSpec& spec, jet
     } else if (x.dims[3] == 3) {
       nhwc = true;
     } else {
-      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) +
+      *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) +
                ": neither dim 1 (NCHW) nor dim 3 (NHWC) is 3 channels; images need 3";
       return false;
     }
   } else {
     nhwc = spec.layout == "nhwc";
     if (x.dims[nhwc ? 3 : 1] != 3) {
-      *error = "--preprocess: input '" + x.name + "' has dims " + dims_text(x.dims) + ": as " + spec.layout +
+      *error = "--preprocess: input '" + x.name + "' has dims " + jet::dims_text(x.dims) + ": as " + spec.layout +
                " that is " + std::to_string(x.dims[nhwc ? 3 : 1]) + " channels; images need 3";
       return false;
     }
@@ -410,7 +398,7 @@ static int tool_main(int argc, char** argv) {
       if (import_options.input_shapes.count(name)) return usage_error("--input-shape gives '" + name + "' twice");
       import_options.input_shapes[name] = dims;
     } else if (arg == "--workspace-limit") {
-      if (!has_value || !parse_int(argv[++i], 0, INT64_MAX, &workspace_limit)) {
+      if (!has_value || !jet::tools::parse_int64(argv[++i], 0, INT64_MAX, &workspace_limit)) {
         return usage_error("--workspace-limit takes a byte count");
       }
       has_workspace_limit = true;
@@ -536,7 +524,7 @@ static int tool_main(int argc, char** argv) {
       int64_t per_image = 1;
       for (size_t d = 1; d < t.dims.size(); ++d) per_image *= t.dims[d];
       matches = matches || per_image == static_cast<int64_t>(labels.size());
-      outputs += (outputs.empty() ? "'" : ", '") + t.name + "' " + dims_text(t.dims);
+      outputs += (outputs.empty() ? "'" : ", '") + t.name + "' " + jet::dims_text(t.dims);
     }
     pass_notes.push_back(std::to_string(labels.size()) + " labels from " + labels_path +
                          (matches ? "" : "; warning: no output has that many values per image (outputs " + outputs + ")"));
@@ -571,7 +559,7 @@ static int tool_main(int argc, char** argv) {
   for (const jet::ir::Tensor& t : g.tensors) {
     if (t.kind == jet::ir::TensorKind::INPUT || t.kind == jet::ir::TensorKind::OUTPUT) {
       std::printf("  %s        '%s' %s %s\n", t.kind == jet::ir::TensorKind::INPUT ? "input: " : "output:",
-                  jet::tools::printable(t.name).c_str(), jet::dtype_name(t.dtype), dims_text(t.dims).c_str());
+                  jet::tools::printable(t.name).c_str(), jet::dtype_name(t.dtype), shape_argument_text(t.dims).c_str());
     }
   }
   for (const std::string& w : report.warnings) std::fprintf(stderr, "jet-convert: warning: %s\n", jet::tools::printable(w).c_str());

@@ -43,60 +43,74 @@ enum class Layout {
   PACKED,         // needs packed row-major
 };
 
+// The layout column of schema/op_list.h.
+enum class LayoutTrait { STRIDED, STRIDED_X, PACKED, ANY, SPECIAL };
+#define JET_PASSES_OP_LAYOUT(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) LayoutTrait::layout,
+constexpr LayoutTrait kLayoutTrait[] = {JET_OPS(JET_PASSES_OP_LAYOUT)};
+#undef JET_PASSES_OP_LAYOUT
+#define JET_PASSES_OP_F32(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) f32_params,
+constexpr bool kF32Params[] = {JET_OPS(JET_PASSES_OP_F32)};
+#undef JET_PASSES_OP_F32
+static_assert(sizeof(kLayoutTrait) / sizeof(kLayoutTrait[0]) == static_cast<size_t>(ir::OpType::COUNT),
+              "one layout per op type");
+// SPECIAL ops are the ones reads() below names.
+static_assert(kLayoutTrait[static_cast<size_t>(ir::OpType::CONV)] == LayoutTrait::SPECIAL &&
+                  kLayoutTrait[static_cast<size_t>(ir::OpType::SOFTMAX)] == LayoutTrait::SPECIAL,
+              "passes.cpp reads() decides Conv and Softmax");
+constexpr int count_special() {
+  int n = 0;
+  for (LayoutTrait t : kLayoutTrait) n += t == LayoutTrait::SPECIAL ? 1 : 0;
+  return n;
+}
+static_assert(count_special() == 2, "a SPECIAL op in op_list.h needs its case in passes.cpp reads()");
+
+LayoutTrait layout_trait(ir::OpType op) {
+  return static_cast<size_t>(op) < static_cast<size_t>(ir::OpType::COUNT) ? kLayoutTrait[static_cast<size_t>(op)]
+                                                                          : LayoutTrait::STRIDED;
+}
+
 // What `n` needs of its input at position `pos`.
 Layout reads(const ir::Node& n, size_t pos) {
-  switch (n.op) {
-    case ir::OpType::TRANSFORM:
-      return Layout::ANY;
-    case ir::OpType::RESHAPE:
-    case ir::OpType::GEMM:
-      return Layout::PACKED;
-    case ir::OpType::SOFTMAX: {
-      // Axis 1 is the kernel's CHANNEL mode on the tensor itself; other axes are run on a packed
-      // 3D view (outer, axis, inner) of it.
-      const ir::SoftmaxAttrs* a = std::get_if<ir::SoftmaxAttrs>(&n.attrs);
-      return a && a->axis == 1 ? Layout::CHANNELS_LAST : Layout::PACKED;
-    }
-    case ir::OpType::CONV: {
-      // x and the residual z follow the activations; the filter (FilterDesc, KCRS) and the bias
-      // are packed.
-      const ir::ConvAttrs* a = std::get_if<ir::ConvAttrs>(&n.attrs);
-      if (pos == 0) return Layout::CHANNELS_LAST;
-      if (a && a->has_residual && pos + 1 == n.inputs.size()) return Layout::CHANNELS_LAST;
-      return Layout::PACKED;
-    }
-    case ir::OpType::BATCHNORM:
-    case ir::OpType::INSTANCENORM:
-    case ir::OpType::CONV_TRANSPOSE:  // the filter and the bias are packed
-      return pos == 0 ? Layout::CHANNELS_LAST : Layout::PACKED;
-    case ir::OpType::SLICE:
-      return Layout::ANY;  // the strided view is built on x's strides, whatever they are
-    default:
-      return Layout::CHANNELS_LAST;
+  switch (layout_trait(n.op)) {
+    case LayoutTrait::STRIDED: return Layout::CHANNELS_LAST;
+    case LayoutTrait::STRIDED_X: return pos == 0 ? Layout::CHANNELS_LAST : Layout::PACKED;
+    case LayoutTrait::PACKED: return Layout::PACKED;
+    case LayoutTrait::ANY: return Layout::ANY;
+    case LayoutTrait::SPECIAL: break;
   }
+  if (n.op == ir::OpType::SOFTMAX) {
+    // Axis 1 is the kernel's CHANNEL mode on the tensor itself; other axes are run on a packed
+    // 3D view (outer, axis, inner) of it.
+    const ir::SoftmaxAttrs* a = std::get_if<ir::SoftmaxAttrs>(&n.attrs);
+    return a && a->axis == 1 ? Layout::CHANNELS_LAST : Layout::PACKED;
+  }
+  // CONV: x and the residual z follow the activations; the filter (FilterDesc, KCRS) and the bias
+  // are packed.
+  const ir::ConvAttrs* a = std::get_if<ir::ConvAttrs>(&n.attrs);
+  if (pos == 0) return Layout::CHANNELS_LAST;
+  if (a && a->has_residual && pos + 1 == n.inputs.size()) return Layout::CHANNELS_LAST;
+  return Layout::PACKED;
 }
 
-// What `n` writes.
+// What `n` writes: channels-last unless its kernel needs packed, or it writes any strides (ANY:
+// packed when only packed readers read it). Softmax's y has x's layout (it may run in place).
 Layout writes(const ir::Node& n) {
-  switch (n.op) {
-    case ir::OpType::TRANSFORM:
-      return Layout::ANY;
-    case ir::OpType::RESHAPE:
-    case ir::OpType::GEMM:
-      return Layout::PACKED;
-    case ir::OpType::SOFTMAX:
-      return reads(n, 0);  // y has x's layout (it may run in place)
-    case ir::OpType::SLICE:
-      return Layout::ANY;  // writes any strides: packed when only packed readers read it
-    default:
-      return Layout::CHANNELS_LAST;
+  switch (layout_trait(n.op)) {
+    case LayoutTrait::STRIDED:
+    case LayoutTrait::STRIDED_X: return Layout::CHANNELS_LAST;
+    case LayoutTrait::PACKED: return Layout::PACKED;
+    case LayoutTrait::ANY: return Layout::ANY;
+    case LayoutTrait::SPECIAL: break;
   }
+  return n.op == ir::OpType::SOFTMAX ? reads(n, 0) : Layout::CHANNELS_LAST;
 }
 
-// Inputs that stay F32 whatever the precision: the per-channel parameters of BatchNorm and
-// InstanceNorm (their kernels read float pointers for f16 x too).
+// Inputs that stay F32 whatever the precision: the f32_params column of schema/op_list.h
+// (BatchNorm's and InstanceNorm's per-channel parameters: their kernels read float pointers for
+// f16 x too).
 bool is_f32_param(const ir::Node& n, size_t pos) {
-  return (n.op == ir::OpType::BATCHNORM || n.op == ir::OpType::INSTANCENORM) && pos > 0;
+  return pos > 0 && static_cast<size_t>(n.op) < static_cast<size_t>(ir::OpType::COUNT) &&
+         kF32Params[static_cast<size_t>(n.op)];
 }
 
 // Rank 4/5 non-constant tensors where channels-last differs from packed: the ones the pass decides.

@@ -33,9 +33,8 @@ namespace jet {
 Status convert_precision(ir::Graph* g, DType to, bool convert_io = false);
 
 // Channels-last strides (ir::Tensor::strides; dims stay N, C, spatial) for every rank-4/5
-// activation written by an op that accepts any strides (conv, pool, global pool, activation,
-// op_tensor, batchnorm, concat, softmax over axis 1, pad, resize, conv_transpose, instancenorm,
-// lrn, reduce); weights, biases and norm parameters stay packed. SLICE reads any strides (its view
+// activation written by an op that accepts any strides (the layout column of schema/op_list.h);
+// weights, biases and norm parameters stay packed. SLICE reads any strides (its view
 // is built on x's) and writes channels-last unless only packed readers read it. Tensors for which channels-last is the packed layout (C == 1 or all
 // spatial dims 1) keep empty strides. Packed stays required for graph inputs and outputs, for
 // RESHAPE (a view of the same bytes), GEMM and softmax over another axis: TRANSFORM nodes change

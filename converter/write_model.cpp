@@ -295,6 +295,8 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
     case ir::OpType::REDUCE:
       return {fb::OpParams::ReduceParams,
               fb::CreateReduceParams(b, static_cast<int32_t>(std::get<ir::ReduceAttrs>(n.attrs).op)).Union()};
+    case ir::OpType::COUNT:
+      break;
   }
   return {fb::OpParams::NONE, 0};  // unreachable: check_node rejected unknown ops
 }

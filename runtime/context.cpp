@@ -189,7 +189,7 @@ Status Engine::create_context(void* memory, size_t bytes, std::unique_ptr<Execut
   }
 #if defined(JET_HAVE_CUDA)
   if (impl_->handle.backend() == Backend::CUDA) {
-    JET_RT_TRY(rt::check_device_pointer(memory, impl_->options.device, "create_context: memory"));
+    JET_RETURN_IF_ERROR(rt::check_device_pointer(memory, impl_->options.device, "create_context: memory"));
   }
 #endif
   auto c = std::make_unique<ExecutionContext::Impl>();
@@ -248,7 +248,7 @@ Status ExecutionContext::bind_tensor(int index, void* data) {
   }
 #if defined(JET_HAVE_CUDA)
   if (data && c.is_cuda()) {
-    JET_RT_TRY(rt::check_device_pointer(data, c.handle.device(),
+    JET_RETURN_IF_ERROR(rt::check_device_pointer(data, c.handle.device(),
                                         "bind_tensor: the buffer for " + rt::tensor_label(*c.e, index)));
   }
 #endif
@@ -305,7 +305,7 @@ Status check_typed_access(const Engine::Impl& e, const char* what, Access access
 }  // namespace
 
 Status ExecutionContext::bind_tensor(int index, void* data, DType dtype) {
-  JET_RT_TRY(check_typed_access(*impl_->e, "bind_tensor", Access::BIND, index, dtype, 0));
+  JET_RETURN_IF_ERROR(check_typed_access(*impl_->e, "bind_tensor", Access::BIND, index, dtype, 0));
   return bind_tensor(index, data);
 }
 
@@ -317,7 +317,7 @@ Status ExecutionContext::bind_tensor(const std::string& name, void* data, DType 
 
 Status ExecutionContext::copy_input(int index, const void* host, size_t bytes, DType dtype, cudaStream_t stream) {
   const Impl& c = *impl_;
-  JET_RT_TRY(check_typed_access(*c.e, "copy_input", Access::COPY_IN, index, dtype, bytes));
+  JET_RETURN_IF_ERROR(check_typed_access(*c.e, "copy_input", Access::COPY_IN, index, dtype, bytes));
   if (host == nullptr && bytes > 0) return Status(StatusCode::BAD_PARAM, "copy_input: host is null");
   if (bytes == 0) return Status();
 #if defined(JET_HAVE_CUDA)
@@ -335,7 +335,7 @@ Status ExecutionContext::copy_input(int index, const void* host, size_t bytes, D
 
 Status ExecutionContext::copy_output(int index, void* host, size_t bytes, DType dtype, cudaStream_t stream) const {
   const Impl& c = *impl_;
-  JET_RT_TRY(check_typed_access(*c.e, "copy_output", Access::COPY_OUT, index, dtype, bytes));
+  JET_RETURN_IF_ERROR(check_typed_access(*c.e, "copy_output", Access::COPY_OUT, index, dtype, bytes));
   if (host == nullptr && bytes > 0) return Status(StatusCode::BAD_PARAM, "copy_output: host is null");
   if (bytes == 0) return Status();
 #if defined(JET_HAVE_CUDA)
@@ -384,7 +384,7 @@ Status ExecutionContext::run_observed(cudaStream_t stream, const OpObserver& obs
         if (err != cudaSuccess) return rt::cuda_error("run_observed: cudaStreamSynchronize", err);
       }
 #endif
-      JET_RT_TRY(observer(static_cast<int>(i)));
+      JET_RETURN_IF_ERROR(observer(static_cast<int>(i)));
     }
     return Status();
   };

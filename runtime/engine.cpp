@@ -208,7 +208,7 @@ Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder
   const size_t cap = std::min(align_up(std::max<size_t>(size_t(4) << 20, largest_reorder), format::kDeviceWeightAlignment),
                               total);
   void* ring_memory = nullptr;
-  JET_RT_TRY(rt::pinned_host_alloc(2 * cap, &ring_memory, "the weight upload's pinned staging"));
+  JET_RETURN_IF_ERROR(rt::pinned_host_alloc(2 * cap, &ring_memory, "the weight upload's pinned staging"));
   uint8_t* ring[2] = {static_cast<uint8_t*>(ring_memory), static_cast<uint8_t*>(ring_memory) + cap};
   cudaStream_t stream = nullptr;
   cudaEvent_t done[2] = {nullptr, nullptr};
@@ -254,7 +254,7 @@ Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder
 // The fallback: one pageable staging block of the device layout, one cudaMemcpy.
 Status upload_pageable(const WeightSource& w, size_t total, void* device, PhaseClock* phases) {
   void* staging = nullptr;
-  JET_RT_TRY(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
+  JET_RETURN_IF_ERROR(rt::host_alloc(total, &staging, "the weight upload staging buffer"));
   for (int t : w.order) {
     const rt::TensorRecord& r = w.tensors[static_cast<size_t>(t)];
     uint8_t* dst = static_cast<uint8_t*>(staging) + w.slot[static_cast<size_t>(r.buffer)];
@@ -310,7 +310,7 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases)
   if (total == 0) return Status();
   rt::DeviceGuard guard(impl->options.device);
   void* device = nullptr;
-  JET_RT_TRY(rt::device_alloc(total, &device, "the model's weights"));
+  JET_RETURN_IF_ERROR(rt::device_alloc(total, &device, "the model's weights"));
   phases->mark("weights: device allocation");
   // Where each buffer's bytes are in the file, and the KRSC reorder of a KCRS filter.
   auto src_of = [&](int t) {
@@ -358,7 +358,7 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases)
 // and alignment. Generous on purpose: it exists to refuse a plan whose workspace no convolution
 // of the model could use, however and wherever it was tuned.
 uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
-  const FilterDesc& w = op.conv.filter;
+  const FilterDesc& w = op.data.as<rt::ConvPrepared>().filter;
   const uint64_t k = static_cast<uint64_t>(std::max<int64_t>(w.k(), 1));
   const uint64_t x_elements = static_cast<uint64_t>(op.in_descs.empty() ? 0 : op.in_descs[0].elements());
   const uint64_t y_elements = static_cast<uint64_t>(op.out_desc.elements());
@@ -383,7 +383,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   if (options.backend == Backend::CPU) {
     impl->handle = Handle::cpu();
   } else if (options.backend == Backend::CUDA) {
-    JET_RT_TRY(Handle::cuda(options.device, nullptr, &impl->handle));
+    JET_RETURN_IF_ERROR(Handle::cuda(options.device, nullptr, &impl->handle));
   } else {
     return Status(StatusCode::BAD_PARAM, "LoadOptions::backend " +
                                              std::to_string(static_cast<int>(options.backend)) + " is unknown");
@@ -391,19 +391,19 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   phases.mark("backend handle");
   impl->file = std::move(file);
   const fb::Model* model = nullptr;
-  JET_RT_TRY(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
+  JET_RETURN_IF_ERROR(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
   phases.mark(options.verify_checksum ? "container and checksum" : "container");
-  JET_RT_TRY(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
-  JET_RT_TRY(choose_stored_choices(*model, impl.get()));
+  JET_RETURN_IF_ERROR(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
+  JET_RETURN_IF_ERROR(choose_stored_choices(*model, impl.get()));
   phases.mark("graph checks");
-  JET_RT_TRY(rt::prepare_ops(*model, impl.get()));
-  JET_RT_TRY(rt::check_arena_overlaps(*impl));
+  JET_RETURN_IF_ERROR(rt::prepare_ops(*model, impl.get()));
+  JET_RETURN_IF_ERROR(rt::check_arena_overlaps(*impl));
   phases.mark("prepare ops");
   // The weights before tuning: tuning times whole-network runs on the real weights.
-  JET_RT_TRY(place_weights(*model, impl.get(), &phases));
+  JET_RETURN_IF_ERROR(place_weights(*model, impl.get(), &phases));
   if (impl->handle.backend() == Backend::CPU) phases.mark("weights (in place)");
   if (options.tune) {
-    JET_RT_TRY(rt::tune_convolutions(impl.get()));
+    JET_RETURN_IF_ERROR(rt::tune_convolutions(impl.get()));
     phases.mark("tune");
   }
 
@@ -422,7 +422,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
       largest_op_workspace = op.workspace_bytes;
       largest_op = static_cast<int>(i);
     }
-    if (op.kind == rt::OpKind::CONV) workspace_bound = std::max(workspace_bound, conv_workspace_bound(op));
+    if (rt::is_op(op, fb::OpParams::ConvParams)) workspace_bound = std::max(workspace_bound, conv_workspace_bound(op));
   }
   // The plan's workspace (the largest that the converter's chosen algorithms need) is checked as
   // the arena is: no more than the model can use.
@@ -466,7 +466,7 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
                        std::to_string(impl->workspace_bytes) + " bytes (" + workspace_why + ")";
 
   fill_summary(*model, impl->file.size(), impl.get());
-  JET_RT_TRY(read_preprocessing(*model, impl.get()));
+  JET_RETURN_IF_ERROR(read_preprocessing(*model, impl.get()));
   impl->summary.workspace_bytes = largest_op_workspace;
   // On CUDA the weights now live on the device and nothing else points into the file: let the
   // mapping go (Jetson shares DRAM between CPU and GPU, so this is memory the GPU gets back).
@@ -497,7 +497,7 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   // Their messages name the path.
-  JET_RT_TRY(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
+  JET_RETURN_IF_ERROR(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
   const double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
@@ -520,7 +520,7 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
   }
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
-  JET_RT_TRY(rt::FileBytes::copy_of(data, size, &file));
+  JET_RETURN_IF_ERROR(rt::FileBytes::copy_of(data, size, &file));
   const double copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,36 +14,10 @@
 #include "jet/dnn.h"
 #include "jet/runtime.h"
 
-// Returns early from the enclosing function when `expr` yields an error Status.
-#define JET_RT_TRY(expr)                          \
-  do {                                            \
-    ::jet::Status jet_rt_try_ = (expr);           \
-    if (!jet_rt_try_.ok()) return jet_rt_try_;   \
-  } while (0)
-
 namespace jet {
 namespace rt {
 
-// Op types the runtime executes. Values follow the schema's OpParams union minus one (NONE).
-enum class OpKind {
-  CONV,
-  POOL,
-  ACTIVATION,
-  OP_TENSOR,
-  GEMM,
-  SOFTMAX,
-  CONCAT,
-  RESHAPE,
-  BATCHNORM,
-  TRANSFORM,
-  SLICE,
-  PAD,
-  RESIZE,
-  CONV_TRANSPOSE,
-  INSTANCENORM,
-  LRN,
-  REDUCE,
-};
+struct OpEntry;  // ops.h: an op type's row of the runtime's table
 
 // A tensor as validated: its descriptor, byte span and where it lives.
 struct TensorRecord {
@@ -58,56 +34,40 @@ struct TensorRecord {
   bool filter_krsc = false;  // CUDA: a KCRS conv filter the upload stores KRSC (place_weights)
 };
 
-// Per-op-type prepared parameters. Plain members; only the ones of the op's kind are used.
-struct ConvPrepared {
-  FilterDesc filter;        // KCRS as stored, or KRSC when the upload reorders it (filter_krsc)
-  bool filter_krsc = false;
-  ConvDesc conv;
-  ConvAlgo algo = ConvAlgo::DIRECT;  // the tactic is conv.tactic()
-  ConvPreference preference = ConvPreference::PREFER_FASTEST;  // the file's fallback policy
-  size_t workspace_limit = SIZE_MAX;  // what that policy allows
-  ActivationDesc act;
-  float alpha1 = 1.f, alpha2 = 1.f;
-  int bias_input = -1;      // position in the op's inputs, -1 for none
-  int residual_input = -1;
-  TensorDesc bias_view;     // 1, K, 1... over the bias constant
-};
+// An op's own prepared parameters: the struct its prepare function fills (runtime/ops.cpp defines
+// it next to the op's functions; ConvPrepared is in ops.h, tuning reads it), kept in place in the
+// PreparedOp: no allocation at load or run time, and PreparedOp does not change when an op is
+// added. The structs are trivially copyable (copied with the PreparedOp as bytes).
+class OpData {
+ public:
+  static constexpr size_t kBytes = 640;
 
-struct GemmPrepared {
-  GemmDesc gemm;
-  float alpha = 1.f;
-  int bias_input = -1;
-  TensorDesc bias_view;  // y's rank
-};
+  // Starts the op's struct (value-initialized) and returns it.
+  template <typename T>
+  T& emplace() {
+    static_assert(std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value,
+                  "an op's prepared data is copied as bytes");
+    static_assert(sizeof(T) <= kBytes && alignof(T) <= alignof(std::max_align_t),
+                  "an op's prepared data must fit OpData::kBytes");
+    return *new (bytes_) T();
+  }
+  // The struct emplace<T> started (the op type's own: only its prepare and execute read it).
+  template <typename T>
+  T& as() {
+    return *std::launder(reinterpret_cast<T*>(bytes_));
+  }
+  template <typename T>
+  const T& as() const {
+    return *std::launder(reinterpret_cast<const T*>(bytes_));
+  }
 
-struct SoftmaxPrepared {
-  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
-  SoftmaxMode mode = SoftmaxMode::CHANNEL;
-  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
-};
-
-struct SlicePrepared {
-  TensorDesc view;     // the strided view of x that is copied into y
-  size_t offset_bytes = 0;  // where the view starts in x
-};
-
-struct PadPrepared {
-  PadMode mode = PadMode::CONSTANT;
-  int64_t pad_begin[kMaxRank] = {};
-  int64_t pad_end[kMaxRank] = {};
-  float value = 0.f;
-};
-
-struct ConvTransposePrepared {
-  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
-  ConvDesc conv;
-  int bias_input = -1;
-  TensorDesc bias_view;  // 1, C_out, 1...
+ private:
+  alignas(std::max_align_t) unsigned char bytes_[kBytes] = {};
 };
 
 // One op ready to execute: the descriptors built once, the algorithm resolved for the backend.
 struct PreparedOp {
-  OpKind kind = OpKind::ACTIVATION;
+  const OpEntry* type = nullptr;    // the op type's row (ops.h), set by the loader
   std::vector<int> inputs;          // tensor indices
   int output = -1;                  // tensor index
   std::vector<TensorDesc> in_descs; // the inputs' descriptors (the kernel's views)
@@ -116,21 +76,7 @@ struct PreparedOp {
   // A stored (tuned) choice the backend refused, and why: the loader says so once (notes).
   std::string refused_choice;
 
-  ConvPrepared conv;
-  PoolDesc pool;
-  ActivationDesc act;
-  TensorOp tensor_op = TensorOp::ADD;
-  GemmPrepared gemm;
-  SoftmaxPrepared softmax;
-  int concat_axis = 0;
-  TensorDesc reshape_x_view, reshape_y_view;  // 1-D views of the same element count
-  double epsilon = 1e-5;  // batchnorm, instancenorm
-  SlicePrepared slice;
-  PadPrepared pad;
-  ResizeDesc resize;
-  ConvTransposePrepared conv_transpose;
-  LrnDesc lrn;
-  ReduceOp reduce_op = ReduceOp::SUM;
+  OpData data;  // the op type's prepared parameters
 };
 
 // How prepare_conv treats the stored algo/tactic (Model.tuned_on against this device).

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "loader.h"
+#include "op_list.h"
 
 namespace jet {
 namespace rt {
@@ -17,12 +18,7 @@ namespace {
 
 Status bad(const std::string& m) { return Status(StatusCode::BAD_PARAM, m); }
 
-std::string dims_text(const int64_t* d, int rank) {
-  std::string s = "[";
-  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-std::string dims_text(const TensorDesc& d) { return dims_text(d.dims(), d.rank()); }
+std::string dims_text(const TensorDesc& d) { return jet::dims_text(d.rank(), d.dims()); }
 
 const TensorRecord& input(const PrepareArgs& a, const PreparedOp& p, size_t k) {
   return a.tensors[p.inputs[k]];
@@ -57,7 +53,7 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
   for (int i = 0; same && i < rank; ++i) same = y.dim(i) == dims[i];
   if (same) return Status();
   return bad("output '" + a.infos[p.output].name + "' has dims " + dims_text(y) +
-             " but the op's inputs and parameters give " + dims_text(dims, rank));
+             " but the op's inputs and parameters give " + jet::dims_text(rank, dims));
 }
 
 // x (input 0) is N, C and 1 to 3 spatial dims.
@@ -72,7 +68,7 @@ Status expect_same_dtype(const PrepareArgs& a, const PreparedOp& p, const char* 
 
 // The output keeps x's dtype and dims (activations, softmax, normalizations).
 Status expect_output_like_x(const PrepareArgs& a, const PreparedOp& p, const char* dtype_why) {
-  JET_RT_TRY(expect_same_dtype(a, p, dtype_why));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, p, dtype_why));
   const TensorDesc& x = input(a, p, 0).desc;
   return expect_output_dims(a, p, x.dims(), x.rank());
 }
@@ -83,7 +79,7 @@ Status expect_channel_params(const PrepareArgs& a, const PreparedOp& p, size_t f
   for (size_t k = first; k < p.inputs.size(); ++k) {
     const TensorDesc& t = input(a, p, k).desc;
     const std::string& name = input_name(a, p, k);
-    JET_RT_TRY(expect_dtype(t, name, DType::F32, dtype_why));
+    JET_RETURN_IF_ERROR(expect_dtype(t, name, DType::F32, dtype_why));
     if (t.elements() != channels || !t.is_packed()) {
       return bad("parameter '" + name + "' has dims " + dims_text(t) + ", expected " + std::to_string(channels) +
                  " packed elements (one per channel)");
@@ -115,10 +111,10 @@ Status read_spatial(const flatbuffers::Vector<int64_t>* v, int sr, const char* w
 template <typename ConvLikeParams>
 Status read_conv_desc(const ConvLikeParams& cp, int sr, ConvDesc* out) {
   int64_t pad_begin[3], pad_end[3], strides[3], dilations[3];
-  JET_RT_TRY(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-  JET_RT_TRY(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
-  JET_RT_TRY(read_spatial(cp.strides(), sr, "strides", 1, strides));
-  JET_RT_TRY(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
+  JET_RETURN_IF_ERROR(read_spatial(cp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+  JET_RETURN_IF_ERROR(read_spatial(cp.pad_end(), sr, "pad_end", 0, pad_end));
+  JET_RETURN_IF_ERROR(read_spatial(cp.strides(), sr, "strides", 1, strides));
+  JET_RETURN_IF_ERROR(read_spatial(cp.dilations(), sr, "dilations", 1, dilations));
   *out = ConvDesc::make(sr, pad_begin, pad_end, strides, dilations, cp.groups());
   return out->validate();
 }
@@ -134,7 +130,7 @@ Status prepare_channel_bias(const PrepareArgs& a, const PreparedOp& p, size_t k,
     return bad("bias '" + bn + "' has dims " + dims_text(b) + ", expected " + std::to_string(channels) +
                " packed elements (one per output channel)");
   }
-  JET_RT_TRY(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(b, bn, y.dtype(), "the bias has the output's dtype"));
   int64_t bdims[5] = {1, channels, 1, 1, 1};
   *view = TensorDesc::packed(b.dtype(), y.rank(), bdims);
   return Status();
@@ -187,23 +183,23 @@ bool merge_dims(const TensorDesc& d, int from, int to, int64_t* dim, int64_t* st
 Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvParams& cp = *a.op.params_as_ConvParams();
   const size_t n = 2 + (cp.has_bias() ? 1 : 0) + (cp.has_residual() ? 1 : 0);
-  JET_RT_TRY(expect_inputs(*p, n, "x, w[, bias][, residual] as has_bias/has_residual say"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, n, "x, w[, bias][, residual] as has_bias/has_residual say"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (w.rank() != x.rank()) {
     return bad("filter '" + input_name(a, *p, 1) + "' has dims " + dims_text(w) + ", rank differs from x " +
                dims_text(x));
   }
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (K, C, spatial)");
-  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
-  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
-  ConvPrepared& c = p->conv;
-  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
-  JET_RT_TRY(read_activation(cp.activation(), &c.act));
-  JET_RT_TRY(expect_finite(cp.alpha1(), "alpha1"));
-  JET_RT_TRY(expect_finite(cp.alpha2(), "alpha2"));
+  JET_RETURN_IF_ERROR(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
+  ConvPrepared& c = p->data.emplace<ConvPrepared>();
+  JET_RETURN_IF_ERROR(read_conv_desc(cp, x.rank() - 2, &c.conv));
+  JET_RETURN_IF_ERROR(read_activation(cp.activation(), &c.act));
+  JET_RETURN_IF_ERROR(expect_finite(cp.alpha1(), "alpha1"));
+  JET_RETURN_IF_ERROR(expect_finite(cp.alpha2(), "alpha2"));
   c.alpha1 = cp.alpha1();
   c.alpha2 = cp.alpha2();
   // Groups against the channels by division, before any formula multiplies them.
@@ -223,15 +219,15 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   c.filter = FilterDesc::make(w.dtype(), krsc ? FilterLayout::KRSC : FilterLayout::KCRS, w.rank(),
                               w.dims());
   c.filter_krsc = krsc;
-  JET_RT_TRY(c.filter.validate("w"));
+  JET_RETURN_IF_ERROR(c.filter.validate("w"));
   int64_t out[kMaxRank] = {};
-  JET_RT_TRY(conv_output_dims(x, c.filter, c.conv, out));
-  JET_RT_TRY(expect_output_dims(a, *p, out, x.rank()));
+  JET_RETURN_IF_ERROR(conv_output_dims(x, c.filter, c.conv, out));
+  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, x.rank()));
   const int64_t k = out[1];
   size_t next = 2;
   if (cp.has_bias()) {
     c.bias_input = static_cast<int>(next++);
-    JET_RT_TRY(prepare_channel_bias(a, *p, static_cast<size_t>(c.bias_input), k, &c.bias_view));
+    JET_RETURN_IF_ERROR(prepare_channel_bias(a, *p, static_cast<size_t>(c.bias_input), k, &c.bias_view));
   }
   if (cp.has_residual()) {
     c.residual_input = static_cast<int>(next++);
@@ -240,7 +236,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     if (!z.same_dims(y)) {
       return bad("residual '" + zn + "' has dims " + dims_text(z) + ", expected the output's " + dims_text(y));
     }
-    JET_RT_TRY(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
+    JET_RETURN_IF_ERROR(expect_dtype(z, zn, y.dtype(), "the residual has the output's dtype"));
   }
 
   // The algorithm: the stored one (with its tactic when it was tuned on this device) when this
@@ -253,7 +249,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const int32_t stored_tactic = cp.tactic();
   if (stored_tactic < 0) return bad("tactic " + std::to_string(stored_tactic) + " must be >= 0 (0: the heuristic's)");
   const int fallback = static_cast<int>(cp.fallback());
-  if (fallback < 0 || fallback > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT)) {
+  if (!enum_in_range<ConvPreference>(fallback)) {
     return bad("unknown convolution algorithm preference " + std::to_string(fallback));
   }
   const ConvPreference pref = static_cast<ConvPreference>(fallback);
@@ -282,7 +278,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if (!chosen) {
     Status st = choose_conv_forward_algo(a.handle, x, c.filter, c.conv, y, pref, limit, &c.algo);
     if (!st.ok()) return Status(st.code(), "no convolution algorithm for this backend: " + st.message());
-    JET_RT_TRY(conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, c.algo, &ws));
+    JET_RETURN_IF_ERROR(conv_forward_workspace_size(a.handle, x, c.filter, c.conv, y, c.algo, &ws));
   }
   p->workspace_bytes = ws;
   info->algo = conv_algo_name(c.algo);
@@ -296,7 +292,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
 
 Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                     void* workspace, size_t workspace_bytes) {
-  const ConvPrepared& c = p.conv;
+  const ConvPrepared& c = p.data.as<ConvPrepared>();
   const void* bias = c.bias_input >= 0 ? in[c.bias_input] : nullptr;
   const void* z = c.residual_input >= 0 ? in[c.residual_input] : nullptr;
   const TensorDesc& z_desc = c.residual_input >= 0 ? p.in_descs[c.residual_input] : p.out_desc;
@@ -309,75 +305,78 @@ Status execute_conv(const Handle& h, const PreparedOp& p, const void* const* in,
 // Pool: pool_forward (windowed or global). inputs: x.
 
 Status prepare_pool(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  PoolDesc& pool = p->data.emplace<PoolDesc>();
   const fb::PoolParams& pp = *a.op.params_as_PoolParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_same_dtype(a, *p, "pooling keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "pooling keeps the dtype"));
   const int mode = pp.mode();
-  if (mode < 0 || mode > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD)) {
+  if (!enum_in_range<PoolMode>(mode)) {
     return bad("unknown pooling mode " + std::to_string(mode));
   }
   const int sr = x.rank() - 2;
   if (pp.global()) {
-    p->pool = PoolDesc::global(static_cast<PoolMode>(mode), sr);
+    pool = PoolDesc::global(static_cast<PoolMode>(mode), sr);
   } else {
     if (!pp.window() || pp.window()->size() != static_cast<flatbuffers::uoffset_t>(sr)) {
       return bad("window has " + std::to_string(pp.window() ? pp.window()->size() : 0) +
                  " entries, expected " + std::to_string(sr) + " (one per spatial dim)");
     }
     int64_t window[3], pad_begin[3], pad_end[3], strides[3];
-    JET_RT_TRY(read_spatial(pp.window(), sr, "window", 1, window));
-    JET_RT_TRY(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
-    JET_RT_TRY(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
-    JET_RT_TRY(read_spatial(pp.strides(), sr, "strides", 1, strides));
-    p->pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
+    JET_RETURN_IF_ERROR(read_spatial(pp.window(), sr, "window", 1, window));
+    JET_RETURN_IF_ERROR(read_spatial(pp.pad_begin(), sr, "pad_begin", 0, pad_begin));
+    JET_RETURN_IF_ERROR(read_spatial(pp.pad_end(), sr, "pad_end", 0, pad_end));
+    JET_RETURN_IF_ERROR(read_spatial(pp.strides(), sr, "strides", 1, strides));
+    pool = PoolDesc::make(static_cast<PoolMode>(mode), sr, window, pad_begin, pad_end, strides,
                              nullptr, pp.ceil_mode());
   }
-  JET_RT_TRY(p->pool.validate());
+  JET_RETURN_IF_ERROR(pool.validate());
   int64_t out[kMaxRank] = {};
-  JET_RT_TRY(pool_output_dims(x, p->pool, out));
+  JET_RETURN_IF_ERROR(pool_output_dims(x, pool, out));
   // One operation per window element read: what bounds the cost (a large window over a large
   // input is slow however small the output).
   double window_elements = 1;
-  for (int d = 0; d < sr; ++d) window_elements *= static_cast<double>(pp.global() ? x.dims()[2 + d] : p->pool.window(d));
+  for (int d = 0; d < sr; ++d) window_elements *= static_cast<double>(pp.global() ? x.dims()[2 + d] : pool.window(d));
   info->flops = static_cast<double>(product(out, 0, x.rank())) * window_elements;
   return expect_output_dims(a, *p, out, x.rank());
 }
 
 Status execute_pool(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                     size_t) {
-  return pool_forward(h, p.pool, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return pool_forward(h, p.data.as<PoolDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Activation: activation_forward. inputs: x. In place allowed.
 
 Status prepare_activation(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<ActivationDesc>();
   const fb::ActivationParams& ap = *a.op.params_as_ActivationParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(read_activation(ap.activation(), &p->act));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(read_activation(ap.activation(), &p->data.as<ActivationDesc>()));
   return expect_output_like_x(a, *p, "activations keep the dtype");
 }
 
 Status execute_activation(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                           void*, size_t) {
-  return activation_forward(h, p.act, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return activation_forward(h, p.data.as<ActivationDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // OpTensor: op_tensor (add, mul, ...). inputs: a, b, broadcast to the output. In place allowed.
 
 Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<TensorOp>();
   const fb::OpTensorParams& op = *a.op.params_as_OpTensorParams();
-  JET_RT_TRY(expect_inputs(*p, 2, "a, b"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "a, b"));
   const int top = op.op();
-  if (top < 0 || top > static_cast<int>(TensorOp::MAX)) return bad("unknown tensor op " + std::to_string(top));
-  p->tensor_op = static_cast<TensorOp>(top);
+  if (!enum_in_range<TensorOp>(top)) return bad("unknown tensor op " + std::to_string(top));
+  p->data.as<TensorOp>() = static_cast<TensorOp>(top);
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
-  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
-  JET_RT_TRY(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
   if (ta.rank() != tb.rank()) {
     return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " differ in rank");
   }
@@ -395,16 +394,23 @@ Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_op_tensor(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                          void*, size_t) {
-  return op_tensor(h, p.tensor_op, 1.f, p.in_descs[0], in[0], 1.f, p.in_descs[1], in[1], 0.f,
+  return op_tensor(h, p.data.as<TensorOp>(), 1.f, p.in_descs[0], in[0], 1.f, p.in_descs[1], in[1], 0.f,
                    p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Gemm: gemm_forward. inputs: a, b[, bias]. y = alpha * op(a) @ op(b) + beta * bias.
 
+struct GemmPrepared {
+  GemmDesc gemm;
+  float alpha = 1.f;
+  int bias_input = -1;
+  TensorDesc bias_view;  // y's rank
+};
+
 Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::GemmParams& gp = *a.op.params_as_GemmParams();
-  JET_RT_TRY(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
   const TensorDesc& ta = input(a, *p, 0).desc;
   const TensorDesc& tb = input(a, *p, 1).desc;
   const TensorDesc& ty = output(a, *p).desc;
@@ -412,11 +418,11 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   if ((rank != 2 && rank != 3) || tb.rank() != rank) {
     return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " must both have rank 2 or both rank 3");
   }
-  JET_RT_TRY(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
-  JET_RT_TRY(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
-  JET_RT_TRY(expect_finite(gp.alpha(), "alpha"));
-  JET_RT_TRY(expect_finite(gp.beta(), "beta"));
-  GemmPrepared& g = p->gemm;
+  JET_RETURN_IF_ERROR(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(ty, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  JET_RETURN_IF_ERROR(expect_finite(gp.alpha(), "alpha"));
+  JET_RETURN_IF_ERROR(expect_finite(gp.beta(), "beta"));
+  GemmPrepared& g = p->data.emplace<GemmPrepared>();
   g.gemm.trans_a = gp.trans_a();
   g.gemm.trans_b = gp.trans_b();
   g.alpha = gp.alpha();
@@ -438,7 +444,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   }
   out[k++] = m;
   out[k++] = nn;
-  JET_RT_TRY(expect_output_dims(a, *p, out, rank));
+  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, rank));
   if (gp.has_bias()) {
     // The kernel computes alpha * (a @ b + bias): a bias scaled by beta needs beta == alpha (the
     // converter folds other scales into the bias).
@@ -450,11 +456,11 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
     g.bias_input = 2;
     const TensorDesc& tc = input(a, *p, 2).desc;
     const std::string& cn = input_name(a, *p, 2);
-    JET_RT_TRY(expect_dtype(tc, cn, ta.dtype(), "the bias has a's dtype"));
+    JET_RETURN_IF_ERROR(expect_dtype(tc, cn, ta.dtype(), "the bias has a's dtype"));
     if (tc.rank() == rank) {
       for (int i = 0; i < rank; ++i) {
         if (tc.dim(i) != 1 && tc.dim(i) != out[i]) {
-          return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+          return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + jet::dims_text(rank, out));
         }
       }
       g.bias_view = tc;
@@ -464,7 +470,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
       bdims[rank - 1] = nn;
       g.bias_view = TensorDesc::strided(tc.dtype(), rank, bdims, bstrides + (3 - rank));
     } else {
-      return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + dims_text(out, rank));
+      return bad("bias '" + cn + "' " + dims_text(tc) + " does not broadcast to " + jet::dims_text(rank, out));
     }
   }
   info->flops = 2.0 * static_cast<double>(product(out, 0, rank)) * static_cast<double>(ka);
@@ -473,7 +479,7 @@ Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
 
 Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                     size_t) {
-  const GemmPrepared& g = p.gemm;
+  const GemmPrepared& g = p.data.as<GemmPrepared>();
   const void* bias = g.bias_input >= 0 ? in[g.bias_input] : nullptr;
   return gemm_forward(h, g.gemm, g.alpha, p.in_descs[0], in[0], p.in_descs[1], in[1], g.bias_view,
                       bias, 0.f, p.out_desc, out);
@@ -482,19 +488,25 @@ Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in,
 // ---------------------------------------------------------------------------------------------
 // Softmax: softmax_forward in CHANNEL mode over a (outer, axis, inner) view. In place allowed.
 
+struct SoftmaxPrepared {
+  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
+  SoftmaxMode mode = SoftmaxMode::CHANNEL;
+  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
+};
+
 Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const int algo = sp.algo();
-  if (algo < 0 || algo > static_cast<int>(SoftmaxAlgo::LOG)) return bad("unknown softmax algorithm " + std::to_string(algo));
+  if (!enum_in_range<SoftmaxAlgo>(algo)) return bad("unknown softmax algorithm " + std::to_string(algo));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_output_like_x(a, *p, "softmax keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "softmax keeps the dtype"));
   const int axis = sp.axis();
   if (axis < 0 || axis >= x.rank()) {
     return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
   }
-  SoftmaxPrepared& s = p->softmax;
+  SoftmaxPrepared& s = p->data.emplace<SoftmaxPrepared>();
   s.algo = static_cast<SoftmaxAlgo>(algo);
   s.mode = SoftmaxMode::CHANNEL;
   if (axis == 1 && x.rank() >= 3 && x.rank() <= 5) {
@@ -512,21 +524,21 @@ Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     if (!ok) {
       return Status(StatusCode::NOT_SUPPORTED,
                     std::string("softmax over axis ") + std::to_string(axis) + " of a tensor with strides " +
-                        dims_text(src[k]->strides(), src[k]->rank()) +
+                        jet::dims_text(src[k]->rank(), src[k]->strides()) +
                         " (the dims around the axis must nest contiguously)");
     }
     dims[1] = src[k]->dim(axis);
     strides[1] = src[k]->stride(axis);
     if (dims[0] == 1) strides[0] = strides[1] * dims[1];  // any valid stride for a size-1 dim
     *dst[k] = TensorDesc::strided(src[k]->dtype(), 3, dims, strides);
-    JET_RT_TRY(dst[k]->validate(k == 0 ? "softmax x view" : "softmax y view"));
+    JET_RETURN_IF_ERROR(dst[k]->validate(k == 0 ? "softmax x view" : "softmax y view"));
   }
   return Status();
 }
 
 Status execute_softmax(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                        void*, size_t) {
-  const SoftmaxPrepared& s = p.softmax;
+  const SoftmaxPrepared& s = p.data.as<SoftmaxPrepared>();
   return softmax_forward(h, s.algo, s.mode, 1.f, s.x_view, in[0], 0.f, s.y_view, out);
 }
 
@@ -534,6 +546,7 @@ Status execute_softmax(const Handle& h, const PreparedOp& p, const void* const* 
 // Concat: concat_forward. inputs: x0, x1, ... (any dtypes; each is converted into y's).
 
 Status prepare_concat(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<int>();
   const fb::ConcatParams& cp = *a.op.params_as_ConcatParams();
   if (p->inputs.empty()) return bad("has no inputs");
   const TensorDesc& y = output(a, *p).desc;
@@ -558,51 +571,57 @@ Status prepare_concat(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     return bad("the inputs' extents along axis " + std::to_string(axis) + " sum to " + std::to_string(sum) +
                ", but the output has " + std::to_string(y.dim(axis)));
   }
-  p->concat_axis = axis;
+  p->data.as<int>() = axis;
   return Status();
 }
 
 Status execute_concat(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                       void*, size_t) {
-  return concat_forward(h, p.concat_axis, static_cast<int>(p.in_descs.size()), p.in_descs.data(),
+  return concat_forward(h, p.data.as<int>(), static_cast<int>(p.in_descs.size()), p.in_descs.data(),
                         in, 1.f, 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reshape: same bytes, new dims; a copy unless the output took over the input's region.
 
+struct ReshapePrepared {
+  TensorDesc x_view, y_view;  // 1-D views of the same element count
+};
+
 Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_dtype(y, a.infos[p->output].name, x.dtype(), "reshape keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(y, a.infos[p->output].name, x.dtype(), "reshape keeps the dtype"));
   if (!x.is_packed() || !y.is_packed()) return bad("reshape input and output must be packed");
   if (x.elements() != y.elements()) {
     return bad("cannot reshape " + dims_text(x) + " (" + std::to_string(x.elements()) + " elements) to " +
                dims_text(y) + " (" + std::to_string(y.elements()) + ")");
   }
   const int64_t n = x.elements();
-  p->reshape_x_view = TensorDesc::packed(x.dtype(), 1, &n);
-  p->reshape_y_view = TensorDesc::packed(y.dtype(), 1, &n);
+  ReshapePrepared& r = p->data.emplace<ReshapePrepared>();
+  r.x_view = TensorDesc::packed(x.dtype(), 1, &n);
+  r.y_view = TensorDesc::packed(y.dtype(), 1, &n);
   return Status();
 }
 
 Status execute_reshape(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                        void*, size_t) {
   if (in[0] == out) return Status();  // in place: the bytes are already there
-  return transform_tensor(h, 1.f, p.reshape_x_view, in[0], 0.f, p.reshape_y_view, out);
+  return transform_tensor(h, 1.f, p.data.as<ReshapePrepared>().x_view, in[0], 0.f, p.data.as<ReshapePrepared>().y_view, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // BatchNorm: batchnorm_forward_inference. inputs: x, scale, bias, mean, var (C floats each).
 
 Status prepare_batchnorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<double>();
   const fb::BatchNormParams& bp = *a.op.params_as_BatchNormParams();
-  JET_RT_TRY(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
-  JET_RT_TRY(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
-  return read_epsilon(bp.epsilon(), &p->epsilon);
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 5, "x, scale, bias, mean, var"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "batchnorm keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_channel_params(a, *p, 1, "batchnorm parameters are f32"));
+  return read_epsilon(bp.epsilon(), &p->data.as<double>());
 }
 
 Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
@@ -610,14 +629,14 @@ Status execute_batchnorm(const Handle& h, const PreparedOp& p, const void* const
   return batchnorm_forward_inference(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
                                      static_cast<const float*>(in[1]), static_cast<const float*>(in[2]),
                                      static_cast<const float*>(in[3]), static_cast<const float*>(in[4]),
-                                     p.epsilon);
+                                     p.data.as<double>());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Transform: transform_tensor (dtype and layout conversion, the output tensor says to what).
 
 Status prepare_transform(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
   return expect_output_dims(a, *p, x.dims(), x.rank());
 }
@@ -642,18 +661,24 @@ Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what
 // ---------------------------------------------------------------------------------------------
 // Slice: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
 
+struct SlicePrepared {
+  TensorDesc view;     // the strided view of x that is copied into y
+  size_t offset_bytes = 0;  // where the view starts in x
+};
+
 Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  SlicePrepared& sl = p->data.emplace<SlicePrepared>();
   const fb::SliceParams& sp = *a.op.params_as_SliceParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "slice keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "slice keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
   const int rank = x.rank();
   if (y.rank() != rank) return bad("output " + dims_text(y) + " must have x's rank " + std::to_string(rank));
   int64_t starts[kMaxRank], steps[kMaxRank], perm[kMaxRank];
-  JET_RT_TRY(read_exact(sp.starts(), rank, "starts", starts));
-  JET_RT_TRY(read_exact(sp.steps(), rank, "steps", steps));
-  JET_RT_TRY(read_exact(sp.perm(), rank, "perm", perm));
+  JET_RETURN_IF_ERROR(read_exact(sp.starts(), rank, "starts", starts));
+  JET_RETURN_IF_ERROR(read_exact(sp.steps(), rank, "steps", steps));
+  JET_RETURN_IF_ERROR(read_exact(sp.perm(), rank, "perm", perm));
   bool seen[kMaxRank] = {};
   for (int d = 0; d < rank; ++d) {
     if (perm[d] < 0 || perm[d] >= rank || seen[perm[d]]) return bad("perm is not a permutation of x's dims");
@@ -675,33 +700,40 @@ Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     strides[d] = n == 1 ? x.stride(k) : x.stride(k) * s;  // < x's span: fits
     offset += b * x.stride(k);
   }
-  p->slice.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
-  JET_RT_TRY(p->slice.view.validate("slice view of x"));
-  p->slice.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
+  sl.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
+  JET_RETURN_IF_ERROR(sl.view.validate("slice view of x"));
+  sl.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
   return Status();
 }
 
 Status execute_slice(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                      size_t) {
-  const void* base = static_cast<const uint8_t*>(in[0]) + p.slice.offset_bytes;
-  return transform_tensor(h, 1.f, p.slice.view, base, 0.f, p.out_desc, out);
+  const void* base = static_cast<const uint8_t*>(in[0]) + p.data.as<SlicePrepared>().offset_bytes;
+  return transform_tensor(h, 1.f, p.data.as<SlicePrepared>().view, base, 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Pad: pad_forward (constant, reflect, edge; negative pads crop). inputs: x.
 
+struct PadPrepared {
+  PadMode mode = PadMode::CONSTANT;
+  int64_t pad_begin[kMaxRank] = {};
+  int64_t pad_end[kMaxRank] = {};
+  float value = 0.f;
+};
+
 Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::PadParams& pp = *a.op.params_as_PadParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "pad keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "pad keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
-  PadPrepared& pd = p->pad;
+  PadPrepared& pd = p->data.emplace<PadPrepared>();
   const int mode = pp.mode();
-  if (mode < 0 || mode > static_cast<int>(PadMode::EDGE)) return bad("unknown pad mode " + std::to_string(mode));
+  if (!enum_in_range<PadMode>(mode)) return bad("unknown pad mode " + std::to_string(mode));
   pd.mode = static_cast<PadMode>(mode);
   pd.value = pp.value();
-  JET_RT_TRY(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
-  JET_RT_TRY(read_exact(pp.pad_end(), x.rank(), "pad_end", pd.pad_end));
+  JET_RETURN_IF_ERROR(read_exact(pp.pad_begin(), x.rank(), "pad_begin", pd.pad_begin));
+  JET_RETURN_IF_ERROR(read_exact(pp.pad_end(), x.rank(), "pad_end", pd.pad_end));
   const int64_t limit = int64_t(1) << 40;  // far above any real pad; the sums below cannot overflow
   int64_t out[kMaxRank];
   for (int d = 0; d < x.rank(); ++d) {
@@ -717,7 +749,7 @@ Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                    size_t) {
-  const PadPrepared& pd = p.pad;
+  const PadPrepared& pd = p.data.as<PadPrepared>();
   return pad_forward(h, pd.mode, pd.pad_begin, pd.pad_end, pd.value, 1.f, p.in_descs[0], in[0], 0.f,
                      p.out_desc, out);
 }
@@ -726,21 +758,21 @@ Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, 
 // Resize: resize_forward of the spatial dims (nearest, linear). inputs: x.
 
 Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  ResizeDesc& r = p->data.emplace<ResizeDesc>();
   const fb::ResizeParams& rp = *a.op.params_as_ResizeParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "resize keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "resize keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (y.rank() != x.rank() || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1)) {
     return bad("output " + dims_text(y) + " must keep x's rank, N and C (x is " + dims_text(x) + ")");
   }
-  if (rp.mode() < 0 || rp.mode() > static_cast<int>(ResizeMode::LINEAR)) return bad("unknown resize mode");
-  if (rp.coord() < 0 || rp.coord() > static_cast<int>(ResizeCoord::TF_HALF_PIXEL_FOR_NN)) {
+  if (!enum_in_range<ResizeMode>(rp.mode())) return bad("unknown resize mode");
+  if (!enum_in_range<ResizeCoord>(rp.coord())) {
     return bad("unknown coordinate transformation mode");
   }
-  if (rp.nearest() < 0 || rp.nearest() > static_cast<int>(ResizeNearest::CEIL)) return bad("unknown nearest mode");
-  ResizeDesc& r = p->resize;
+  if (!enum_in_range<ResizeNearest>(rp.nearest())) return bad("unknown nearest mode");
   r.mode = static_cast<ResizeMode>(rp.mode());
   r.coord = static_cast<ResizeCoord>(rp.coord());
   r.nearest = static_cast<ResizeNearest>(rp.nearest());
@@ -761,27 +793,34 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_resize(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                       size_t) {
-  return resize_forward(h, p.resize, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return resize_forward(h, p.data.as<ResizeDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // ConvTranspose: conv_backward_data, then the bias by add_tensor. inputs: x, w[, bias].
 
+struct ConvTransposePrepared {
+  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
+  ConvDesc conv;
+  int bias_input = -1;
+  TensorDesc bias_view;  // 1, C_out, 1...
+};
+
 Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();
-  JET_RT_TRY(expect_inputs(*p, cp.has_bias() ? 3 : 2, "x, w[, bias] as has_bias says"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, cp.has_bias() ? 3 : 2, "x, w[, bias] as has_bias says"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& w = input(a, *p, 1).desc;
   const TensorDesc& y = output(a, *p).desc;
-  JET_RT_TRY(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
   if (w.rank() != x.rank() || y.rank() != x.rank()) {
     return bad("x " + dims_text(x) + ", filter " + dims_text(w) + " and output " + dims_text(y) + " differ in rank");
   }
   if (!w.is_packed()) return bad("filter '" + input_name(a, *p, 1) + "' must be packed (C_in, C_out/groups, spatial)");
-  JET_RT_TRY(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "the output has x's dtype"));
-  ConvTransposePrepared& c = p->conv_transpose;
-  JET_RT_TRY(read_conv_desc(cp, x.rank() - 2, &c.conv));
+  JET_RETURN_IF_ERROR(expect_dtype(w, input_name(a, *p, 1), x.dtype(), "the filter has x's dtype"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "the output has x's dtype"));
+  ConvTransposePrepared& c = p->data.emplace<ConvTransposePrepared>();
+  JET_RETURN_IF_ERROR(read_conv_desc(cp, x.rank() - 2, &c.conv));
   const int64_t groups = c.conv.groups();
   // By division before any formula multiplies: x's C is the filter's K, the output's C is
   // groups x the filter's C.
@@ -791,18 +830,18 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
                " and output " + dims_text(y));
   }
   c.filter = FilterDesc::make(w.dtype(), FilterLayout::KCRS, w.rank(), w.dims());
-  JET_RT_TRY(c.filter.validate("w"));
+  JET_RETURN_IF_ERROR(c.filter.validate("w"));
   int64_t back[kMaxRank] = {};
-  JET_RT_TRY(conv_output_dims(y, c.filter, c.conv, back));
+  JET_RETURN_IF_ERROR(conv_output_dims(y, c.filter, c.conv, back));
   bool same = true;
   for (int i = 0; i < x.rank(); ++i) same = same && back[i] == x.dim(i);
   if (!same) {
-    return bad("output " + dims_text(y) + " convolves back to " + dims_text(back, x.rank()) + ", not x's " +
+    return bad("output " + dims_text(y) + " convolves back to " + jet::dims_text(x.rank(), back) + ", not x's " +
                dims_text(x));
   }
   if (cp.has_bias()) {
     c.bias_input = 2;
-    JET_RT_TRY(prepare_channel_bias(a, *p, 2, y.dim(1), &c.bias_view));
+    JET_RETURN_IF_ERROR(prepare_channel_bias(a, *p, 2, y.dim(1), &c.bias_view));
   }
   // Multiply-adds: every input element meets every tap of its group's filters.
   info->flops = 2.0 * static_cast<double>(x.elements()) * static_cast<double>(product(w.dims(), 1, w.rank()));
@@ -811,7 +850,7 @@ Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info)
 
 Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                               void*, size_t) {
-  const ConvTransposePrepared& c = p.conv_transpose;
+  const ConvTransposePrepared& c = p.data.as<ConvTransposePrepared>();
   Status st = conv_backward_data(h, 1.f, c.filter, in[1], p.in_descs[0], in[0], c.conv, 0.f, p.out_desc, out);
   if (!st.ok() || c.bias_input < 0) return st;
   return add_tensor(h, 1.f, c.bias_view, in[c.bias_input], 1.f, p.out_desc, out);
@@ -821,54 +860,57 @@ Status execute_conv_transpose(const Handle& h, const PreparedOp& p, const void* 
 // InstanceNorm: instancenorm_forward. inputs: x, scale, bias (C f32 values each). In place allowed.
 
 Status prepare_instancenorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<double>();
   const fb::InstanceNormParams& ip = *a.op.params_as_InstanceNormParams();
-  JET_RT_TRY(expect_inputs(*p, 3, "x, scale, bias"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
-  JET_RT_TRY(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
-  return read_epsilon(ip.epsilon(), &p->epsilon);
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 3, "x, scale, bias"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "instancenorm keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_channel_params(a, *p, 1, "instancenorm parameters are f32"));
+  return read_epsilon(ip.epsilon(), &p->data.as<double>());
 }
 
 Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out,
                             void*, size_t) {
   return instancenorm_forward(h, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out,
-                              static_cast<const float*>(in[1]), static_cast<const float*>(in[2]), p.epsilon);
+                              static_cast<const float*>(in[1]), static_cast<const float*>(in[2]), p.data.as<double>());
 }
 
 // ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
 
 Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  LrnDesc& lrn = p->data.emplace<LrnDesc>();
   const fb::LrnParams& lp = *a.op.params_as_LrnParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_spatial_x(a, *p));
-  JET_RT_TRY(expect_output_like_x(a, *p, "LRN keeps the dtype"));
-  p->lrn.n = lp.size();
-  p->lrn.alpha = lp.alpha();
-  p->lrn.beta = lp.beta();
-  p->lrn.k = lp.k();
-  if (!std::isfinite(p->lrn.alpha) || !std::isfinite(p->lrn.beta) || !std::isfinite(p->lrn.k)) {
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "LRN keeps the dtype"));
+  lrn.n = lp.size();
+  lrn.alpha = lp.alpha();
+  lrn.beta = lp.beta();
+  lrn.k = lp.k();
+  if (!std::isfinite(lrn.alpha) || !std::isfinite(lrn.beta) || !std::isfinite(lrn.k)) {
     return bad("LRN alpha, beta and k must be finite");
   }
-  return p->lrn.validate();
+  return lrn.validate();
 }
 
 Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                    size_t) {
-  return lrn_cross_channel_forward(h, p.lrn, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return lrn_cross_channel_forward(h, p.data.as<LrnDesc>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reduce: reduce_forward over the dims where the output is 1 and x is not. inputs: x.
 
 Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<ReduceOp>();
   const fb::ReduceParams& rp = *a.op.params_as_ReduceParams();
-  JET_RT_TRY(expect_inputs(*p, 1, "x"));
-  JET_RT_TRY(expect_same_dtype(a, *p, "reduce keeps the dtype"));
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "reduce keeps the dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& y = output(a, *p).desc;
-  if (rp.op() < 0 || rp.op() > static_cast<int>(ReduceOp::MIN)) return bad("unknown reduce op " + std::to_string(rp.op()));
-  p->reduce_op = static_cast<ReduceOp>(rp.op());
+  if (!enum_in_range<ReduceOp>(rp.op())) return bad("unknown reduce op " + std::to_string(rp.op()));
+  p->data.as<ReduceOp>() = static_cast<ReduceOp>(rp.op());
   bool ok = y.rank() == x.rank();
   for (int d = 0; ok && d < x.rank(); ++d) ok = y.dim(d) == x.dim(d) || y.dim(d) == 1;
   if (!ok) return bad("output " + dims_text(y) + " must be x's " + dims_text(x) + " with reduced dims set to 1");
@@ -877,56 +919,59 @@ Status prepare_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
 
 Status execute_reduce(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                       size_t) {
-  return reduce_forward(h, p.reduce_op, 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
+  return reduce_forward(h, p.data.as<ReduceOp>(), 1.f, p.in_descs[0], in[0], 0.f, p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
-// The table. Order follows OpKind; allows_in_place matches the converter (ir::op_allows_in_place).
+// The table: one row per schema union member (row i is OpParams i + 1), generated from
+// schema/op_list.h. IR ops that share a member (POOL and GLOBAL_POOL) must agree on its row.
 
-const OpType kOpTypes[] = {
-    {OpKind::CONV, fb::OpParams::ConvParams, "Conv", false, prepare_conv, execute_conv},
-    {OpKind::POOL, fb::OpParams::PoolParams, "Pool", false, prepare_pool, execute_pool},
-    {OpKind::ACTIVATION, fb::OpParams::ActivationParams, "Activation", true, prepare_activation,
-     execute_activation},
-    {OpKind::OP_TENSOR, fb::OpParams::OpTensorParams, "OpTensor", true, prepare_op_tensor,
-     execute_op_tensor},
-    {OpKind::GEMM, fb::OpParams::GemmParams, "Gemm", false, prepare_gemm, execute_gemm},
-    {OpKind::SOFTMAX, fb::OpParams::SoftmaxParams, "Softmax", true, prepare_softmax, execute_softmax},
-    {OpKind::CONCAT, fb::OpParams::ConcatParams, "Concat", false, prepare_concat, execute_concat},
-    {OpKind::RESHAPE, fb::OpParams::ReshapeParams, "Reshape", true, prepare_reshape, execute_reshape},
-    {OpKind::BATCHNORM, fb::OpParams::BatchNormParams, "BatchNorm", true, prepare_batchnorm,
-     execute_batchnorm},
-    {OpKind::TRANSFORM, fb::OpParams::TransformParams, "Transform", false, prepare_transform,
-     execute_transform},
-    {OpKind::SLICE, fb::OpParams::SliceParams, "Slice", false, prepare_slice, execute_slice},
-    {OpKind::PAD, fb::OpParams::PadParams, "Pad", false, prepare_pad, execute_pad},
-    {OpKind::RESIZE, fb::OpParams::ResizeParams, "Resize", false, prepare_resize, execute_resize},
-    {OpKind::CONV_TRANSPOSE, fb::OpParams::ConvTransposeParams, "ConvTranspose", false,
-     prepare_conv_transpose, execute_conv_transpose},
-    {OpKind::INSTANCENORM, fb::OpParams::InstanceNormParams, "InstanceNorm", true,
-     prepare_instancenorm, execute_instancenorm},
-    {OpKind::LRN, fb::OpParams::LrnParams, "LRN", true, prepare_lrn, execute_lrn},
-    {OpKind::REDUCE, fb::OpParams::ReduceParams, "Reduce", false, prepare_reduce, execute_reduce},
+constexpr size_t kNumOpParams = static_cast<size_t>(fb::OpParams::MAX);
+
+struct OpTable {
+  OpEntry rows[kNumOpParams];
+  bool consistent = true;  // the lines of one union member name the same functions and in_place
 };
-constexpr size_t kNumOpTypes = sizeof(kOpTypes) / sizeof(kOpTypes[0]);
+
+constexpr OpTable make_op_table() {
+  OpTable t{};
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)   \
+  {                                                                                  \
+    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];              \
+    if (!r.prepare) {                                                                \
+      r = OpEntry{fb::OpParams::Params, name, in_place, prepare_##fn, execute_##fn}; \
+    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||             \
+               r.allows_in_place != in_place) {                                      \
+      t.consistent = false;                                                          \
+    }                                                                                \
+  }
+  JET_OPS(JET_RT_OP_ROW)
+#undef JET_RT_OP_ROW
+  return t;
+}
+
+constexpr OpTable kOpTable = make_op_table();
+
+constexpr bool every_member_has_its_row() {
+  for (size_t i = 0; i < kNumOpParams; ++i) {
+    if (!kOpTable.rows[i].prepare || static_cast<size_t>(kOpTable.rows[i].params) != i + 1) return false;
+  }
+  return true;
+}
+static_assert(every_member_has_its_row(),
+              "every member of the schema's OpParams union needs a line in schema/op_list.h");
+static_assert(kOpTable.consistent,
+              "op_list.h lines that share a schema member must name the same fn and in_place");
 
 }  // namespace
 
-const OpType* find_op_type(fb::OpParams params) {
-  for (size_t i = 0; i < kNumOpTypes; ++i) {
-    if (kOpTypes[i].params == params) return &kOpTypes[i];
-  }
-  return nullptr;
+const OpEntry* find_op_entry(fb::OpParams params) {
+  const size_t i = static_cast<size_t>(params);
+  if (i < 1 || i > kNumOpParams) return nullptr;
+  return &kOpTable.rows[i - 1];
 }
 
-const OpType& op_type(OpKind kind) { return kOpTypes[static_cast<size_t>(kind)]; }
-
 Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
-  for (size_t i = 0; i < kNumOpTypes; ++i) {
-    if (static_cast<size_t>(kOpTypes[i].kind) != i) {
-      return Status(StatusCode::INTERNAL_ERROR, "runtime op table out of OpKind order");
-    }
-  }
   // Which op is a tensor's only reader (a constant buffer shared by two tensors counts as read
   // by several: reordering it for one would change it for the other).
   std::vector<int> sole_user(impl->tensors.size(), -1), readers(impl->tensors.size(), 0);
@@ -951,9 +996,9 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
                            impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
                            impl->stored_choices};
-    const Status st = op_type(p.kind).prepare(args, &p, &impl->op_infos[s]);
+    const Status st = p.type->prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
-    if (p.kind == OpKind::CONV && p.conv.filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
+    if (is_op(p, fb::OpParams::ConvParams) && p.data.as<ConvPrepared>().filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;
   }
   // One note for every refused stored choice, naming the first.
   int refused = 0;

@@ -1,7 +1,8 @@
-// The op types the runtime executes: one entry per type, each with a prepare function (parameter
-// validation, shape inference against the stored output, descriptors, algorithm choice) and an
-// execute function (one kernel call). Adding an op type is adding one entry to the table in
-// ops.cpp plus its two functions.
+// The op types the runtime executes: one row per member of the schema's OpParams union, each with
+// a prepare function (parameter validation, shape inference against the stored output,
+// descriptors, algorithm choice) and an execute function (one kernel call). The table is generated
+// from schema/op_list.h (a line there names prepare_<fn> / execute_<fn> in ops.cpp) and
+// static_asserts that every union member has a row.
 #pragma once
 
 #include <string>
@@ -12,6 +13,21 @@
 
 namespace jet {
 namespace rt {
+
+// A convolution's prepared parameters (its OpData; tuning.cpp and engine.cpp read them too).
+struct ConvPrepared {
+  FilterDesc filter;        // KCRS as stored, or KRSC when the upload reorders it (filter_krsc)
+  bool filter_krsc = false;
+  ConvDesc conv;
+  ConvAlgo algo = ConvAlgo::DIRECT;  // the tactic is conv.tactic()
+  ConvPreference preference = ConvPreference::PREFER_FASTEST;  // the file's fallback policy
+  size_t workspace_limit = SIZE_MAX;  // what that policy allows
+  ActivationDesc act;
+  float alpha1 = 1.f, alpha2 = 1.f;
+  int bias_input = -1;      // position in the op's inputs, -1 for none
+  int residual_input = -1;
+  TensorDesc bias_view;     // 1, K, 1... over the bias constant
+};
 
 // What a prepare function gets: the op as stored, the validated tensors, the backend.
 struct PrepareArgs {
@@ -31,18 +47,18 @@ using PrepareFn = Status (*)(const PrepareArgs& args, PreparedOp* out, OpInfo* i
 using ExecuteFn = Status (*)(const Handle& handle, const PreparedOp& op, const void* const* in,
                              void* out, void* workspace, size_t workspace_bytes);
 
-struct OpType {
-  OpKind kind;
-  fb::OpParams params;  // the schema's union member
-  const char* name;     // OpInfo::type
-  bool allows_in_place; // the output may take over a dying activation input's region
+struct OpEntry {
+  fb::OpParams params;   // the schema's union member
+  const char* name;      // OpInfo::type
+  bool allows_in_place;  // the output may take over a dying activation input's region
   PrepareFn prepare;
   ExecuteFn execute;
 };
 
 // nullptr for NONE and for union members this runtime does not know.
-const OpType* find_op_type(fb::OpParams params);
-const OpType& op_type(OpKind kind);
+const OpEntry* find_op_entry(fb::OpParams params);
+
+inline bool is_op(const PreparedOp& op, fb::OpParams params) { return op.type->params == params; }
 
 // Runs every op's prepare function (messages name the op); fills workspace and flops. Stored
 // tuned choices the backend refused are summed up in one note (impl->summary.notes).
@@ -51,7 +67,7 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl);
 // The run() loop's body.
 inline Status execute_op(const Handle& handle, const PreparedOp& op, const void* const* in,
                          void* out, void* workspace, size_t workspace_bytes) {
-  return op_type(op.kind).execute(handle, op, in, out, workspace, workspace_bytes);
+  return op.type->execute(handle, op, in, out, workspace, workspace_bytes);
 }
 
 }  // namespace rt

@@ -95,7 +95,7 @@ Status copy_in(Backend backend, void* dst, const void* src, size_t bytes) {
 // For convolution `p`: the largest workspace that an algorithm and tactic within `limit` bytes
 // needs, and how many results find_conv_forward_algo can return.
 void tuning_needs(const Handle& h, const PreparedOp& p, size_t limit, size_t* workspace, int* results) {
-  const ConvPrepared& c = p.conv;
+  const ConvPrepared& c = p.data.as<ConvPrepared>();
   *workspace = 0;
   *results = 0;
   for (int i = 0; i < static_cast<int>(ConvAlgo::COUNT); ++i) {
@@ -169,8 +169,8 @@ double median_of(std::vector<double> v) {
 namespace {
 
 void apply_candidate(PreparedOp* p, const TuningCandidate& c) {
-  p->conv.algo = c.algo;
-  p->conv.conv = p->conv.conv.with_tactic(c.tactic);
+  p->data.as<ConvPrepared>().algo = c.algo;
+  p->data.as<ConvPrepared>().conv = p->data.as<ConvPrepared>().conv.with_tactic(c.tactic);
   p->workspace_bytes = c.workspace_bytes;
 }
 
@@ -202,7 +202,7 @@ class NetworkRunner {
     }
     arena = align_up(arena, a);
     workspace_bytes_ = align_up(workspace_bytes, a);
-    JET_RT_TRY(memory_.allocate(arena + workspace_bytes_ + a));
+    JET_RETURN_IF_ERROR(memory_.allocate(arena + workspace_bytes_ + a));
     uint8_t* base = memory_.get();
     workspace_ = workspace_bytes_ > 0 ? base + arena : nullptr;
     const size_t nt = impl_->tensors.size();
@@ -228,7 +228,7 @@ class NetworkRunner {
       if (!ptr[static_cast<size_t>(t)] || r.bytes == 0) continue;
       std::vector<uint8_t> host(r.bytes, 0);
       if (r.desc.dtype() == DType::F32 || r.desc.dtype() == DType::F16) fill_random(r.desc.dtype(), r.bytes, host.data());
-      JET_RT_TRY(copy_in(handle_.backend(), ptr[static_cast<size_t>(t)], host.data(), r.bytes));
+      JET_RETURN_IF_ERROR(copy_in(handle_.backend(), ptr[static_cast<size_t>(t)], host.data(), r.bytes));
     }
 #if defined(JET_HAVE_CUDA)
     if (cuda()) {
@@ -251,7 +251,7 @@ class NetworkRunner {
 
   // One run, untimed: loads modules and sets kernel attributes on first launches.
   Status warm_up() {
-    JET_RT_TRY(run_ops());
+    JET_RETURN_IF_ERROR(run_ops());
     return sync();
   }
 
@@ -260,7 +260,7 @@ class NetworkRunner {
   Status prepare_prefill() {
 #if defined(JET_HAVE_CUDA)
     if (!cuda()) return Status();
-    JET_RT_TRY(warm_up());
+    JET_RETURN_IF_ERROR(warm_up());
     if (!capture(&prefill_).ok()) {
       // A network that cannot be captured (jet-bench would say so too): plain runs keep the GPU
       // busy instead (host-bound, so less ahead), and whole networks are timed as plain runs.
@@ -269,11 +269,11 @@ class NetworkRunner {
       return Status();
     }
     double graph_ms = 0;
-    JET_RT_TRY(time_graph(prefill_, 3, &graph_ms));
+    JET_RETURN_IF_ERROR(time_graph(prefill_, 3, &graph_ms));
     std::vector<double> op_ms;
     double enqueue_ms = 0;
     prefill_replays_ = 0;
-    JET_RT_TRY(timed_run(&op_ms, &enqueue_ms));
+    JET_RETURN_IF_ERROR(timed_run(&op_ms, &enqueue_ms));
     const double need = graph_ms > 0 ? 1.5 * enqueue_ms / graph_ms : 1.0;
     prefill_replays_ = static_cast<int>(std::min(64.0, std::ceil(need))) + 1;
 #endif
@@ -290,7 +290,7 @@ class NetworkRunner {
     if (cuda()) {
       for (int r = 0; r < prefill_replays_; ++r) {
         if (!prefill_) {
-          JET_RT_TRY(run_ops());
+          JET_RETURN_IF_ERROR(run_ops());
           continue;
         }
         const cudaError_t e = cudaGraphLaunch(prefill_, stream_);
@@ -299,12 +299,12 @@ class NetworkRunner {
       const auto t0 = clock::now();
       cudaError_t e = cudaEventRecord(events_[0], stream_);
       for (size_t i = 0; i < n && e == cudaSuccess; ++i) {
-        JET_RT_TRY(run_op(i));
+        JET_RETURN_IF_ERROR(run_op(i));
         e = cudaEventRecord(events_[i + 1], stream_);
       }
       if (e != cudaSuccess) return cuda_error("tuning: cudaEventRecord", e);
       if (enqueue_ms) *enqueue_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-      JET_RT_TRY(sync());
+      JET_RETURN_IF_ERROR(sync());
       for (size_t i = 0; i < n; ++i) {
         float ms = 0;
         e = cudaEventElapsedTime(&ms, events_[i], events_[i + 1]);
@@ -317,7 +317,7 @@ class NetworkRunner {
     const auto t0 = clock::now();
     auto last = t0;
     for (size_t i = 0; i < n; ++i) {
-      JET_RT_TRY(run_op(i));
+      JET_RETURN_IF_ERROR(run_op(i));
       const auto now = clock::now();
       (*op_ms)[i] = std::chrono::duration<double, std::milli>(now - last).count();
       last = now;
@@ -360,7 +360,7 @@ class NetworkRunner {
         }
       }
       destroy();
-      JET_RT_TRY(st);
+      JET_RETURN_IF_ERROR(st);
       for (size_t s = 0; s < sets.size(); ++s) (*median_ms)[s] = median_of(samples[s]);
       return Status();
     }
@@ -371,7 +371,7 @@ class NetworkRunner {
       for (size_t s = 0; s < sets.size(); ++s) {
         apply(sets[s], convs);
         std::vector<double> op_ms;
-        JET_RT_TRY(timed_run(&op_ms, nullptr));
+        JET_RETURN_IF_ERROR(timed_run(&op_ms, nullptr));
         double total = 0;
         for (double ms : op_ms) total += ms;
         samples[s].push_back(total);
@@ -395,7 +395,7 @@ class NetworkRunner {
   }
 
   Status run_ops() {
-    for (size_t i = 0; i < impl_->ops.size(); ++i) JET_RT_TRY(run_op(i));
+    for (size_t i = 0; i < impl_->ops.size(); ++i) JET_RETURN_IF_ERROR(run_op(i));
     return Status();
   }
 
@@ -439,7 +439,7 @@ class NetworkRunner {
     for (int r = 0; r < replays && e == cudaSuccess; ++r) e = cudaGraphLaunch(graph, stream_);
     if (e == cudaSuccess) e = cudaEventRecord(events_[1], stream_);
     if (e != cudaSuccess) return cuda_error("tuning: timing graph replays", e);
-    JET_RT_TRY(sync());
+    JET_RETURN_IF_ERROR(sync());
     float ms = 0;
     e = cudaEventElapsedTime(&ms, events_[0], events_[1]);
     if (e != cudaSuccess) return cuda_error("tuning: cudaEventElapsedTime", e);
@@ -477,8 +477,8 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   int results_max = 0;
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
-    if (p.kind != OpKind::CONV) continue;
-    const size_t limit = std::min(p.conv.workspace_limit, impl->options.tune_workspace_limit);
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
+    const size_t limit = std::min(p.data.as<ConvPrepared>().workspace_limit, impl->options.tune_workspace_limit);
     tuning_needs(h, p, limit, &op_workspace[i], &op_results[i]);
     x_max = std::max(x_max, p.in_descs[0].span_bytes());
     w_max = std::max(w_max, p.in_descs[1].span_bytes());
@@ -491,7 +491,7 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   const size_t x_off = 0, w_off = align_up(x_max, a), y_off = w_off + align_up(w_max, a);
   const size_t ws_off = y_off + align_up(y_max, a);
   Scratch scratch(backend);
-  JET_RT_TRY(scratch.allocate(ws_off + align_up(ws_max, a)));
+  JET_RETURN_IF_ERROR(scratch.allocate(ws_off + align_up(ws_max, a)));
   // Random x and w in each op's dtype (refilled only when the dtype changes from op to op);
   // timings do not depend on the values as long as they are finite.
   std::vector<uint8_t> host(std::max(x_max, w_max));
@@ -500,14 +500,14 @@ Status find_candidates(Engine::Impl* impl, int max_others, std::vector<std::vect
   std::vector<ConvAlgoPerf> perf(static_cast<size_t>(results_max));
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
-    if (p.kind != OpKind::CONV) continue;
-    ConvPrepared& c = p.conv;
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
+    ConvPrepared& c = p.data.as<ConvPrepared>();
     if (!filled || filled_dtype != p.in_descs[0].dtype()) {
       filled = true;
       filled_dtype = p.in_descs[0].dtype();
       fill_random(filled_dtype, host.size(), host.data());
-      JET_RT_TRY(copy_in(backend, scratch.get() + x_off, host.data(), x_max));
-      JET_RT_TRY(copy_in(backend, scratch.get() + w_off, host.data(), w_max));
+      JET_RETURN_IF_ERROR(copy_in(backend, scratch.get() + x_off, host.data(), x_max));
+      JET_RETURN_IF_ERROR(copy_in(backend, scratch.get() + w_off, host.data(), w_max));
     }
     int returned = 0;
     const Status st = find_conv_forward_algo(h, p.in_descs[0], scratch.get() + x_off, c.filter, scratch.get() + w_off,
@@ -576,22 +576,22 @@ Status tune_convolutions(Engine::Impl* impl) {
   const double rel_margin = 0.01, abs_margin_ms = cuda ? 0.0003 : 0.0;
 
   std::vector<std::vector<TuningCandidate>> found;
-  JET_RT_TRY(find_candidates(impl, max_others, &found));
+  JET_RETURN_IF_ERROR(find_candidates(impl, max_others, &found));
   std::vector<int> convs;
   std::vector<std::vector<TuningCandidate>> cands;  // per entry of convs
   size_t workspace = 0, most = 0;  // the runs' workspace: every op's, and every candidate's
   for (size_t i = 0; i < impl->ops.size(); ++i) {
     PreparedOp& p = impl->ops[i];
     workspace = std::max(workspace, p.workspace_bytes);
-    if (p.kind != OpKind::CONV) continue;
+    if (!is_op(p, fb::OpParams::ConvParams)) continue;
     std::vector<TuningCandidate> c = found[i];
     if (c.empty()) {
       impl->summary.notes.push_back(op_label(*impl, static_cast<int>(i)) +
                                     ": tuning found no algorithm that runs within the workspace limit; "
                                     "it keeps the heuristic's choice");
       TuningCandidate keep;
-      keep.algo = p.conv.algo;
-      keep.tactic = p.conv.conv.tactic();
+      keep.algo = p.data.as<ConvPrepared>().algo;
+      keep.tactic = p.data.as<ConvPrepared>().conv.tactic();
       keep.workspace_bytes = p.workspace_bytes;
       c.push_back(keep);
     }
@@ -612,16 +612,16 @@ Status tune_convolutions(Engine::Impl* impl) {
   std::vector<int> reference_pick(convs.size(), 0);
   const std::vector<TuningCandidate> reference = set_of(reference_pick);
   NetworkRunner runner(impl);
-  JET_RT_TRY(runner.init(workspace));
+  JET_RETURN_IF_ERROR(runner.init(workspace));
   runner.apply(reference, convs);
-  JET_RT_TRY(runner.prepare_prefill());
+  JET_RETURN_IF_ERROR(runner.prepare_prefill());
   std::vector<std::vector<TuningCandidate>> sets(most);
   for (size_t r = 0; r < most; ++r) {
     std::vector<int> pick(convs.size());
     for (size_t k = 0; k < convs.size(); ++k) pick[k] = r < cands[k].size() ? static_cast<int>(r) : 0;
     sets[r] = set_of(pick);
     runner.apply(sets[r], convs);
-    JET_RT_TRY(runner.warm_up());
+    JET_RETURN_IF_ERROR(runner.warm_up());
   }
   std::vector<std::vector<std::vector<double>>> samples(convs.size());
   for (size_t k = 0; k < convs.size(); ++k) samples[k].resize(cands[k].size());
@@ -629,7 +629,7 @@ Status tune_convolutions(Engine::Impl* impl) {
   for (int round = 0; round < (most > 1 ? rounds : std::min(rounds, 3)); ++round) {
     for (size_t r = 0; r < most; ++r) {
       runner.apply(sets[r], convs);
-      JET_RT_TRY(runner.timed_run(&op_ms, nullptr));
+      JET_RETURN_IF_ERROR(runner.timed_run(&op_ms, nullptr));
       for (size_t k = 0; k < convs.size(); ++k) {
         if (r < cands[k].size()) samples[k][r].push_back(op_ms[static_cast<size_t>(convs[k])]);
       }
@@ -655,7 +655,7 @@ Status tune_convolutions(Engine::Impl* impl) {
     if (pick == reference_pick || pick == tried) continue;
     tried = pick;
     std::vector<double> ms;
-    JET_RT_TRY(runner.time_sets({reference, set_of(pick)}, convs, cuda ? 15 : 3, &ms));
+    JET_RETURN_IF_ERROR(runner.time_sets({reference, set_of(pick)}, convs, cuda ? 15 : 3, &ms));
     untuned_ms = ms[0];
     tuned_ms = ms[1];
     if (ms[1] < ms[0]) {
@@ -696,7 +696,7 @@ Status write_tuned_model(const Engine& engine, const void* data, size_t size, st
   if (!data) return bad("the model bytes are a null pointer");
   // Only a file that loads (the same checks as Engine::load) is re-written.
   const fb::Model* model = nullptr;
-  JET_RT_TRY(rt::check_container(static_cast<const uint8_t*>(data), size, true, &model));
+  JET_RETURN_IF_ERROR(rt::check_container(static_cast<const uint8_t*>(data), size, true, &model));
   if (model->schema_minor() > kSchemaMinor && model->schema_major() == kSchemaMajor) {
     return bad("the model has schema " + std::to_string(model->schema_major()) + "." +
                std::to_string(model->schema_minor()) + ", newer than this runtime's " + std::to_string(kSchemaMajor) +
@@ -711,13 +711,13 @@ Status write_tuned_model(const Engine& engine, const void* data, size_t size, st
   for (size_t i = 0; i < m->ops.size(); ++i) {
     fb::OpT& op = *m->ops[i];
     const bool file_conv = op.params.type == fb::OpParams::ConvParams;
-    if (file_conv != (e.ops[i].kind == rt::OpKind::CONV)) {
+    if (file_conv != rt::is_op(e.ops[i], fb::OpParams::ConvParams)) {
       return bad("op " + std::to_string(i) + " '" + op.name + "' differs from the engine's: not the model it was loaded from");
     }
     if (!file_conv) continue;
     fb::ConvParamsT* cp = op.params.AsConvParams();
-    cp->algo = static_cast<fb::ConvAlgo>(static_cast<int32_t>(e.ops[i].conv.algo));
-    cp->tactic = e.ops[i].conv.conv.tactic();
+    cp->algo = static_cast<fb::ConvAlgo>(static_cast<int32_t>(e.ops[i].data.as<rt::ConvPrepared>().algo));
+    cp->tactic = e.ops[i].data.as<rt::ConvPrepared>().conv.tactic();
   }
   const DeviceIdentity id = engine.device_identity();
   m->tuned_on.reset(new fb::TunedDeviceT());

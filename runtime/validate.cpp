@@ -191,7 +191,7 @@ Status check_graph(const fb::Model& m, const uint8_t* file_data, size_t file_siz
     info.name = t->name() ? t->name()->str() : std::string();
     const std::string label = tensor_label(*impl, static_cast<int>(i));
     const int kind = static_cast<int>(t->kind());
-    if (kind < 0 || kind > static_cast<int>(fb::TensorKind::Activation)) {
+    if (kind < static_cast<int>(fb::TensorKind::MIN) || kind > static_cast<int>(fb::TensorKind::MAX)) {
       return bad(label + " has unknown kind " + std::to_string(kind));
     }
     Status st = check_tensor_shape(label, *t, &rec.desc, &rec.bytes);
@@ -279,14 +279,14 @@ Status check_graph(const fb::Model& m, const uint8_t* file_data, size_t file_siz
     if (op->params_type() == fb::OpParams::NONE || !op->params()) {
       return bad(unnamed + " has no parameters (its type is unknown)");
     }
-    const OpType* type = find_op_type(op->params_type());
+    const OpEntry* type = find_op_entry(op->params_type());
     if (!type) {
       return Status(StatusCode::NOT_SUPPORTED,
                     unnamed + " has op type " + std::to_string(static_cast<int>(op->params_type())) +
                         ", unknown to this runtime (written by a newer converter?)");
     }
     info.type = type->name;
-    prep.kind = type->kind;
+    prep.type = type;
     const std::string label = op_label(*impl, static_cast<int>(s));
     const auto* oins = op->inputs();
     const auto* oouts = op->outputs();
@@ -415,13 +415,13 @@ Status check_arena_overlaps(const Engine::Impl& impl) {
       return false;
     }
     const PreparedOp& op = impl.ops[s];
-    if (!op_type(op.kind).allows_in_place) return false;
+    if (!op.type->allows_in_place) return false;
     if (std::find(op.inputs.begin(), op.inputs.end(), x) == op.inputs.end()) return false;
     if (rx.desc.elements() * static_cast<int64_t>(dtype_size(rx.desc.dtype())) !=
         ry.desc.elements() * static_cast<int64_t>(dtype_size(ry.desc.dtype()))) {
       return false;
     }
-    if (op.kind == OpKind::RESHAPE) return true;  // both packed (prepare_ops checked)
+    if (is_op(op, fb::OpParams::ReshapeParams)) return true;  // both packed (prepare_ops checked)
     return rx.desc.same_layout(ry.desc);
   };
   for (size_t i = 0; i < placed.size(); ++i) {

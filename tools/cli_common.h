@@ -1,5 +1,6 @@
-// Small helpers shared by the jet-* command-line tools: argument parsing, formatting, JSON
-// strings, and moving tensors between files, host buffers and an execution context.
+// Helpers shared by the jet-* command-line tools: formatting, JSON strings, and moving tensors
+// between files, host buffers and an execution context. The argument handling they share with
+// jet-convert is cli/cli_args.h (included).
 #pragma once
 
 #include <cstddef>
@@ -8,49 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"  // parse_int64, CommandLine, run_tool, usage_error, fail, printable
 #include "host_array.h"
 #include "jet/runtime.h"
 
 namespace jet {
 namespace tools {
-
-// Integers only (std::from_chars for integers is portable; floating-point from_chars is not
-// available on gcc 9). The whole string must be a number in [min, max].
-bool parse_int64(const std::string& text, int64_t min, int64_t max, int64_t* out);
-bool parse_uint64(const std::string& text, uint64_t* out);
-
-// The command line with every "--name=value" argument split into "--name" and "value", so that
-// the argument loop of every tool, which takes an option's value from the next argument, accepts
-// both spellings. Only arguments starting with "--" are split, at their first '=' ("--input=x=a.npy"
-// gives "--input", "x=a.npy"); "-o", positional arguments and a lone "--" stay whole. run_tool
-// gives every tool's body its command line split so.
-class CommandLine {
- public:
-  CommandLine(int argc, char** argv);
-  CommandLine(const CommandLine&) = delete;
-  CommandLine& operator=(const CommandLine&) = delete;
-  int argc() const { return static_cast<int>(args_.size()); }
-  char** argv() { return pointers_.data(); }  // argc() entries, then a null pointer
-
- private:
-  std::vector<std::string> args_;
-  std::vector<char*> pointers_;
-};
-
-// For the argument loop of every tool: true when `arg` is -h or --help, after printing `usage` to
-// stdout (the tool then exits with 0); false, printing nothing, for any other argument.
-bool print_usage_if_help(const std::string& arg, const char* usage);
-
-// Runs a tool's main body on the command line split by CommandLine (--opt=value as --opt value),
-// so that no exception escapes main: std::bad_alloc (a huge input, a model bigger than memory) and
-// any other exception become "<tool>: error: ..." and exit 1, never an abort. With no argv (a
-// null pointer) the body gets argc and argv as given: there is nothing to split.
-int run_tool(const char* tool, int (*body)(int, char**), int argc, char** argv);
-
-// Prints "<tool>: <message>" and the usage text to stderr; returns 2, the usage-error exit code.
-int usage_error(const char* tool, const char* usage, const std::string& message);
-// Prints "<tool>: error: <status>" to stderr; returns 1, the failure exit code.
-int fail(const char* tool, const Status& st);
 
 // A command-line argument that no option of the tool matched, in a tool taking one model file:
 // an unknown option (leading '-'), the model file (into `model`), or a second model file. Returns
@@ -81,11 +45,6 @@ std::string json_string(const std::string& text);
 std::string json_number(double value);
 // printf-style %.*f into a std::string.
 std::string fixed(double value, int decimals);
-
-// `text` for a terminal: control characters (NUL, ESC, CR, ...) and DEL written as \xNN, so a
-// name from a model file can neither cut a message (NUL) nor drive the terminal. Newlines are kept
-// when `keep_newlines` (multi-line messages), else escaped too.
-std::string printable(const std::string& text, bool keep_newlines = false);
 
 // Every character outside [A-Za-z0-9._-] replaced by '_' (gpu_0/softmax:0 -> gpu_0_softmax_0).
 std::string sanitize_file_name(const std::string& name);

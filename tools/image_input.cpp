@@ -29,11 +29,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -164,20 +159,6 @@ const ImagePreprocessing* find_preprocessing(const Engine& engine, int input) {
     if (p.input == input) return &p;
   }
   return nullptr;
-}
-
-std::string preprocessing_text(const ImagePreprocessing& pre) {
-  std::string s = std::to_string(pre.height) + "x" + std::to_string(pre.width) + " ";
-  s += pre.resize == ImagePreprocessing::Resize::STRETCH     ? "stretch"
-       : pre.resize == ImagePreprocessing::Resize::LETTERBOX ? "letterbox (pad " + number_text(pre.pad_value) + ")"
-                                                             : "centre crop " + number_text(pre.crop_fraction);
-  s += std::string(pre.bgr ? ", BGR" : ", RGB") + (pre.nhwc ? ", NHWC" : ", NCHW");
-  if (pre.mean.empty()) return s + ", x = pixel / 255";
-  s += ", mean";
-  for (float m : pre.mean) s += " " + number_text(m);
-  s += ", std";
-  for (float d : pre.std) s += " " + number_text(d);
-  return s;
 }
 
 }  // namespace tools

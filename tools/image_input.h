@@ -38,8 +38,7 @@ Status image_to_tensor_bytes(const RgbImage& image, const ImagePreprocessing& pr
 // The model's preprocessing for tensor `input`, or null.
 const ImagePreprocessing* find_preprocessing(const Engine& engine, int input);
 
-// "224x224 centre crop 0.875, RGB, NCHW, mean 0.485 0.456 0.406, std 0.229 0.224 0.225"
-std::string preprocessing_text(const ImagePreprocessing& pre);
+// preprocessing_text (the text of an ImagePreprocessing) is in cli/cli_args.h.
 
 }  // namespace tools
 }  // namespace jet

@@ -262,13 +262,6 @@ Status checked_elements(const std::vector<int64_t>& dims, const std::string& wha
   return Status::success();
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  if (dims.empty()) return "scalar";
-  std::ostringstream s;
-  for (size_t i = 0; i < dims.size(); ++i) s << (i ? "x" : "") << dims[i];
-  return s.str();
-}
-
 Status decode_tensor(const TP& t, const std::string& what, const std::string& external_dir, Constant* out) {
   Constant c;
   c.type = t.data_type();

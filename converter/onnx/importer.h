@@ -56,8 +56,6 @@ struct Constant {
 // Product of dims, INVALID_VALUE for a negative dim or more than 2^40 elements (no real tensor).
 Status checked_elements(const std::vector<int64_t>& dims, const std::string& what, int64_t* n);
 
-// "1x3x224x224", "scalar" for rank 0.
-std::string dims_text(const std::vector<int64_t>& dims);
 
 // A TensorProto -> Constant. External data is read relative to `external_dir` (empty: error).
 // `what` names the tensor in errors ("initializer 'conv1.weight'").

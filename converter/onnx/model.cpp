@@ -303,11 +303,11 @@ Status mark_outputs(const onnx::GraphProto& graph, const std::vector<std::string
           std::string declared;
           for (int d = 0; d < tt.shape().dim_size(); ++d) {
             const auto& dim = tt.shape().dim(d);
-            declared += (d ? "x" : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value())
+            declared += (d ? ", " : "[") + (dim.has_dim_value() ? std::to_string(dim.dim_value())
                                                                : dim.has_dim_param() ? dim.dim_param() : std::string("?"));
           }
           im->report->warnings.push_back("graph output '" + name + "' computes dims " + dims_text(g.tensors[t].dims) +
-                                         " but the model declares " + (declared.empty() ? "a scalar" : declared));
+                                         " but the model declares " + (declared.empty() ? "a scalar" : declared + "]"));
         }
       }
     }

@@ -28,7 +28,7 @@ const char* activation_mode_name(ActivationMode m) {
 
 Status ActivationDesc::validate() const {
   const int m = static_cast<int>(mode);
-  if (m < 0 || m > static_cast<int>(ActivationMode::MISH))
+  if (!enum_in_range<ActivationMode>(m))
     return make_status(StatusCode::BAD_PARAM, "activation: unknown mode %d", m);
   if (!std::isfinite(alpha) || !std::isfinite(beta))
     return make_status(StatusCode::INVALID_VALUE, "activation %s: parameters must be finite",
@@ -46,8 +46,8 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
                           const TensorDesc& x_desc, const void* x, float beta,
                           const TensorDesc& y_desc, void* y) {
   const char* fn = "activation_forward";
-  JET_TRY(in_routine(fn, act.validate()));
-  JET_TRY(check_elementwise_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(in_routine(fn, act.validate()));
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::activation_forward(act, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

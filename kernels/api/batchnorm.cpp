@@ -16,11 +16,11 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
   if (!(epsilon > 0.0) || !std::isfinite(epsilon))
     return make_status(StatusCode::INVALID_VALUE,
                        "%s: epsilon = %g must be finite and > 0", fn, epsilon);
-  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
-  JET_TRY(check_ptr(fn, scale, "scale"));
-  JET_TRY(check_ptr(fn, bias, "bias"));
-  JET_TRY(check_ptr(fn, mean, "mean"));
-  JET_TRY(check_ptr(fn, var, "var"));
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_ptr(fn, scale, "scale"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, bias, "bias"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, mean, "mean"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, var, "var"));
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
                                             var, epsilon);

@@ -15,15 +15,13 @@ Status make_status(StatusCode code, const char* fmt, ...)
 #endif
     ;
 
-// "[2, 3, 5, 7]" for the dims of a tensor, and its strides.
-std::string dims_string(int rank, const int64_t* dims);
+// The old name of dims_text (jet/dnn/common.h), for sources that still spell it (the training
+// add-on's front ends, in another branch at the time of the rename).
+inline std::string dims_string(int rank, const int64_t* dims) { return dims_text(rank, dims); }
 
-// Returns early from the enclosing function when `expr` yields an error Status.
-#define JET_TRY(expr)                \
-  do {                               \
-    ::jet::Status jet_try_s_ = (expr); \
-    if (!jet_try_s_.ok()) return jet_try_s_; \
-  } while (0)
+// The old name of JET_RETURN_IF_ERROR (jet/dnn/common.h), kept for the sources that still spell it
+// (kernels/cuda's GEMM and conv files, the training add-on: renamed when nobody else edits them).
+#define JET_TRY(expr) JET_RETURN_IF_ERROR(expr)
 
 // Prefixes a failing status's message with the routine's name.
 Status in_routine(const char* routine, Status s);

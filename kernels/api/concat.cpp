@@ -17,10 +17,10 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
   if (count < 1)
     return make_status(StatusCode::BAD_PARAM, "%s: count is %d; at least one input is needed",
                        fn, count);
-  JET_TRY(check_ptr(fn, x_descs, "x_descs"));
-  JET_TRY(check_ptr(fn, xs, "xs"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_RETURN_IF_ERROR(check_ptr(fn, x_descs, "x_descs"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, xs, "xs"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate("y")));
   if (axis < 0 || axis >= y_desc.rank())
     return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d) for y of rank %d",
                        fn, axis, y_desc.rank(), y_desc.rank());
@@ -30,7 +30,7 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
   for (int i = 0; i < count; ++i) {
     char what[32];
     std::snprintf(what, sizeof what, "x_descs[%d]", i);
-    JET_TRY(in_routine(fn, x_descs[i].validate(what)));
+    JET_RETURN_IF_ERROR(in_routine(fn, x_descs[i].validate(what)));
     if (!xs[i])
       return make_status(StatusCode::BAD_PARAM, "%s: xs[%d] is a null pointer", fn, i);
     const TensorDesc& xd = x_descs[i];
@@ -41,8 +41,8 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
       return make_status(StatusCode::BAD_PARAM,
                          "%s: x_descs[%d] has dims %s but y has dims %s; they must match in every "
                          "dim except axis %d",
-                         fn, i, dims_string(xd.rank(), xd.dims()).c_str(),
-                         dims_string(y_desc.rank(), y_desc.dims()).c_str(), axis);
+                         fn, i, dims_text(xd.rank(), xd.dims()).c_str(),
+                         dims_text(y_desc.rank(), y_desc.dims()).c_str(), axis);
     // Each dim is at most y's span (validated), so the running sum cannot overflow before it
     // exceeds y's dim and we stop.
     axis_total += xd.dim(axis);
@@ -62,7 +62,7 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
     const TensorDesc view = y_desc.subregion(axis, begin, len);
     void* view_base =
         static_cast<unsigned char*>(y) + static_cast<size_t>(y_desc.subregion_offset(axis, begin)) * esz;
-    JET_TRY(in_routine(fn, transform_tensor(handle, alpha, x_descs[i], xs[i], beta, view, view_base)));
+    JET_RETURN_IF_ERROR(in_routine(fn, transform_tensor(handle, alpha, x_descs[i], xs[i], beta, view, view_base)));
     begin += len;
   }
   return Status();

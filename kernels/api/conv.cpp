@@ -18,15 +18,15 @@ constexpr int64_t kMaxConvParam = int64_t(1) << 31;
 // Checks shared by every routine taking x, w and a ConvDesc; fills the output dims.
 Status conv_problem(const char* fn, const TensorDesc& x_desc, const FilterDesc& w_desc,
                     const ConvDesc& conv, int64_t* out_dims) {
-  JET_TRY(in_routine(fn, conv.validate()));
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
-  JET_TRY(in_routine(fn, w_desc.validate("w")));
+  JET_RETURN_IF_ERROR(in_routine(fn, conv.validate()));
+  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_RETURN_IF_ERROR(in_routine(fn, w_desc.validate("w")));
   if (w_desc.spatial_rank() != x_desc.spatial_rank() ||
       conv.spatial_rank() != x_desc.spatial_rank())
     return make_status(StatusCode::BAD_PARAM,
                        "%s: x (dims %s) has %d spatial dims, w %d and the convolution "
                        "descriptor %d; they must agree",
-                       fn, dims_string(x_desc.rank(), x_desc.dims()).c_str(),
+                       fn, dims_text(x_desc.rank(), x_desc.dims()).c_str(),
                        x_desc.spatial_rank(), w_desc.spatial_rank(), conv.spatial_rank());
   const int64_t groups = conv.groups();
   // Divide before multiplying: a huge groups value (say, from a damaged model file) must not
@@ -75,15 +75,15 @@ Status conv_problem(const char* fn, const TensorDesc& x_desc, const FilterDesc& 
 Status check_conv(const char* fn, const TensorDesc& x_desc, const FilterDesc& w_desc,
                   const ConvDesc& conv, const TensorDesc& y_desc) {
   int64_t out_dims[5];
-  JET_TRY(conv_problem(fn, x_desc, w_desc, conv, out_dims));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  JET_RETURN_IF_ERROR(conv_problem(fn, x_desc, w_desc, conv, out_dims));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_spatial("y")));
   const TensorDesc expected = TensorDesc::packed(y_desc.dtype(), x_desc.rank(), out_dims);
   if (!y_desc.same_dims(expected))
     return make_status(StatusCode::BAD_PARAM, "%s: y has dims %s but the convolution gives %s",
-                       fn, dims_string(y_desc.rank(), y_desc.dims()).c_str(),
-                       dims_string(x_desc.rank(), out_dims).c_str());
-  JET_TRY(check_same_dtype(fn, x_desc, "x", w_desc.as_tensor(), "w"));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+                       fn, dims_text(y_desc.rank(), y_desc.dims()).c_str(),
+                       dims_text(x_desc.rank(), out_dims).c_str());
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", w_desc.as_tensor(), "w"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   return Status();
 }
 
@@ -117,7 +117,7 @@ Status backend_tactic_count(const Handle& handle, const TensorDesc& x_desc,
                             const FilterDesc& w_desc, const ConvDesc& conv,
                             const TensorDesc& y_desc, ConvAlgo algo, int* count) {
   size_t bytes = 0;
-  JET_TRY(backend_workspace_size(handle, x_desc, w_desc, conv.with_tactic(0), y_desc, algo,
+  JET_RETURN_IF_ERROR(backend_workspace_size(handle, x_desc, w_desc, conv.with_tactic(0), y_desc, algo,
                                  &bytes));
   if (handle.backend() == Backend::CPU) {
     *count = 0;
@@ -137,15 +137,15 @@ Status dispatch_conv(const char* fn, const Handle& handle, float alpha1,
                      const void* w, const ConvDesc& conv, ConvAlgo algo, void* workspace,
                      size_t workspace_bytes, const ConvEpilogue& epilogue,
                      const TensorDesc& y_desc, void* y) {
-  JET_TRY(check_algo(fn, algo));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, w, "w"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(check_algo(fn, algo));
+  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, w, "w"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
   if (x == y)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: x and y are the same buffer; convolution cannot run in place", fn);
   size_t needed = 0;
-  JET_TRY(in_routine(
+  JET_RETURN_IF_ERROR(in_routine(
       fn, backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, &needed)));
   if (needed > 0 && !workspace)
     return make_status(StatusCode::BAD_PARAM,
@@ -245,7 +245,7 @@ const char* conv_algo_name(ConvAlgo a) {
 Status conv_output_dims(const TensorDesc& x_desc, const FilterDesc& w_desc,
                         const ConvDesc& conv, int64_t* out_dims) {
   const char* fn = "conv_output_dims";
-  JET_TRY(check_ptr(fn, out_dims, "out_dims"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, out_dims, "out_dims"));
   return conv_problem(fn, x_desc, w_desc, conv, out_dims);
 }
 
@@ -253,9 +253,9 @@ Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_des
                                    const FilterDesc& w_desc, const ConvDesc& conv,
                                    const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes) {
   const char* fn = "conv_forward_workspace_size";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  JET_TRY(check_algo(fn, algo));
-  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(check_algo(fn, algo));
+  JET_RETURN_IF_ERROR(check_ptr(fn, bytes, "bytes"));
   return in_routine(fn, backend_workspace_size(handle, x_desc, w_desc, conv, y_desc, algo, bytes));
 }
 
@@ -263,9 +263,9 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
                                  const FilterDesc& w_desc, const ConvDesc& conv,
                                  const TensorDesc& y_desc, ConvAlgo algo, int* count) {
   const char* fn = "conv_forward_tactic_count";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  JET_TRY(check_algo(fn, algo));
-  JET_TRY(check_ptr(fn, count, "count"));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(check_algo(fn, algo));
+  JET_RETURN_IF_ERROR(check_ptr(fn, count, "count"));
   return in_routine(fn, backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, count));
 }
 
@@ -274,10 +274,10 @@ Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
                                 const TensorDesc& y_desc, ConvPreference preference,
                                 size_t workspace_limit, ConvAlgo* algo) {
   const char* fn = "choose_conv_forward_algo";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  JET_TRY(check_ptr(fn, algo, "algo"));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(check_ptr(fn, algo, "algo"));
   const int p = static_cast<int>(preference);
-  if (p < 0 || p > static_cast<int>(ConvPreference::SPECIFY_WORKSPACE_LIMIT))
+  if (!enum_in_range<ConvPreference>(p))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown preference %d", fn, p);
   if (handle.backend() == Backend::CPU)
     return in_routine(fn, cpu::choose_conv_forward_algo(x_desc, w_desc, conv, y_desc, preference,
@@ -295,7 +295,7 @@ Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc,
                     void* workspace, size_t workspace_bytes, float beta,
                     const TensorDesc& y_desc, void* y) {
   const char* fn = "conv_forward";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
   ConvEpilogue epilogue;
   epilogue.fused = false;
   epilogue.beta = beta;
@@ -310,27 +310,27 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
                              const void* z, const TensorDesc& bias_desc, const void* bias,
                              const ActivationDesc& act, const TensorDesc& y_desc, void* y) {
   const char* fn = "conv_bias_act_forward";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  JET_TRY(in_routine(fn, act.validate()));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(in_routine(fn, act.validate()));
   ConvEpilogue epilogue;
   epilogue.fused = true;
   epilogue.act = act;
   if (z) {
-    JET_TRY(in_routine(fn, z_desc.validate_spatial("z")));
-    JET_TRY(check_same_dims(fn, z_desc, "z", y_desc, "y"));
-    JET_TRY(check_same_dtype(fn, z_desc, "z", y_desc, "y"));
+    JET_RETURN_IF_ERROR(in_routine(fn, z_desc.validate_spatial("z")));
+    JET_RETURN_IF_ERROR(check_same_dims(fn, z_desc, "z", y_desc, "y"));
+    JET_RETURN_IF_ERROR(check_same_dtype(fn, z_desc, "z", y_desc, "y"));
     if (z == y && !z_desc.same_layout(y_desc))
       return make_status(StatusCode::BAD_PARAM,
                          "%s: z aliases y but has strides %s where y has %s; an aliased "
                          "residual must have y's layout",
-                         fn, dims_string(z_desc.rank(), z_desc.strides()).c_str(),
-                         dims_string(y_desc.rank(), y_desc.strides()).c_str());
+                         fn, dims_text(z_desc.rank(), z_desc.strides()).c_str(),
+                         dims_text(y_desc.rank(), y_desc.strides()).c_str());
     epilogue.alpha2 = alpha2;
     epilogue.z_desc = &z_desc;
     epilogue.z = z;
   }
   if (bias) {
-    JET_TRY(in_routine(fn, bias_desc.validate("bias")));
+    JET_RETURN_IF_ERROR(in_routine(fn, bias_desc.validate("bias")));
     bool ok = bias_desc.rank() == y_desc.rank();
     for (int i = 0; ok && i < bias_desc.rank(); ++i)
       ok = bias_desc.dim(i) == (i == 1 ? y_desc.dim(1) : 1);
@@ -338,9 +338,9 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
       return make_status(StatusCode::BAD_PARAM,
                          "%s: bias has dims %s but must be [1, %lld, 1...] (rank %d, one value "
                          "per output channel)",
-                         fn, dims_string(bias_desc.rank(), bias_desc.dims()).c_str(),
+                         fn, dims_text(bias_desc.rank(), bias_desc.dims()).c_str(),
                          static_cast<long long>(y_desc.dim(1)), y_desc.rank());
-    JET_TRY(check_same_dtype(fn, bias_desc, "bias", y_desc, "y"));
+    JET_RETURN_IF_ERROR(check_same_dtype(fn, bias_desc, "bias", y_desc, "y"));
     epilogue.bias = bias;
     epilogue.bias_stride = bias_desc.stride(1);
   }
@@ -354,12 +354,12 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
                               size_t workspace_bytes, int max_results, int* returned,
                               ConvAlgoPerf* results) {
   const char* fn = "find_conv_forward_algo";
-  JET_TRY(check_conv(fn, x_desc, w_desc, conv, y_desc));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, w, "w"));
-  JET_TRY(check_ptr(fn, y, "y"));
-  JET_TRY(check_ptr(fn, returned, "returned"));
-  JET_TRY(check_ptr(fn, results, "results"));
+  JET_RETURN_IF_ERROR(check_conv(fn, x_desc, w_desc, conv, y_desc));
+  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, w, "w"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, returned, "returned"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, results, "results"));
   if (max_results < 1)
     return make_status(StatusCode::BAD_PARAM, "%s: max_results = %d must be >= 1", fn,
                        max_results);

@@ -18,15 +18,15 @@ constexpr int64_t kMaxTerm = int64_t(1) << 62;
 // Descriptors, ranks, channels and groups of dy, w and the convolution, without dx.
 Status check_dy_w_conv(const char* fn, const TensorDesc& dy_desc, const FilterDesc& w_desc,
                        const ConvDesc& conv) {
-  JET_TRY(in_routine(fn, conv.validate()));
-  JET_TRY(in_routine(fn, dy_desc.validate_spatial("dy")));
-  JET_TRY(in_routine(fn, w_desc.validate("w")));
+  JET_RETURN_IF_ERROR(in_routine(fn, conv.validate()));
+  JET_RETURN_IF_ERROR(in_routine(fn, dy_desc.validate_spatial("dy")));
+  JET_RETURN_IF_ERROR(in_routine(fn, w_desc.validate("w")));
   if (w_desc.spatial_rank() != dy_desc.spatial_rank() ||
       conv.spatial_rank() != dy_desc.spatial_rank())
     return make_status(StatusCode::BAD_PARAM,
                        "%s: dy (dims %s) has %d spatial dims, w %d and the convolution "
                        "descriptor %d; they must agree",
-                       fn, dims_string(dy_desc.rank(), dy_desc.dims()).c_str(),
+                       fn, dims_text(dy_desc.rank(), dy_desc.dims()).c_str(),
                        dy_desc.spatial_rank(), w_desc.spatial_rank(), conv.spatial_rank());
   if (w_desc.k() % conv.groups() != 0)
     return make_status(StatusCode::BAD_PARAM,
@@ -45,8 +45,8 @@ Status check_dy_w_conv(const char* fn, const TensorDesc& dy_desc, const FilterDe
 // the window fits dx plus padding, dy is exactly the convolution of dx, one dtype.
 Status check_backward_data(const char* fn, const TensorDesc& dx_desc, const FilterDesc& w_desc,
                            const ConvDesc& conv, const TensorDesc& dy_desc) {
-  JET_TRY(check_dy_w_conv(fn, dy_desc, w_desc, conv));
-  JET_TRY(in_routine(fn, dx_desc.validate_spatial("dx")));
+  JET_RETURN_IF_ERROR(check_dy_w_conv(fn, dy_desc, w_desc, conv));
+  JET_RETURN_IF_ERROR(in_routine(fn, dx_desc.validate_spatial("dx")));
   if (dx_desc.rank() != dy_desc.rank())
     return make_status(StatusCode::BAD_PARAM, "%s: dx has rank %d but dy has rank %d", fn,
                        dx_desc.rank(), dy_desc.rank());
@@ -71,7 +71,7 @@ Status check_backward_data(const char* fn, const TensorDesc& dx_desc, const Filt
   }
   // The convolution of dx must produce dy exactly (N and every spatial extent).
   int64_t expected[5];
-  JET_TRY(in_routine(fn, conv_output_dims(dx_desc, w_desc, conv, expected)));
+  JET_RETURN_IF_ERROR(in_routine(fn, conv_output_dims(dx_desc, w_desc, conv, expected)));
   bool same = true;
   for (int i = 0; i < dy_desc.rank(); ++i) same = same && dy_desc.dim(i) == expected[i];
   if (!same)
@@ -79,11 +79,11 @@ Status check_backward_data(const char* fn, const TensorDesc& dx_desc, const Filt
                        "%s: dy has dims %s but the convolution of dx (dims %s) gives %s; dx's "
                        "size must be one whose convolution is dy (see "
                        "conv_transpose_output_dims)",
-                       fn, dims_string(dy_desc.rank(), dy_desc.dims()).c_str(),
-                       dims_string(dx_desc.rank(), dx_desc.dims()).c_str(),
-                       dims_string(dy_desc.rank(), expected).c_str());
-  JET_TRY(check_same_dtype(fn, dx_desc, "dx", w_desc.as_tensor(), "w"));
-  JET_TRY(check_same_dtype(fn, dx_desc, "dx", dy_desc, "dy"));
+                       fn, dims_text(dy_desc.rank(), dy_desc.dims()).c_str(),
+                       dims_text(dx_desc.rank(), dx_desc.dims()).c_str(),
+                       dims_text(dy_desc.rank(), expected).c_str());
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, dx_desc, "dx", w_desc.as_tensor(), "w"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, dx_desc, "dx", dy_desc, "dy"));
   return Status();
 }
 
@@ -93,8 +93,8 @@ Status conv_transpose_output_dims(const TensorDesc& dy_desc, const FilterDesc& w
                                   const ConvDesc& conv, const int64_t* output_padding,
                                   int64_t* dx_dims) {
   const char* fn = "conv_transpose_output_dims";
-  JET_TRY(check_ptr(fn, dx_dims, "dx_dims"));
-  JET_TRY(check_dy_w_conv(fn, dy_desc, w_desc, conv));
+  JET_RETURN_IF_ERROR(check_ptr(fn, dx_dims, "dx_dims"));
+  JET_RETURN_IF_ERROR(check_dy_w_conv(fn, dy_desc, w_desc, conv));
   int64_t dims[5];
   dims[0] = dy_desc.dim(0);
   dims[1] = w_desc.c() * conv.groups();
@@ -132,10 +132,10 @@ Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w
                           const void* w, const TensorDesc& dy_desc, const void* dy,
                           const ConvDesc& conv, float beta, const TensorDesc& dx_desc, void* dx) {
   const char* fn = "conv_backward_data";
-  JET_TRY(check_backward_data(fn, dx_desc, w_desc, conv, dy_desc));
-  JET_TRY(check_ptr(fn, w, "w"));
-  JET_TRY(check_ptr(fn, dy, "dy"));
-  JET_TRY(check_ptr(fn, dx, "dx"));
+  JET_RETURN_IF_ERROR(check_backward_data(fn, dx_desc, w_desc, conv, dy_desc));
+  JET_RETURN_IF_ERROR(check_ptr(fn, w, "w"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, dy, "dy"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, dx, "dx"));
   if (dx == dy)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: dx and dy are the same buffer; convolution cannot run in place", fn);

@@ -9,16 +9,16 @@ Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
                     const void* b, const TensorDesc& bias_desc, const void* bias, float beta,
                     const TensorDesc& y_desc, void* y) {
   const char* fn = "gemm_forward";
-  JET_TRY(in_routine(fn, a_desc.validate("a")));
-  JET_TRY(in_routine(fn, b_desc.validate("b")));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate("a")));
+  JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate("b")));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate("y")));
   const int rank = y_desc.rank();
   if (rank < 2 || rank > 3 || a_desc.rank() != rank || b_desc.rank() != rank)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: a, b and y must all have rank 2 or all rank 3, got %d, %d and %d",
                        fn, a_desc.rank(), b_desc.rank(), rank);
-  JET_TRY(check_same_dtype(fn, a_desc, "a", y_desc, "y"));
-  JET_TRY(check_same_dtype(fn, b_desc, "b", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, b_desc, "b", y_desc, "y"));
   // op(a) is M x K, op(b) is K x N.
   const int r0 = rank - 2, r1 = rank - 1;
   const int64_t m = gemm.trans_a ? a_desc.dim(r1) : a_desc.dim(r0);
@@ -31,13 +31,13 @@ Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
                        "%s%s): inner dims differ",
                        fn, static_cast<long long>(m), static_cast<long long>(k),
                        static_cast<long long>(kb), static_cast<long long>(n),
-                       dims_string(a_desc.rank(), a_desc.dims()).c_str(),
+                       dims_text(a_desc.rank(), a_desc.dims()).c_str(),
                        gemm.trans_a ? " transposed" : "",
-                       dims_string(b_desc.rank(), b_desc.dims()).c_str(),
+                       dims_text(b_desc.rank(), b_desc.dims()).c_str(),
                        gemm.trans_b ? " transposed" : "");
   if (y_desc.dim(r0) != m || y_desc.dim(r1) != n)
     return make_status(StatusCode::BAD_PARAM, "%s: y has dims %s but op(a) @ op(b) is %lld x %lld",
-                       fn, dims_string(rank, y_desc.dims()).c_str(), static_cast<long long>(m),
+                       fn, dims_text(rank, y_desc.dims()).c_str(), static_cast<long long>(m),
                        static_cast<long long>(n));
   if (rank == 3) {
     const int64_t batch = y_desc.dim(0);
@@ -49,13 +49,13 @@ Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
                          static_cast<long long>(b_desc.dim(0)), static_cast<long long>(batch));
   }
   if (bias) {
-    JET_TRY(in_routine(fn, bias_desc.validate("bias")));
-    JET_TRY(check_same_dtype(fn, bias_desc, "bias", y_desc, "y"));
-    JET_TRY(check_broadcast(fn, bias_desc, "bias", y_desc, "y"));
+    JET_RETURN_IF_ERROR(in_routine(fn, bias_desc.validate("bias")));
+    JET_RETURN_IF_ERROR(check_same_dtype(fn, bias_desc, "bias", y_desc, "y"));
+    JET_RETURN_IF_ERROR(check_broadcast(fn, bias_desc, "bias", y_desc, "y"));
   }
-  JET_TRY(check_ptr(fn, a, "a"));
-  JET_TRY(check_ptr(fn, b, "b"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
   if (a == y || b == y)
     return make_status(StatusCode::BAD_PARAM, "%s: y must not be the same buffer as a or b", fn);
   if (handle.backend() == Backend::CPU)

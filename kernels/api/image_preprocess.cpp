@@ -33,13 +33,13 @@ void place(const ImagePreprocessDesc& desc, ImageResampleAxis* x, ImageResampleA
 Status make_plan(const char* fn, const ImagePreprocessDesc& desc, const ImageDesc& src,
                  const TensorDesc& y_desc, ImageResample* plan) {
   const int resize = static_cast<int>(desc.resize);
-  if (resize < 0 || resize > static_cast<int>(ImageResize::NEAREST))
+  if (!enum_in_range<ImageResize>(resize))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown resize mode %d", fn, resize);
   const int fit = static_cast<int>(desc.fit);
-  if (fit < 0 || fit > static_cast<int>(ImageFit::LETTERBOX))
+  if (!enum_in_range<ImageFit>(fit))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown fit %d", fn, fit);
   const int order = static_cast<int>(desc.order);
-  if (order < 0 || order > static_cast<int>(ChannelOrder::BGR))
+  if (!enum_in_range<ChannelOrder>(order))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown channel order %d", fn, order);
   const int pixel_bytes = pixel_format_channels(src.format);
   if (pixel_bytes == 0)
@@ -55,12 +55,12 @@ Status make_plan(const char* fn, const ImagePreprocessDesc& desc, const ImageDes
                        "%s: row_bytes %lld is less than width %lld x %d bytes per %s pixel", fn,
                        static_cast<long long>(src.row_bytes), static_cast<long long>(src.width),
                        pixel_bytes, pixel_format_name(src.format));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate("y")));
   if (y_desc.rank() != 4 || y_desc.dim(0) != 1 || (y_desc.dim(1) != 1 && y_desc.dim(1) != 3))
     return make_status(StatusCode::BAD_PARAM,
                        "%s: y has dims %s; it must be [1, C, H, W] with C = 1 or 3 (for a batch, "
                        "one call per image on a sub-region of y)",
-                       fn, dims_string(y_desc.rank(), y_desc.dims()).c_str());
+                       fn, dims_text(y_desc.rank(), y_desc.dims()).c_str());
   if (y_desc.dim(2) > kMaxSide || y_desc.dim(3) > kMaxSide)
     return make_status(StatusCode::BAD_PARAM, "%s: y's sides (%lld x %lld) must be at most %lld",
                        fn, static_cast<long long>(y_desc.dim(3)),
@@ -143,9 +143,9 @@ int pixel_format_channels(PixelFormat f) {
 Status image_preprocess_transform(const ImagePreprocessDesc& desc, const ImageDesc& src_desc,
                                   const TensorDesc& y_desc, ImageTransform* transform) {
   const char* fn = "image_preprocess_transform";
-  JET_TRY(check_ptr(fn, transform, "transform"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, transform, "transform"));
   ImageResample plan;
-  JET_TRY(make_plan(fn, desc, src_desc, y_desc, &plan));
+  JET_RETURN_IF_ERROR(make_plan(fn, desc, src_desc, y_desc, &plan));
   *transform = transform_of(plan);
   return Status();
 }
@@ -155,9 +155,9 @@ Status image_preprocess(const Handle& handle, const ImagePreprocessDesc& desc,
                         const TensorDesc& y_desc, void* y, ImageTransform* transform) {
   const char* fn = "image_preprocess";
   ImageResample plan;
-  JET_TRY(make_plan(fn, desc, src_desc, y_desc, &plan));
-  JET_TRY(check_ptr(fn, src, "src"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(make_plan(fn, desc, src_desc, y_desc, &plan));
+  JET_RETURN_IF_ERROR(check_ptr(fn, src, "src"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
   if (transform) *transform = transform_of(plan);
   if (handle.backend() == Backend::CPU) return cpu::image_preprocess(plan, src, alpha, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

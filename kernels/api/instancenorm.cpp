@@ -16,9 +16,9 @@ Status instancenorm_forward(const Handle& handle, float alpha, float beta,
                        epsilon);
   // Each (n, c) plane is read in full before any of it is written, and planes do not overlap:
   // x == y with one layout is safe (check_elementwise_io rejects two layouts on one buffer).
-  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
-  JET_TRY(check_ptr(fn, scale, "scale"));
-  JET_TRY(check_ptr(fn, bias, "bias"));
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_ptr(fn, scale, "scale"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, bias, "bias"));
   if (handle.backend() == Backend::CPU)
     return cpu::instancenorm_forward(alpha, beta, x_desc, x, y_desc, y, scale, bias, epsilon);
 #if defined(JET_HAVE_CUDA)

@@ -25,8 +25,8 @@ Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float
                                  const TensorDesc& x_desc, const void* x, float beta,
                                  const TensorDesc& y_desc, void* y) {
   const char* fn = "lrn_cross_channel_forward";
-  JET_TRY(in_routine(fn, lrn.validate()));
-  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(in_routine(fn, lrn.validate()));
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::lrn_cross_channel_forward(lrn, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

@@ -42,22 +42,22 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
                  const TensorDesc& c_desc, void* c) {
   const char* fn = "op_tensor";
   const int op_value = static_cast<int>(op);
-  if (op_value < static_cast<int>(TensorOp::ADD) || op_value > static_cast<int>(TensorOp::MAX))
+  if (!enum_in_range<TensorOp>(op_value))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
-  JET_TRY(in_routine(fn, a_desc.validate("a")));
-  JET_TRY(in_routine(fn, b_desc.validate("b")));
-  JET_TRY(in_routine(fn, c_desc.validate("c")));
+  JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate("a")));
+  JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate("b")));
+  JET_RETURN_IF_ERROR(in_routine(fn, c_desc.validate("c")));
   const TensorDesc a_aligned = align_rank(a_desc, c_desc.rank());
   const TensorDesc b_aligned = align_rank(b_desc, c_desc.rank());
-  JET_TRY(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
-  JET_TRY(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
-  JET_TRY(check_same_dtype(fn, a_desc, "a", c_desc, "c"));
-  JET_TRY(check_same_dtype(fn, b_desc, "b", c_desc, "c"));
-  JET_TRY(check_ptr(fn, a, "a"));
-  JET_TRY(check_ptr(fn, b, "b"));
-  JET_TRY(check_ptr(fn, c, "c"));
-  JET_TRY(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
-  JET_TRY(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, b_desc, "b", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, c, "c"));
+  JET_RETURN_IF_ERROR(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
   if (handle.backend() == Backend::CPU)
     return cpu::op_tensor(op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc, c);
 #if defined(JET_HAVE_CUDA)

@@ -22,15 +22,15 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "pad_forward";
   const int m = static_cast<int>(mode);
-  if (m < static_cast<int>(PadMode::CONSTANT) || m > static_cast<int>(PadMode::EDGE))
+  if (!enum_in_range<PadMode>(m))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown pad mode %d", fn, m);
-  JET_TRY(in_routine(fn, x_desc.validate("x")));
-  JET_TRY(in_routine(fn, y_desc.validate("y")));
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(fn, pad_begin, "pad_begin"));
-  JET_TRY(check_ptr(fn, pad_end, "pad_end"));
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate("x")));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate("y")));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, pad_begin, "pad_begin"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, pad_end, "pad_end"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
   const int rank = x_desc.rank();
   if (y_desc.rank() != rank)
     return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", fn, rank,
@@ -52,10 +52,10 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
   if (!dims_match)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: y has dims %s but padding x (dims %s) by begin %s, end %s gives %s", fn,
-                       dims_string(rank, y_desc.dims()).c_str(),
-                       dims_string(rank, x_desc.dims()).c_str(),
-                       dims_string(rank, pad_begin).c_str(), dims_string(rank, pad_end).c_str(),
-                       dims_string(rank, expected).c_str());
+                       dims_text(rank, y_desc.dims()).c_str(),
+                       dims_text(rank, x_desc.dims()).c_str(),
+                       dims_text(rank, pad_begin).c_str(), dims_text(rank, pad_end).c_str(),
+                       dims_text(rank, expected).c_str());
   if (mode == PadMode::REFLECT) {
     for (int i = 0; i < rank; ++i) {
       if (pad_begin[i] >= x_desc.dim(i) || pad_end[i] >= x_desc.dim(i))

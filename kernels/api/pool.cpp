@@ -50,12 +50,12 @@ int64_t pool_axis_output(const PoolAxis& a, bool ceil_mode) {
 // Dims checks shared by pool_output_dims and pool_forward. `fn` names the routine.
 Status pool_dims(const char* fn, const TensorDesc& x_desc, const PoolDesc& pool,
                  int64_t* out_dims) {
-  JET_TRY(in_routine(fn, pool.validate()));
-  JET_TRY(in_routine(fn, x_desc.validate_spatial("x")));
+  JET_RETURN_IF_ERROR(in_routine(fn, pool.validate()));
+  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate_spatial("x")));
   if (pool.spatial_rank() != x_desc.spatial_rank())
     return make_status(StatusCode::BAD_PARAM,
                        "%s: the pooling descriptor has %d spatial dims but x (dims %s) has %d",
-                       fn, pool.spatial_rank(), dims_string(x_desc.rank(), x_desc.dims()).c_str(),
+                       fn, pool.spatial_rank(), dims_text(x_desc.rank(), x_desc.dims()).c_str(),
                        x_desc.spatial_rank());
   out_dims[0] = x_desc.dim(0);
   out_dims[1] = x_desc.dim(1);
@@ -112,7 +112,7 @@ PoolDesc PoolDesc::global(PoolMode mode, int spatial_rank) {
 
 Status PoolDesc::validate() const {
   const int m = static_cast<int>(mode_);
-  if (m < 0 || m > static_cast<int>(PoolMode::AVG_EXCLUDE_PAD))
+  if (!enum_in_range<PoolMode>(m))
     return make_status(StatusCode::BAD_PARAM, "pooling: unknown mode %d", m);
   if (spatial_rank_ < 1 || spatial_rank_ > 3)
     return make_status(StatusCode::BAD_PARAM, "pooling %s: spatial rank %d is outside [1, 3]",
@@ -147,9 +147,9 @@ Status PoolDesc::validate() const {
 
 Status pool_output_dims(const TensorDesc& x_desc, const PoolDesc& pool, int64_t* out_dims) {
   const char* fn = "pool_output_dims";
-  JET_TRY(check_ptr(fn, out_dims, "out_dims"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, out_dims, "out_dims"));
   int64_t dims[5];
-  JET_TRY(pool_dims(fn, x_desc, pool, dims));
+  JET_RETURN_IF_ERROR(pool_dims(fn, x_desc, pool, dims));
   for (int i = 0; i < x_desc.rank(); ++i) out_dims[i] = dims[i];
   return Status();
 }
@@ -159,13 +159,13 @@ Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                     const TensorDesc& y_desc, void* y) {
   const char* fn = "pool_forward";
   int64_t out_dims[5];
-  JET_TRY(pool_dims(fn, x_desc, pool, out_dims));
-  JET_TRY(in_routine(fn, y_desc.validate_spatial("y")));
+  JET_RETURN_IF_ERROR(pool_dims(fn, x_desc, pool, out_dims));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_spatial("y")));
   if (y_desc.rank() != x_desc.rank() || !std::equal(out_dims, out_dims + x_desc.rank(), y_desc.dims()))
     return make_status(StatusCode::BAD_PARAM, "%s: y has dims %s but pooling x gives %s", fn,
-                       dims_string(y_desc.rank(), y_desc.dims()).c_str(),
-                       dims_string(x_desc.rank(), out_dims).c_str());
-  JET_TRY(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
+                       dims_text(y_desc.rank(), y_desc.dims()).c_str(),
+                       dims_text(x_desc.rank(), out_dims).c_str());
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   // With dilation, a window may straddle x without any of its taps landing inside it (e.g. x of
   // extent 1, window 2, dilation 2, pad 1). Such a window has no defined max or average.
   for (int i = 0; i < pool.spatial_rank(); ++i) {
@@ -184,8 +184,8 @@ Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                            static_cast<long long>(a.in));
     }
   }
-  JET_TRY(check_ptr(fn, x, "x"));
-  JET_TRY(check_ptr(fn, y, "y"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
   if (handle.backend() == Backend::CPU)
     return cpu::pool_forward(pool, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

@@ -8,16 +8,16 @@ Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const Tens
                       const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "reduce_forward";
   const int o = static_cast<int>(op);
-  if (o < static_cast<int>(ReduceOp::SUM) || o > static_cast<int>(ReduceOp::MIN))
+  if (!enum_in_range<ReduceOp>(o))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown reduce op %d", fn, o);
-  JET_TRY(check_reshaping_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_reshaping_io(fn, Ranks::ANY, x_desc, x, y_desc, y));
   for (int i = 0; i < x_desc.rank(); ++i) {
     if (y_desc.dim(i) != 1 && y_desc.dim(i) != x_desc.dim(i))
       return make_status(StatusCode::BAD_PARAM,
                          "%s: y has dims %s and x has dims %s; each dim of y must be 1 (reduced) "
                          "or equal to x's, but dim %d is neither",
-                         fn, dims_string(y_desc.rank(), y_desc.dims()).c_str(),
-                         dims_string(x_desc.rank(), x_desc.dims()).c_str(), i);
+                         fn, dims_text(y_desc.rank(), y_desc.dims()).c_str(),
+                         dims_text(x_desc.rank(), x_desc.dims()).c_str(), i);
   }
   if (handle.backend() == Backend::CPU) return cpu::reduce_forward(op, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

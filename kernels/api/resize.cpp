@@ -11,23 +11,21 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
                       const TensorDesc& y_desc, void* y) {
   const char* fn = "resize_forward";
   const int mode = static_cast<int>(resize.mode);
-  if (mode < static_cast<int>(ResizeMode::NEAREST) || mode > static_cast<int>(ResizeMode::LINEAR))
+  if (!enum_in_range<ResizeMode>(mode))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown resize mode %d", fn, mode);
   const int coord = static_cast<int>(resize.coord);
-  if (coord < static_cast<int>(ResizeCoord::HALF_PIXEL) ||
-      coord > static_cast<int>(ResizeCoord::TF_HALF_PIXEL_FOR_NN))
+  if (!enum_in_range<ResizeCoord>(coord))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown coordinate transformation mode %d", fn,
                        coord);
   const int nearest = static_cast<int>(resize.nearest);
-  if (nearest < static_cast<int>(ResizeNearest::ROUND_PREFER_FLOOR) ||
-      nearest > static_cast<int>(ResizeNearest::CEIL))
+  if (!enum_in_range<ResizeNearest>(nearest))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown nearest rounding mode %d", fn, nearest);
-  JET_TRY(check_reshaping_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_reshaping_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (x_desc.dim(0) != y_desc.dim(0) || x_desc.dim(1) != y_desc.dim(1))
     return make_status(StatusCode::BAD_PARAM,
                        "%s: x has dims %s but y has dims %s; resize keeps N and C", fn,
-                       dims_string(x_desc.rank(), x_desc.dims()).c_str(),
-                       dims_string(y_desc.rank(), y_desc.dims()).c_str());
+                       dims_text(x_desc.rank(), x_desc.dims()).c_str(),
+                       dims_text(y_desc.rank(), y_desc.dims()).c_str());
   // Only the scales of the spatial dims are used; the rest are ignored.
   for (int i = 0; i < x_desc.spatial_rank(); ++i) {
     if (!std::isfinite(resize.scales[i]) || resize.scales[i] < 0.f)

@@ -9,12 +9,12 @@ Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode,
                        const TensorDesc& y_desc, void* y) {
   const char* fn = "softmax_forward";
   const int a = static_cast<int>(algo);
-  if (a < 0 || a > static_cast<int>(SoftmaxAlgo::LOG))
+  if (!enum_in_range<SoftmaxAlgo>(a))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown algorithm %d", fn, a);
   const int m = static_cast<int>(mode);
-  if (m < 0 || m > static_cast<int>(SoftmaxMode::CHANNEL))
+  if (!enum_in_range<SoftmaxMode>(m))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown mode %d", fn, m);
-  JET_TRY(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (handle.backend() == Backend::CPU)
     return cpu::softmax_forward(algo, mode, alpha, x_desc, x, beta, y_desc, y);
 #if defined(JET_HAVE_CUDA)

@@ -37,13 +37,17 @@ Status make_status(StatusCode code, const char* fmt, ...) {
   return Status(code, buf);
 }
 
-std::string dims_string(int rank, const int64_t* dims) {
+std::string dims_text(int rank, const int64_t* dims) {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) {
     if (i) s += ", ";
     s += std::to_string(dims[i]);
   }
   return s + "]";
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  return dims_text(static_cast<int>(dims.size()), dims.data());
 }
 
 Status in_routine(const char* routine, Status s) {
@@ -67,8 +71,8 @@ Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
                        const TensorDesc& b, const char* bn) {
   if (a.same_dims(b)) return Status();
   return make_status(StatusCode::BAD_PARAM, "%s: %s has dims %s but %s has dims %s", routine, an,
-                     dims_string(a.rank(), a.dims()).c_str(), bn,
-                     dims_string(b.rank(), b.dims()).c_str());
+                     dims_text(a.rank(), a.dims()).c_str(), bn,
+                     dims_text(b.rank(), b.dims()).c_str());
 }
 
 Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
@@ -79,8 +83,8 @@ Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
   return make_status(StatusCode::BAD_PARAM,
                      "%s: %s with dims %s does not broadcast to %s with dims %s (same rank, "
                      "each dim 1 or equal)",
-                     routine, bn, dims_string(b.rank(), b.dims()).c_str(), cn,
-                     dims_string(c.rank(), c.dims()).c_str());
+                     routine, bn, dims_text(b.rank(), b.dims()).c_str(), cn,
+                     dims_text(c.rank(), c.dims()).c_str());
 }
 
 Status check_in_place(const char* routine, const void* in, const TensorDesc& in_desc,
@@ -91,36 +95,36 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                      "%s: %s and %s are the same buffer but %s (dims %s, strides %s) does not "
                      "have %s's layout (dims %s, strides %s); in-place use needs one layout",
                      routine, in_name, out_name, in_name,
-                     dims_string(in_desc.rank(), in_desc.dims()).c_str(),
-                     dims_string(in_desc.rank(), in_desc.strides()).c_str(), out_name,
-                     dims_string(out_desc.rank(), out_desc.dims()).c_str(),
-                     dims_string(out_desc.rank(), out_desc.strides()).c_str());
+                     dims_text(in_desc.rank(), in_desc.dims()).c_str(),
+                     dims_text(in_desc.rank(), in_desc.strides()).c_str(), out_name,
+                     dims_text(out_desc.rank(), out_desc.dims()).c_str(),
+                     dims_text(out_desc.rank(), out_desc.strides()).c_str());
 }
 
 static Status check_io_descs(const char* routine, Ranks ranks, const TensorDesc& x_desc,
                              const void* x, const TensorDesc& y_desc, const void* y) {
   if (ranks == Ranks::SPATIAL) {
-    JET_TRY(in_routine(routine, x_desc.validate_spatial("x")));
-    JET_TRY(in_routine(routine, y_desc.validate_spatial("y")));
+    JET_RETURN_IF_ERROR(in_routine(routine, x_desc.validate_spatial("x")));
+    JET_RETURN_IF_ERROR(in_routine(routine, y_desc.validate_spatial("y")));
   } else {
-    JET_TRY(in_routine(routine, x_desc.validate("x")));
-    JET_TRY(in_routine(routine, y_desc.validate("y")));
+    JET_RETURN_IF_ERROR(in_routine(routine, x_desc.validate("x")));
+    JET_RETURN_IF_ERROR(in_routine(routine, y_desc.validate("y")));
   }
-  JET_TRY(check_same_dtype(routine, x_desc, "x", y_desc, "y"));
-  JET_TRY(check_ptr(routine, x, "x"));
+  JET_RETURN_IF_ERROR(check_same_dtype(routine, x_desc, "x", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_ptr(routine, x, "x"));
   return check_ptr(routine, y, "y");
 }
 
 Status check_elementwise_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
                             const void* x, const TensorDesc& y_desc, const void* y) {
-  JET_TRY(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
-  JET_TRY(check_same_dims(routine, x_desc, "x", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_same_dims(routine, x_desc, "x", y_desc, "y"));
   return check_in_place(routine, x, x_desc, "x", y, y_desc, "y");
 }
 
 Status check_reshaping_io(const char* routine, Ranks ranks, const TensorDesc& x_desc,
                           const void* x, const TensorDesc& y_desc, const void* y) {
-  JET_TRY(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_io_descs(routine, ranks, x_desc, x, y_desc, y));
   if (x_desc.rank() == y_desc.rank()) return Status();
   return make_status(StatusCode::BAD_PARAM, "%s: x has rank %d but y has rank %d", routine,
                      x_desc.rank(), y_desc.rank());

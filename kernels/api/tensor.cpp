@@ -102,7 +102,7 @@ Status TensorDesc::validate(const char* what) const {
     if (dims_[i] < 1)
       return make_status(StatusCode::BAD_PARAM, "%s: dim %d is %lld; dims must be >= 1 (dims %s)",
                          what, i, static_cast<long long>(dims_[i]),
-                         dims_string(rank_, dims_).c_str());
+                         dims_text(rank_, dims_).c_str());
     if (strides_[i] < 0)
       return make_status(StatusCode::BAD_PARAM, "%s: stride %d is %lld; strides must be >= 0",
                          what, i, static_cast<long long>(strides_[i]));
@@ -112,7 +112,7 @@ Status TensorDesc::validate(const char* what) const {
                          i, static_cast<long long>(dims_[i]));
     if (elems > kLimit / dims_[i])
       return make_status(StatusCode::BAD_PARAM, "%s: element count overflows (dims %s)", what,
-                         dims_string(rank_, dims_).c_str());
+                         dims_text(rank_, dims_).c_str());
     elems *= dims_[i];
   }
   // Non-overlap: sort the dims of size > 1 by stride; each stride must be at least the extent
@@ -138,19 +138,19 @@ Status TensorDesc::validate(const char* what) const {
       return make_status(StatusCode::BAD_PARAM,
                          "%s: strides %s overlap for dims %s (dim %d's stride %lld is smaller "
                          "than the %lld elements spanned by the dims inside it)",
-                         what, dims_string(rank_, strides_).c_str(),
-                         dims_string(rank_, dims_).c_str(), i,
+                         what, dims_text(rank_, strides_).c_str(),
+                         dims_text(rank_, dims_).c_str(), i,
                          static_cast<long long>(strides_[i]), static_cast<long long>(extent));
     if (strides_[i] > kLimit / dims_[i])
       return make_status(StatusCode::BAD_PARAM, "%s: element span overflows (strides %s)", what,
-                         dims_string(rank_, strides_).c_str());
+                         dims_text(rank_, strides_).c_str());
     extent = strides_[i] * (dims_[i] - 1) + extent;
   }
   return Status();
 }
 
 Status TensorDesc::validate_spatial(const char* what) const {
-  JET_TRY(validate(what));
+  JET_RETURN_IF_ERROR(validate(what));
   if (rank_ < 3 || rank_ > 5)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: rank %d, but this routine needs rank 3 to 5 (N, C, 1-3 spatial dims)",

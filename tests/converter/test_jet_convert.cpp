@@ -407,7 +407,7 @@ TEST_CASE("jet-convert: messages: synthesized node names, declared-shape warning
     const Result r = jet_convert("'" + dir.file("declared.onnx") + "' -o '" + dir.file("w.jet") + "'");
     INFO(r.output);
     CHECK(r.status == 0);
-    CHECK(contains(r.output, "warning: graph output 'y' computes dims 1x3x4x4 but the model declares 1x3x5x5"));
+    CHECK(contains(r.output, "warning: graph output 'y' computes dims [1, 3, 4, 4] but the model declares [1, 3, 5, 5]"));
   }
   // Control characters in a name (an ESC sequence, a NUL) are escaped, never printed raw.
   {

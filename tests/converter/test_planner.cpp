@@ -223,7 +223,7 @@ TEST_CASE("ir: shape inference") {
   Status st = g.conv("stem", x, w, -1, -1, a, &y);
   CHECK(st.code() == StatusCode::BAD_PARAM);
   CHECK(contains(st.message(), "stem"));
-  CHECK(contains(st.message(), "1x3x32x32"));
+  CHECK(contains(st.message(), "[1, 3, 32, 32]"));
   MESSAGE(st.to_string());
   CHECK(g.nodes.empty());
   CHECK(g.tensors.size() == 2);  // unchanged

@@ -366,11 +366,7 @@ int64_t count(const std::vector<int64_t>& dims) {
   return n;
 }
 
-std::string dims_str(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s + "]";
-}
+std::string dims_str(const std::vector<int64_t>& dims) { return dims_text(dims); }
 
 }  // namespace test
 }  // namespace jet

@@ -1,7 +1,7 @@
 // Support for the runtime tests: models written through the converter, host <-> context copies
-// on either backend, an independent reference executor (the IR graph run op by op through direct
-// jet:: kernel calls, one buffer per tensor, no memory plan), and a model-file editor for hostile
-// files (FlatBuffers object API, footer checksum recomputed).
+// on either backend, the reference run (the IR graph run op by op through the tests' one reference
+// executor, tests/common/ir_reference.h, one buffer per tensor, no memory plan), and a model-file
+// editor for hostile files (FlatBuffers object API, footer checksum recomputed).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,11 @@ LoadOptions load_options(const Handle& h);
 // Loads `bytes` for the backend of `h` (REQUIREs success).
 std::shared_ptr<Engine> load_engine(const Bytes& bytes, const Handle& h);
 
+// n uniform values in [lo, hi] (the kernel tests' seeded generator).
+std::vector<float> random_floats(int64_t n, float lo, float hi);
+// A new f32 CONSTANT of `dims` in g with uniform values in [lo, hi]; its index.
+int random_constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, float lo, float hi);
+
 // Random values in [-1, 1] for every element of the tensor's span, in its dtype.
 Bytes random_tensor(const TensorInfo& t);
 
@@ -63,7 +68,7 @@ TensorBytes run_context(const Engine& e, ExecutionContext& ctx, const TensorByte
 // Random bytes for every graph input of the engine.
 TensorBytes random_inputs(const Engine& e);
 
-// The reference: g executed op by op on `h` by direct kernel calls. Inputs and outputs are keyed
+// The reference: g executed op by op on `h` by direct kernel calls (run_ir_node). Inputs and outputs are keyed
 // by IR tensor index (the writer keeps IR indices, so they equal the engine's).
 TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes& inputs);
 

@@ -20,19 +20,6 @@ using namespace jet::test;
 
 namespace {
 
-std::vector<float> random_floats(int64_t n, float lo, float hi) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = static_cast<float>(uniform(lo, hi));
-  return v;
-}
-
-int constant(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, float lo, float hi) {
-  int t = -1;
-  REQUIRE_OK(g.add_constant(name, DType::F32, dims, &t));
-  g.tensors[t].data = random_floats(g.tensors[t].elements(), lo, hi);
-  return t;
-}
-
 ir::PadAttrs pad_attrs(PadMode mode, std::vector<int64_t> begin, std::vector<int64_t> end, float value = 0.f) {
   ir::PadAttrs a;
   a.mode = mode;
@@ -81,16 +68,16 @@ ir::Graph new_ops_graph() {
   ct.strides = {2, 1};
   ct.dilations = {1, 2};
   ct.groups = 3;
-  const int w = constant(g, "ct.w", {6, 2, 3, 2}, -0.5f, 0.5f);
-  const int b = constant(g, "ct.b", {6}, -1.f, 1.f);
+  const int w = random_constant(g, "ct.w", {6, 2, 3, 2}, -0.5f, 0.5f);
+  const int b = random_constant(g, "ct.b", {6}, -1.f, 1.f);
   // H: 2 * 6 + 1 (output padding) + 2 + 1 - 1 = 15; W: 8 + 2 + 1 - 1 = 10.
   REQUIRE_OK(g.conv_transpose("conv_transpose", x, w, b, ct, {15, 10}, &y));
   out(y);
 
   int a = -1, in = -1;
   REQUIRE_OK(g.relu("relu", x, &a));
-  const int scale = constant(g, "in.scale", {6}, 0.5f, 1.5f);
-  const int bias = constant(g, "in.bias", {6}, -1.f, 1.f);
+  const int scale = random_constant(g, "in.scale", {6}, 0.5f, 1.5f);
+  const int bias = random_constant(g, "in.bias", {6}, -1.f, 1.f);
   REQUIRE_OK(g.instancenorm("instancenorm", a, scale, bias, 1e-5, &in));
   LrnDesc l;
   l.n = 3;

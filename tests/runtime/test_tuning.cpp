@@ -9,6 +9,7 @@
 
 #include "engine_impl.h"
 #include "model_util.h"
+#include "ops.h"  // rt::ConvPrepared
 #include "passes.h"
 #include "tuning.h"
 
@@ -61,8 +62,8 @@ std::vector<std::pair<ConvAlgo, int32_t>> runnable(const Engine& e, int i, size_
   BackendBuffer y(b, p.out_desc.span_bytes()), ws(b, std::max<size_t>(workspace, 1));
   std::vector<ConvAlgoPerf> perf(256);
   int n = 0;
-  REQUIRE_OK(find_conv_forward_algo(e.impl().handle, p.in_descs[0], x.get(), p.conv.filter, w.get(),
-                                    p.conv.conv.with_tactic(0), p.out_desc, y.get(), ws.get(), workspace,
+  REQUIRE_OK(find_conv_forward_algo(e.impl().handle, p.in_descs[0], x.get(), p.data.as<rt::ConvPrepared>().filter, w.get(),
+                                    p.data.as<rt::ConvPrepared>().conv.with_tactic(0), p.out_desc, y.get(), ws.get(), workspace,
                                     static_cast<int>(perf.size()), &n, perf.data()));
   std::vector<std::pair<ConvAlgo, int32_t>> out;
   for (int k = 0; k < n; ++k) {
@@ -108,7 +109,7 @@ TEST_CASE("tuning at load runs an algorithm and tactic that find reports, with t
         CHECK(op.tuned_ms >= 0);
         CHECK(op.heuristic_ms >= 0);   // the heuristic's choice was among the measured ones
         CHECK(plain->op(i).tuned_ms < 0);
-        const rt::ConvPrepared& c = tuned->impl().ops[static_cast<size_t>(i)].conv;
+        const rt::ConvPrepared& c = tuned->impl().ops[static_cast<size_t>(i)].data.as<rt::ConvPrepared>();
         CHECK(op.algo == conv_algo_name(c.algo));
         CHECK(op.tactic == c.conv.tactic());
         if (h.backend() == Backend::CPU) CHECK(op.tactic == 0);  // no tactics on the CPU backend
@@ -479,8 +480,8 @@ TEST_CASE("tuning reports the network check: the untuned set stays unless the tu
       CHECK(plain->summary().tuned_convs_changed == 0);
       int changed = 0;
       for (int i : conv_ops(*tuned)) {
-        const rt::ConvPrepared& a = plain->impl().ops[static_cast<size_t>(i)].conv;
-        const rt::ConvPrepared& b = tuned->impl().ops[static_cast<size_t>(i)].conv;
+        const rt::ConvPrepared& a = plain->impl().ops[static_cast<size_t>(i)].data.as<rt::ConvPrepared>();
+        const rt::ConvPrepared& b = tuned->impl().ops[static_cast<size_t>(i)].data.as<rt::ConvPrepared>();
         if (a.algo != b.algo || a.conv.tactic() != b.conv.tactic()) ++changed;
         CHECK(tuned->op(i).tuned_ms >= 0);
         CHECK(tuned->op(i).tuned_ms <= tuned->op(i).heuristic_ms);  // kept only when faster in the network

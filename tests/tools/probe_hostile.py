@@ -548,7 +548,7 @@ def convert_messages():
     wrong = onnx_model([node("Relu", ["x"], ["y"], "relu")], [("x", [1, 4])], [("y", [1, 5])])
     write(os.path.join(d, "wrong.onnx"), wrong)
     r = run([CONVERT, os.path.join(d, "wrong.onnx"), "-o", os.path.join(d, "w.jet")])
-    expect(r, 0, "warning: graph output 'y' computes dims 1x4 but the model declares 1x5", p)
+    expect(r, 0, "warning: graph output 'y' computes dims [1, 4] but the model declares [1, 5]", p)
     return p
 
 

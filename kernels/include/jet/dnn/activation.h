@@ -22,6 +22,10 @@ enum class ActivationMode : int32_t {
   SOFTPLUS = 12,     // log(1 + exp(x))
   MISH = 13,         // x * tanh(softplus(x))
 };
+template <>
+struct EnumCount<ActivationMode> {
+  static constexpr int32_t value = static_cast<int32_t>(ActivationMode::MISH) + 1;
+};
 
 const char* activation_mode_name(ActivationMode m);
 

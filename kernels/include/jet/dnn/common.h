@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 // Forward declaration compatible with cuda_runtime.h, so CPU-only users need no CUDA headers.
 struct CUstream_st;
@@ -55,6 +56,36 @@ class Status {
   StatusCode code_ = StatusCode::SUCCESS;
   std::string message_;
 };
+
+// Returns early from the enclosing function when `expr` yields an error Status: the one
+// early-return helper of the project (kernels, runtime, converter).
+#define JET_RETURN_IF_ERROR(expr)                          \
+  do {                                                     \
+    ::jet::Status jet_return_if_error_ = (expr);           \
+    if (!jet_return_if_error_.ok()) return jet_return_if_error_; \
+  } while (0)
+
+// Dims as every message prints them: "[1, 3, 224, 224]" (the one dims formatter).
+std::string dims_text(int rank, const int64_t* dims);
+std::string dims_text(const std::vector<int64_t>& dims);
+
+// The number of values of an enum whose values are 0 .. count - 1 and are written into model
+// files or validated at an API boundary: one `template <> struct EnumCount<E>` right after each such
+// enum is the one bound every range check uses (enum_in_range), so appending a value means
+// updating the count next to it and nothing else. (Not a COUNT enumerator: the backends' switches
+// over these enums name every value, without a default, so that -Wswitch finds them.)
+template <typename E>
+struct EnumCount;
+
+// True when v is a value of E (0 <= v < EnumCount<E>::value).
+template <typename E>
+constexpr bool enum_in_range(int64_t v) {
+  return v >= 0 && v < static_cast<int64_t>(EnumCount<E>::value);
+}
+template <typename E>
+constexpr bool enum_in_range(E e) {
+  return enum_in_range<E>(static_cast<int64_t>(e));
+}
 
 // Element types. Values are stable: they are written into model files.
 // 2 is reserved for int8 (quantized inference).

@@ -96,6 +96,10 @@ enum class ConvPreference : int32_t {
   NO_WORKSPACE = 1,             // the fastest algorithm that needs no workspace
   SPECIFY_WORKSPACE_LIMIT = 2,  // the fastest algorithm within workspace_limit bytes
 };
+template <>
+struct EnumCount<ConvPreference> {
+  static constexpr int32_t value = static_cast<int32_t>(ConvPreference::SPECIFY_WORKSPACE_LIMIT) + 1;
+};
 
 // Bytes of workspace `algo` needs for this problem. NOT_SUPPORTED when this backend lacks the
 // algorithm or the algorithm does not apply to the problem (e.g. WINOGRAD with a 5x5 filter); the

@@ -28,14 +28,26 @@ enum class ImageResize : int32_t {
   BILINEAR = 0,  // half-pixel centres, edge pixels clamped (OpenCV INTER_LINEAR, no antialias)
   NEAREST = 1,   // the pixel whose area holds the output pixel's centre (INTER_NEAREST_EXACT)
 };
+template <>
+struct EnumCount<ImageResize> {
+  static constexpr int32_t value = static_cast<int32_t>(ImageResize::NEAREST) + 1;
+};
 
 enum class ImageFit : int32_t {
   STRETCH = 0,    // the whole image fills the output; the aspect ratio may change
   LETTERBOX = 1,  // aspect ratio kept, image centred, the borders filled with pad_value
 };
+template <>
+struct EnumCount<ImageFit> {
+  static constexpr int32_t value = static_cast<int32_t>(ImageFit::LETTERBOX) + 1;
+};
 
 // The order of the output channels (C = 3). C = 1 takes a GRAY8 image only.
 enum class ChannelOrder : int32_t { RGB = 0, BGR = 1 };
+template <>
+struct EnumCount<ChannelOrder> {
+  static constexpr int32_t value = static_cast<int32_t>(ChannelOrder::BGR) + 1;
+};
 
 struct ImagePreprocessDesc {
   ImageResize resize = ImageResize::BILINEAR;

@@ -11,6 +11,10 @@ enum class PoolMode : int32_t {
   AVG_INCLUDE_PAD = 1,  // divide by the window size, padding included (ONNX count_include_pad=1)
   AVG_EXCLUDE_PAD = 2,  // divide by the number of window elements inside the input
 };
+template <>
+struct EnumCount<PoolMode> {
+  static constexpr int32_t value = static_cast<int32_t>(PoolMode::AVG_EXCLUDE_PAD) + 1;
+};
 
 class PoolDesc {
  public:

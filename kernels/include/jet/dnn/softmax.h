@@ -11,10 +11,18 @@ enum class SoftmaxAlgo : int32_t {
   ACCURATE = 1,  // the max is subtracted first
   LOG = 2,       // log-softmax: x - max - log(sum(exp(x - max)))
 };
+template <>
+struct EnumCount<SoftmaxAlgo> {
+  static constexpr int32_t value = static_cast<int32_t>(SoftmaxAlgo::LOG) + 1;
+};
 
 enum class SoftmaxMode : int32_t {
   INSTANCE = 0,  // over C and all spatial dims, per N
   CHANNEL = 1,   // over C, at each (N, spatial) position
+};
+template <>
+struct EnumCount<SoftmaxMode> {
+  static constexpr int32_t value = static_cast<int32_t>(SoftmaxMode::CHANNEL) + 1;
 };
 
 // y = alpha * softmax(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides.

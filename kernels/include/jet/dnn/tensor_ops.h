@@ -13,6 +13,10 @@ Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, c
 
 // Values are stable: they are written into model files.
 enum class TensorOp : int32_t { ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5 };
+template <>
+struct EnumCount<TensorOp> {
+  static constexpr int32_t value = static_cast<int32_t>(TensorOp::MAX) + 1;
+};
 
 const char* tensor_op_name(TensorOp op);
 
@@ -42,6 +46,10 @@ enum class PadMode : int32_t {
   REFLECT = 1,   // mirror without repeating the edge (pad < dim required)
   EDGE = 2,      // repeat the edge element
 };
+template <>
+struct EnumCount<PadMode> {
+  static constexpr int32_t value = static_cast<int32_t>(PadMode::EDGE) + 1;
+};
 
 // y = alpha * pad(x) + beta * y. pad_begin/pad_end have x's rank entries; y's dims are
 // x's + pad_begin + pad_end. Negative pads crop, as in ONNX (pad, then crop: REFLECT and EDGE
@@ -51,6 +59,10 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const void* x, float beta, const TensorDesc& y_desc, void* y);
 
 enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1 };  // LINEAR: bi/trilinear
+template <>
+struct EnumCount<ResizeMode> {
+  static constexpr int32_t value = static_cast<int32_t>(ResizeMode::LINEAR) + 1;
+};
 
 // ONNX's coordinate_transformation_mode: how an output coordinate maps to an input one.
 enum class ResizeCoord : int32_t {
@@ -61,9 +73,17 @@ enum class ResizeCoord : int32_t {
   PYTORCH_HALF_PIXEL = 3,  // out > 1 ? (o + 0.5) / scale - 0.5 : 0
   TF_HALF_PIXEL_FOR_NN = 4,  // (o + 0.5) / scale
 };
+template <>
+struct EnumCount<ResizeCoord> {
+  static constexpr int32_t value = static_cast<int32_t>(ResizeCoord::TF_HALF_PIXEL_FOR_NN) + 1;
+};
 
 // ONNX's nearest_mode: how NEAREST rounds the mapped coordinate.
 enum class ResizeNearest : int32_t { ROUND_PREFER_FLOOR = 0, ROUND_PREFER_CEIL = 1, FLOOR = 2, CEIL = 3 };
+template <>
+struct EnumCount<ResizeNearest> {
+  static constexpr int32_t value = static_cast<int32_t>(ResizeNearest::CEIL) + 1;
+};
 
 struct ResizeDesc {
   ResizeMode mode = ResizeMode::NEAREST;
@@ -81,6 +101,10 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
                       const TensorDesc& y_desc, void* y);
 
 enum class ReduceOp : int32_t { SUM = 0, MEAN = 1, MAX = 2, MIN = 3 };
+template <>
+struct EnumCount<ReduceOp> {
+  static constexpr int32_t value = static_cast<int32_t>(ReduceOp::MIN) + 1;
+};
 
 // y = alpha * reduce(x) + beta * y. x and y have one rank; every dim where y is 1 and x is not
 // is reduced (as cudnnReduceTensor); other dims must match. Accumulates in at least f32 (the CPU

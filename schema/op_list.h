@@ -1,0 +1,52 @@
+// Every op type, declared once. The converter's IR (ir::OpType, ir::NodeAttrs, op_type_name,
+// op_allows_in_place) and the runtime's op table (runtime/ops.cpp, indexed by the schema's
+// OpParams union) are generated from this list, and static_asserts tie it to the schema: a union
+// member without a line here, a line naming no union member, an IR attribute struct, a runtime
+// prepare_<fn> / execute_<fn> that does not exist are compile errors. docs/design.md "Adding an op"
+// lists what else a new op needs; tests/runtime/test_op_tables.cpp checks the rest at test time.
+//
+// JET_OPS(X) calls X(ENUM, fn, Attrs, Params, "Name", in_place, layout, f32_params) once per IR
+// op type, in the order of ir::OpType:
+//   ENUM      the ir::OpType value
+//   fn        the runtime's prepare_<fn> / execute_<fn> (runtime/ops.cpp)
+//   Attrs     the IR attribute struct ir::<Attrs> (converter/ir.h), one per op type
+//   Params    the schema's parameter table, fb::OpParams::<Params> (schema/model.fbs). Several IR
+//             ops may share one (POOL and GLOBAL_POOL: PoolParams with `global`); the runtime
+//             takes name, fn and in_place from the first of them.
+//   "Name"    the IR's op_type_name and, for the first op of a Params, the runtime's OpInfo::type
+//   in_place  the output may take over the region of an activation input that dies at the op
+//             (the kernel allows x == y, or the op is a view): the converter's planner and the
+//             runtime's overlap check both read it
+//   layout    what the op's kernel takes (converter/passes.cpp set_channels_last):
+//               STRIDED    any strides on every input and the output (they become channels-last)
+//               STRIDED_X  any strides on x (input 0) and the output; the other inputs (filters,
+//                          biases, per-channel parameters) packed
+//               PACKED     packed row-major everywhere
+//               ANY        reads and writes any strides as they come (a layout change or a view)
+//               SPECIAL    decided by passes.cpp itself (Conv's residual, Softmax's axis)
+//   f32_params the inputs after x stay f32 whatever the precision (per-channel parameters the
+//             kernel reads as float pointers; converter/passes.cpp convert_precision)
+// Appending a line appends an ir::OpType value; the schema's union only ever grows at the end.
+#pragma once
+
+// clang-format off
+#define JET_OPS(X)                                                                                                      \
+  X(CONV,           conv,           ConvAttrs,          ConvParams,          "Conv",          false, SPECIAL,   false)  \
+  X(POOL,           pool,           PoolAttrs,          PoolParams,          "Pool",          false, STRIDED,   false)  \
+  X(GLOBAL_POOL,    pool,           GlobalPoolAttrs,    PoolParams,          "GlobalPool",    false, STRIDED,   false)  \
+  X(ACTIVATION,     activation,     ActivationAttrs,    ActivationParams,    "Activation",    true,  STRIDED,   false)  \
+  X(OP_TENSOR,      op_tensor,      OpTensorAttrs,      OpTensorParams,      "OpTensor",      true,  STRIDED,   false)  \
+  X(GEMM,           gemm,           GemmAttrs,          GemmParams,          "Gemm",          false, PACKED,    false)  \
+  X(SOFTMAX,        softmax,        SoftmaxAttrs,       SoftmaxParams,       "Softmax",       true,  SPECIAL,   false)  \
+  X(CONCAT,         concat,         ConcatAttrs,        ConcatParams,        "Concat",        false, STRIDED,   false)  \
+  X(RESHAPE,        reshape,        ReshapeAttrs,       ReshapeParams,       "Reshape",       true,  PACKED,    false)  \
+  X(BATCHNORM,      batchnorm,      BatchNormAttrs,     BatchNormParams,     "BatchNorm",     true,  STRIDED_X, true)   \
+  X(TRANSFORM,      transform,      TransformAttrs,     TransformParams,     "Transform",     false, ANY,       false)  \
+  X(SLICE,          slice,          SliceAttrs,         SliceParams,         "Slice",         false, ANY,       false)  \
+  X(PAD,            pad,            PadAttrs,           PadParams,           "Pad",           false, STRIDED,   false)  \
+  X(RESIZE,         resize,         ResizeAttrs,        ResizeParams,        "Resize",        false, STRIDED,   false)  \
+  X(CONV_TRANSPOSE, conv_transpose, ConvTransposeAttrs, ConvTransposeParams, "ConvTranspose", false, STRIDED_X, false)  \
+  X(INSTANCENORM,   instancenorm,   InstanceNormAttrs,  InstanceNormParams,  "InstanceNorm",  true,  STRIDED_X, true)   \
+  X(LRN,            lrn,            LrnAttrs,           LrnParams,           "LRN",           true,  STRIDED,   false)  \
+  X(REDUCE,         reduce,         ReduceAttrs,        ReduceParams,        "Reduce",        false, STRIDED,   false)
+// clang-format on

@@ -1,0 +1,213 @@
+#include "common/ir_reference.h"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace jet {
+namespace test {
+
+namespace {
+
+const int64_t* ptr_or_null(const std::vector<int64_t>& v) { return v.empty() ? nullptr : v.data(); }
+
+// The (outer, axis, inner) view of a packed or nested tensor for softmax over `axis`; the tensor
+// itself for axis 1 of rank 3..5 (the kernel's CHANNEL mode on any strides).
+TensorDesc softmax_view(const TensorDesc& d, int axis) {
+  if (axis == 1 && d.rank() >= 3 && d.rank() <= 5) return d;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= d.dim(i);
+  for (int i = axis + 1; i < d.rank(); ++i) inner *= d.dim(i);
+  const int64_t dims[3] = {outer, d.dim(axis), inner};
+  // The runtime checks nesting; the reference handles the layouts the passes produce (packed
+  // around the axis), whose innermost stride is 1 when there are inner dims.
+  const int64_t strides[3] = {d.dim(axis) * d.stride(axis), d.stride(axis), 1};
+  return TensorDesc::strided(d.dtype(), 3, dims, strides);
+}
+
+// [1, channels, 1, ...] at `rank`: a per-channel bias as add_tensor and the conv epilogue see it.
+TensorDesc channel_bias(DType dtype, int rank, int64_t channels) {
+  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
+  dims[1] = channels;
+  return TensorDesc::packed(dtype, rank, dims.data());
+}
+
+Status f32_params(const ir::Graph& g, const ir::Node& n, size_t first, const char* what) {
+  for (size_t k = first; k < n.inputs.size(); ++k) {
+    if (g.tensors[n.inputs[k]].dtype != DType::F32) {
+      return Status(StatusCode::BAD_PARAM, std::string(what) + " parameter is not f32");
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const std::vector<void*>& ptr,
+                   const ScratchFn& scratch) {
+  const ir::Tensor& ty = g.tensors[n.outputs[0]];
+  const TensorDesc y = ty.desc();
+  void* yp = ptr[n.outputs[0]];
+  auto in = [&](size_t k) { return ptr[n.inputs[k]]; };
+  auto in_desc = [&](size_t k) { return g.tensors[n.inputs[k]].desc(); };
+  switch (n.op) {
+    case ir::OpType::CONV: {
+      const ir::ConvAttrs& a = std::get<ir::ConvAttrs>(n.attrs);
+      const TensorDesc x = in_desc(0);
+      const ir::Tensor& tw = g.tensors[n.inputs[1]];
+      const ConvDesc cd = ir::conv_desc(a, x.rank() - 2);
+      const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, x.rank(), tw.dims.data());
+      // The writer stores Auto with PREFER_FASTEST: the runtime asks the same heuristic.
+      ConvAlgo algo = ConvAlgo::DIRECT;
+      Status st = choose_conv_forward_algo(h, x, wd, cd, y, ConvPreference::PREFER_FASTEST, 0, &algo);
+      size_t ws_bytes = 0;
+      if (st.ok()) st = conv_forward_workspace_size(h, x, wd, cd, y, algo, &ws_bytes);
+      if (!st.ok()) return st;
+      void* ws = ws_bytes ? scratch(ws_bytes) : nullptr;
+      size_t next = 2;
+      const void* bias = nullptr;
+      TensorDesc bias_desc;
+      if (a.has_bias) {
+        bias_desc = channel_bias(y.dtype(), y.rank(), y.dim(1));
+        bias = in(next++);
+      }
+      const void* z = a.has_residual ? in(next) : nullptr;
+      const TensorDesc z_desc = a.has_residual ? in_desc(next) : y;
+      return conv_bias_act_forward(h, 1.f, x, in(0), wd, in(1), cd, algo, ws, ws_bytes, 1.f, z_desc, z, bias_desc,
+                                   bias, a.act, y, yp);
+    }
+    case ir::OpType::POOL: {
+      const ir::PoolAttrs& a = std::get<ir::PoolAttrs>(n.attrs);
+      const TensorDesc x = in_desc(0);
+      const PoolDesc pd = PoolDesc::make(a.mode, x.rank() - 2, a.window.data(), ptr_or_null(a.pad_begin),
+                                         ptr_or_null(a.pad_end), ptr_or_null(a.strides), nullptr, a.ceil_mode);
+      return pool_forward(h, pd, 1.f, x, in(0), 0.f, y, yp);
+    }
+    case ir::OpType::GLOBAL_POOL: {
+      const ir::GlobalPoolAttrs& a = std::get<ir::GlobalPoolAttrs>(n.attrs);
+      const TensorDesc x = in_desc(0);
+      return pool_forward(h, PoolDesc::global(a.mode, x.rank() - 2), 1.f, x, in(0), 0.f, y, yp);
+    }
+    case ir::OpType::ACTIVATION:
+      return activation_forward(h, std::get<ir::ActivationAttrs>(n.attrs).act, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::OP_TENSOR:
+      return op_tensor(h, std::get<ir::OpTensorAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 1.f, in_desc(1), in(1),
+                       0.f, y, yp);
+    case ir::OpType::GEMM: {
+      const ir::GemmAttrs& a = std::get<ir::GemmAttrs>(n.attrs);
+      GemmDesc gd;
+      gd.trans_a = a.trans_a;
+      gd.trans_b = a.trans_b;
+      TensorDesc bias_desc;
+      const void* bias = nullptr;
+      if (a.has_bias) {  // broadcast: leading 1s up to y's rank
+        const ir::Tensor& tb = g.tensors[n.inputs[2]];
+        std::vector<int64_t> bdims = tb.dims;
+        while (static_cast<int>(bdims.size()) < y.rank()) bdims.insert(bdims.begin(), 1);
+        bias_desc = TensorDesc::packed(tb.dtype, static_cast<int>(bdims.size()), bdims.data());
+        bias = in(2);
+      }
+      return gemm_forward(h, gd, 1.f, in_desc(0), in(0), in_desc(1), in(1), bias_desc, bias, 0.f, y, yp);
+    }
+    case ir::OpType::SOFTMAX: {
+      const ir::SoftmaxAttrs& a = std::get<ir::SoftmaxAttrs>(n.attrs);
+      return softmax_forward(h, a.algo, SoftmaxMode::CHANNEL, 1.f, softmax_view(in_desc(0), a.axis), in(0), 0.f,
+                             softmax_view(y, a.axis), yp);
+    }
+    case ir::OpType::CONCAT: {
+      std::vector<TensorDesc> xd;
+      std::vector<const void*> xp;
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        xd.push_back(in_desc(k));
+        xp.push_back(in(k));
+      }
+      return concat_forward(h, std::get<ir::ConcatAttrs>(n.attrs).axis, static_cast<int>(xd.size()), xd.data(),
+                            xp.data(), 1.f, 0.f, y, yp);
+    }
+    case ir::OpType::RESHAPE: {
+      if (!g.tensors[n.inputs[0]].is_packed() || !ty.is_packed()) {
+        return Status(StatusCode::BAD_PARAM, "reshape of a strided tensor");
+      }
+      if (in(0) == yp) return Status::success();  // in place: the bytes are already there
+      const int64_t count = y.elements();
+      return transform_tensor(h, 1.f, TensorDesc::packed(in_desc(0).dtype(), 1, &count), in(0), 0.f,
+                              TensorDesc::packed(y.dtype(), 1, &count), yp);
+    }
+    case ir::OpType::BATCHNORM: {
+      const Status st = f32_params(g, n, 1, "batchnorm");
+      if (!st.ok()) return st;
+      return batchnorm_forward_inference(h, 1.f, 0.f, in_desc(0), in(0), y, yp, static_cast<const float*>(in(1)),
+                                         static_cast<const float*>(in(2)), static_cast<const float*>(in(3)),
+                                         static_cast<const float*>(in(4)),
+                                         std::get<ir::BatchNormAttrs>(n.attrs).epsilon);
+    }
+    case ir::OpType::TRANSFORM:
+      return transform_tensor(h, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::SLICE: {
+      // One transform per output row (the last dim), each from a 1-D strided view of x: an
+      // independent path to the runtime's single rank-n view.
+      const ir::SliceAttrs& a = std::get<ir::SliceAttrs>(n.attrs);
+      const TensorDesc x = in_desc(0);
+      const int rank = x.rank();
+      const size_t es = dtype_size(x.dtype());
+      const int last = static_cast<int>(a.perm[rank - 1]);
+      const int64_t row = y.dim(rank - 1);
+      const int64_t xs = row == 1 ? x.stride(last) : x.stride(last) * a.steps[last];
+      const TensorDesc src = TensorDesc::strided(x.dtype(), 1, &row, &xs);
+      const int64_t ys = y.stride(rank - 1);
+      const TensorDesc dst = TensorDesc::strided(y.dtype(), 1, &row, &ys);
+      std::vector<int64_t> idx(rank, 0);
+      for (int64_t r = 0; r < y.elements() / row; ++r) {
+        int64_t xoff = a.starts[last] * x.stride(last), yoff = 0;
+        for (int d = 0; d < rank - 1; ++d) {
+          const int k = static_cast<int>(a.perm[d]);
+          xoff += (a.starts[k] + idx[d] * a.steps[k]) * x.stride(k);
+          yoff += idx[d] * y.stride(d);
+        }
+        const Status st = transform_tensor(h, 1.f, src, static_cast<const uint8_t*>(in(0)) + xoff * es, 0.f, dst,
+                                           static_cast<uint8_t*>(yp) + yoff * es);
+        if (!st.ok()) return st;
+        for (int d = rank - 1; d-- > 0;) {
+          if (++idx[d] < y.dim(d)) break;
+          idx[d] = 0;
+        }
+      }
+      return Status::success();
+    }
+    case ir::OpType::PAD: {
+      const ir::PadAttrs& a = std::get<ir::PadAttrs>(n.attrs);
+      return pad_forward(h, a.mode, a.pad_begin.data(), a.pad_end.data(), a.value, 1.f, in_desc(0), in(0), 0.f, y,
+                         yp);
+    }
+    case ir::OpType::RESIZE:
+      return resize_forward(h, ir::resize_desc(std::get<ir::ResizeAttrs>(n.attrs)), 1.f, in_desc(0), in(0), 0.f, y,
+                            yp);
+    case ir::OpType::CONV_TRANSPOSE: {
+      const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
+      const ir::Tensor& tw = g.tensors[n.inputs[1]];
+      const int rank = y.rank();
+      const ConvDesc cd = ir::conv_desc(a, rank - 2);
+      const FilterDesc wd = FilterDesc::make(tw.dtype, FilterLayout::KCRS, rank, tw.dims.data());
+      const Status st = conv_backward_data(h, 1.f, wd, in(1), in_desc(0), in(0), cd, 0.f, y, yp);
+      if (!st.ok() || !a.has_bias) return st;
+      return add_tensor(h, 1.f, channel_bias(y.dtype(), rank, y.dim(1)), in(2), 1.f, y, yp);
+    }
+    case ir::OpType::INSTANCENORM: {
+      const Status st = f32_params(g, n, 1, "instancenorm");
+      if (!st.ok()) return st;
+      return instancenorm_forward(h, 1.f, 0.f, in_desc(0), in(0), y, yp, static_cast<const float*>(in(1)),
+                                  static_cast<const float*>(in(2)), std::get<ir::InstanceNormAttrs>(n.attrs).epsilon);
+    }
+    case ir::OpType::LRN:
+      return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::REDUCE:
+      return reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::COUNT:
+      break;
+  }
+  return Status(StatusCode::NOT_SUPPORTED, std::string("reference executor: no kernel call for op ") +
+                                               ir::op_type_name(n.op));
+}
+
+}  // namespace test
+}  // namespace jet

@@ -1,0 +1,208 @@
+// Every op type in every table (issue 14): for each ir::OpType, a one-node graph is written by the
+// converter, loaded and run by the runtime on the CPU and compared with the tests' reference
+// executor (tests/common/ir_reference.h), on random inputs and weights. The written op carries the
+// schema member schema/op_list.h names, the runtime's row for it agrees with the IR on in-place,
+// and docs/ops.md's generated table lists every op type as op_list.h does. The tables themselves
+// are tied to op_list.h by static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what
+// a compiler cannot: that each op really runs end to end, and the docs.
+//
+// JET_UPDATE_DOCS=1 rewrites docs/ops.md's generated table instead of checking it.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model_util.h"
+#include "op_list.h"
+#include "ops.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+struct OpRow {
+  ir::OpType op;
+  const char* enum_name;
+  const char* fn;
+  const char* attrs;
+  fb::OpParams params;
+  const char* params_name;
+  const char* name;
+  bool in_place;
+  const char* layout;
+  bool f32_params;
+};
+
+#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
+  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params},
+const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
+#undef JET_TEST_OP_ROW
+
+// A graph of one node of type `op` on odd shapes (x: [2, 3, 5, 7] unless the op needs another).
+// The switch names every op type, without a default: a new op type needs its sample here.
+void one_node_graph(ir::OpType op, ir::Graph* out) {
+  ir::Graph& g = *out;
+  int x = -1, y = -1;
+  const std::vector<int64_t> xdims = op == ir::OpType::GEMM ? std::vector<int64_t>{3, 6}
+                                                              : std::vector<int64_t>{2, 3, 5, 7};
+  REQUIRE_OK(g.add_input("x", DType::F32, xdims, &x));
+  switch (op) {
+    case ir::OpType::CONV: {
+      ir::ConvAttrs a;
+      a.pad_begin = {1, 0};
+      a.pad_end = {1, 2};
+      a.strides = {2, 1};
+      a.act = ActivationDesc::relu();
+      REQUIRE_OK(g.conv("op", x, random_constant(g, "w", {4, 3, 3, 3}, -1, 1), random_constant(g, "b", {4}, -1, 1), -1, a, &y));
+      break;
+    }
+    case ir::OpType::POOL: REQUIRE_OK(g.max_pool("op", x, 3, 2, 1, &y)); break;
+    case ir::OpType::GLOBAL_POOL: REQUIRE_OK(g.global_avg_pool("op", x, &y)); break;
+    case ir::OpType::ACTIVATION: REQUIRE_OK(g.activation("op", x, ActivationDesc::leaky_relu(0.1f), &y)); break;
+    case ir::OpType::OP_TENSOR:
+      REQUIRE_OK(g.op_tensor("op", TensorOp::MUL, x, random_constant(g, "s", {1, 3, 1, 1}, -2, 2), &y));
+      break;
+    case ir::OpType::GEMM: {
+      ir::GemmAttrs a;
+      a.trans_b = true;
+      REQUIRE_OK(g.gemm("op", x, random_constant(g, "w", {5, 6}, -1, 1), random_constant(g, "b", {5}, -1, 1), a, &y));
+      break;
+    }
+    case ir::OpType::SOFTMAX: REQUIRE_OK(g.softmax("op", x, 1, &y)); break;
+    case ir::OpType::CONCAT: REQUIRE_OK(g.concat("op", {x, random_constant(g, "c", {2, 2, 5, 7}, -1, 1)}, 1, &y)); break;
+    case ir::OpType::RESHAPE: REQUIRE_OK(g.reshape("op", x, {2, -1}, &y)); break;
+    case ir::OpType::BATCHNORM:
+      REQUIRE_OK(g.batchnorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1),
+                             random_constant(g, "mean", {3}, -1, 1), random_constant(g, "var", {3}, 0.5f, 2), 1e-5, &y));
+      break;
+    case ir::OpType::TRANSFORM: REQUIRE_OK(g.transform("op", x, DType::F16, &y)); break;
+    case ir::OpType::SLICE: {
+      ir::SliceAttrs a;
+      a.starts = {1, 0, 1, 2};
+      a.steps = {1, 2, 1, 2};
+      a.sizes = {1, 2, 3, 3};
+      a.perm = {0, 1, 3, 2};
+      REQUIRE_OK(g.slice("op", x, a, &y));
+      break;
+    }
+    case ir::OpType::PAD: {
+      ir::PadAttrs a;
+      a.mode = PadMode::REFLECT;
+      a.pad_begin = {0, 0, 2, -1};
+      a.pad_end = {0, 1, 1, 3};
+      REQUIRE_OK(g.pad("op", x, a, &y));
+      break;
+    }
+    case ir::OpType::RESIZE: {
+      ir::ResizeAttrs a;
+      a.mode = ResizeMode::LINEAR;
+      REQUIRE_OK(g.resize("op", x, a, {2, 3, 9, 4}, &y));
+      break;
+    }
+    case ir::OpType::CONV_TRANSPOSE: {
+      ir::ConvTransposeAttrs a;
+      a.strides = {2, 1};
+      REQUIRE_OK(g.conv_transpose("op", x, random_constant(g, "w", {3, 2, 3, 2}, -1, 1), random_constant(g, "b", {2}, -1, 1), a,
+                                  {11, 8}, &y));
+      break;
+    }
+    case ir::OpType::INSTANCENORM:
+      REQUIRE_OK(g.instancenorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1), 1e-5,
+                                &y));
+      break;
+    case ir::OpType::LRN: {
+      LrnDesc l;
+      l.n = 3;
+      l.k = 1.0;
+      REQUIRE_OK(g.lrn("op", x, l, &y));
+      break;
+    }
+    case ir::OpType::REDUCE: REQUIRE_OK(g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y)); break;
+    case ir::OpType::COUNT: FAIL("not an op type");
+  }
+  REQUIRE_OK(g.mark_output(y));
+}
+
+// docs/ops.md's generated table, as op_list.h gives it.
+std::string op_types_table() {
+  std::ostringstream s;
+  s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`) | runtime "
+       "(`runtime/ops.cpp`) | in place | layout | f32 parameters |\n";
+  s << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const OpRow& r : kRows) {
+    s << "| " << r.enum_name << " | " << r.name << " | " << r.params_name << " | " << r.attrs
+      << " | prepare_" << r.fn << ", execute_" << r.fn << " | " << (r.in_place ? "yes" : "no")
+      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " |\n";
+  }
+  return s.str();
+}
+
+const char* const kBegin = "<!-- op types: generated from schema/op_list.h by tests/runtime/test_op_tables.cpp "
+                           "(JET_UPDATE_DOCS=1 rewrites it) -->\n";
+const char* const kEnd = "<!-- end of op types -->\n";
+
+}  // namespace
+
+TEST_CASE("op tables: every IR op type has its name, its schema member and the runtime's row") {
+  REQUIRE(sizeof(kRows) / sizeof(kRows[0]) == static_cast<size_t>(ir::OpType::COUNT));
+  for (size_t i = 0; i < sizeof(kRows) / sizeof(kRows[0]); ++i) {
+    const OpRow& r = kRows[i];
+    INFO("op " << r.name);
+    CHECK(static_cast<size_t>(r.op) == i);
+    CHECK(std::string(ir::op_type_name(r.op)) == r.name);
+    CHECK(ir::op_allows_in_place(r.op) == r.in_place);
+    const rt::OpEntry* e = rt::find_op_entry(r.params);
+    REQUIRE(e != nullptr);
+    CHECK(e->params == r.params);
+    CHECK(e->allows_in_place == r.in_place);
+    // The runtime names a member after its first op_list.h line (POOL for POOL and GLOBAL_POOL).
+    size_t first = 0;
+    while (kRows[first].params != r.params) ++first;
+    CHECK(std::string(e->name) == kRows[first].name);
+  }
+  CHECK(ir::op_type_name(ir::OpType::COUNT) == std::string("?"));
+  CHECK(rt::find_op_entry(fb::OpParams::NONE) == nullptr);
+}
+
+TEST_CASE("op tables: every op type written, loaded and run against the reference (CPU)") {
+  for (const OpRow& r : kRows) {
+    INFO("op " << r.name);
+    ir::Graph g;
+    one_node_graph(r.op, &g);
+    REQUIRE(g.nodes.size() == 1);
+    CHECK(g.nodes[0].op == r.op);
+    const Bytes bytes = model_bytes(g);
+    const fb::Model* m = fb::GetModel(bytes.data());
+    REQUIRE(m->ops()->size() == 1);
+    CHECK(m->ops()->Get(0)->params_type() == r.params);
+    check_against_reference(g, Handle::cpu(), r.name);
+  }
+}
+
+TEST_CASE("op tables: docs/ops.md lists every op type (its generated table)") {
+  const std::string path = std::string(JET_TEST_DATA_DIR) + "/../../docs/ops.md";
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string doc = buf.str();
+  const size_t b = doc.find(kBegin);
+  const size_t e = doc.find(kEnd);
+  REQUIRE_MESSAGE((b != std::string::npos && e != std::string::npos && e > b),
+                  path << " has no generated op-types block (" << kBegin << "... " << kEnd << ")");
+  const std::string want = op_types_table();
+  const std::string have = doc.substr(b + std::string(kBegin).size(), e - b - std::string(kBegin).size());
+  const char* update = std::getenv("JET_UPDATE_DOCS");
+  if (update && std::string(update) == "1" && have != want) {
+    doc.replace(b + std::string(kBegin).size(), have.size(), want);
+    std::ofstream(path) << doc;
+    MESSAGE("rewrote the op-types table of " << path);
+    return;
+  }
+  INFO("docs/ops.md's op-types table is stale; JET_UPDATE_DOCS=1 ctest -R op_tables rewrites it");
+  CHECK(have == want);
+}
