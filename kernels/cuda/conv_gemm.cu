@@ -12,8 +12,9 @@
 // IMPLICIT_GEMM: the register-staged engines decode each depth tile's indices into tap entries
 // in shared memory (x offset of (c, tap') and the tap's spatial displacement); each thread keeps
 // its rows' origin and base offset in registers, so forming an element of the lowered tile is a
-// table read, a bounds test and a load. The tensor-core engine instead keeps a cursor per thread
-// (ConvLoader::Cursor) that walks (channel, tap) by additions. IMPLICIT_PRECOMP_GEMM: the tap
+// table read, a bounds test and a load. The tensor-core engine instead reads through
+// ConvMaskLoader (per row a window pointer and a mask of the taps inside x, per thread a cursor
+// that walks (channel, tap) by additions), or TapPairLoader for C <= 4. IMPLICIT_PRECOMP_GEMM: the tap
 // entries of the whole depth precomputed into the workspace by a small kernel, and split-K's
 // partial sums after them. GEMM: the lowered matrix is written to the workspace by an im2col
 // kernel and multiplied as a plain matrix (1x1, stride 1, unpadded problems whose x rows are
