@@ -255,9 +255,9 @@ cuda118() {
     -Wl,--whole-archive "$b/kernels/libjet_kernels.a" -Wl,--no-whole-archive \
     "$t/libcudart_static.a" -ldl -lrt -lpthread -Wl,--no-undefined
   echo "cross-check: every jet_kernels object links against CUDA 11.8 cudart_static (aarch64)"
-  # Every CUDA source compiled for both archs.
+  # Every CUDA source compiled for both archs (the training add-on's too: it is on here).
   local cu n=0
-  for cu in kernels/cuda/*.cu; do
+  for cu in kernels/cuda/*.cu kernels/training/cuda/*.cu; do
     n=$((n + 1))
   done
   local objs
