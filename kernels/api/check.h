@@ -37,6 +37,11 @@ Status check_same_dtype(const char* routine, const TensorDesc& a, const char* an
 Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
                        const TensorDesc& b, const char* bn);
 
+// d with leading dims of size 1 (stride 0) added up to `rank` (ONNX's rank alignment for
+// broadcasting). A d of rank >= `rank` is returned unchanged; check_broadcast then reports a
+// mismatch.
+TensorDesc align_rank(const TensorDesc& d, int rank);
+
 // BAD_PARAM unless b broadcasts to c: same rank, each dim of b 1 or equal to c's.
 Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
                        const TensorDesc& c, const char* cn);

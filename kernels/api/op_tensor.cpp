@@ -16,26 +16,6 @@ const char* tensor_op_name(TensorOp op) {
   return "unknown-tensor-op";
 }
 
-namespace {
-
-// d with leading dims of size 1 added up to `rank` (ONNX's rank alignment for broadcasting).
-// A d of rank >= `rank` is returned unchanged; check_broadcast then reports the mismatch.
-TensorDesc align_rank(const TensorDesc& d, int rank) {
-  if (d.rank() >= rank) return d;
-  const int pad = rank - d.rank();
-  int64_t dims[kMaxRank], strides[kMaxRank];
-  for (int i = 0; i < pad; ++i) {
-    dims[i] = 1;
-    strides[i] = 0;
-  }
-  for (int i = 0; i < d.rank(); ++i) {
-    dims[pad + i] = d.dim(i);
-    strides[pad + i] = d.stride(i);
-  }
-  return TensorDesc::strided(d.dtype(), rank, dims, strides);
-}
-
-}  // namespace
 
 Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
                  const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,

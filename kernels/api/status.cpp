@@ -75,6 +75,21 @@ Status check_same_dims(const char* routine, const TensorDesc& a, const char* an,
                      dims_text(b.rank(), b.dims()).c_str());
 }
 
+TensorDesc align_rank(const TensorDesc& d, int rank) {
+  if (d.rank() >= rank) return d;
+  const int pad = rank - d.rank();
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  for (int i = 0; i < pad; ++i) {
+    dims[i] = 1;
+    strides[i] = 0;
+  }
+  for (int i = 0; i < d.rank(); ++i) {
+    dims[pad + i] = d.dim(i);
+    strides[pad + i] = d.stride(i);
+  }
+  return TensorDesc::strided(d.dtype(), rank, dims, strides);
+}
+
 Status check_broadcast(const char* routine, const TensorDesc& b, const char* bn,
                        const TensorDesc& c, const char* cn) {
   bool ok = b.rank() == c.rank();

@@ -3,26 +3,6 @@
 
 namespace jet {
 
-namespace {
-
-// d with leading dims of size 1 (stride 0) up to `rank`, as op_tensor aligns its operands.
-TensorDesc align_rank(const TensorDesc& d, int rank) {
-  if (d.rank() >= rank) return d;
-  const int pad = rank - d.rank();
-  int64_t dims[kMaxRank], strides[kMaxRank];
-  for (int i = 0; i < pad; ++i) {
-    dims[i] = 1;
-    strides[i] = 0;
-  }
-  for (int i = 0; i < d.rank(); ++i) {
-    dims[pad + i] = d.dim(i);
-    strides[pad + i] = d.stride(i);
-  }
-  return TensorDesc::strided(d.dtype(), rank, dims, strides);
-}
-
-}  // namespace
-
 Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
                           const TensorDesc& a_desc, const void* a, float alpha2,
                           const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
