@@ -401,13 +401,6 @@ Status execute_op_tensor(const Handle& h, const PreparedOp& p, const void* const
 // ---------------------------------------------------------------------------------------------
 // Gemm: gemm_forward. inputs: a, b[, bias]. y = alpha * op(a) @ op(b) + beta * bias.
 
-struct GemmPrepared {
-  GemmDesc gemm;
-  float alpha = 1.f;
-  int bias_input = -1;
-  TensorDesc bias_view;  // y's rank
-};
-
 Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::GemmParams& gp = *a.op.params_as_GemmParams();
   JET_RETURN_IF_ERROR(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
@@ -487,12 +480,6 @@ Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in,
 
 // ---------------------------------------------------------------------------------------------
 // Softmax: softmax_forward in CHANNEL mode over a (outer, axis, inner) view. In place allowed.
-
-struct SoftmaxPrepared {
-  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
-  SoftmaxMode mode = SoftmaxMode::CHANNEL;
-  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
-};
 
 Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
@@ -583,10 +570,6 @@ Status execute_concat(const Handle& h, const PreparedOp& p, const void* const* i
 
 // ---------------------------------------------------------------------------------------------
 // Reshape: same bytes, new dims; a copy unless the output took over the input's region.
-
-struct ReshapePrepared {
-  TensorDesc x_view, y_view;  // 1-D views of the same element count
-};
 
 Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
@@ -714,13 +697,6 @@ Status execute_slice(const Handle& h, const PreparedOp& p, const void* const* in
 
 // ---------------------------------------------------------------------------------------------
 // Pad: pad_forward (constant, reflect, edge; negative pads crop). inputs: x.
-
-struct PadPrepared {
-  PadMode mode = PadMode::CONSTANT;
-  int64_t pad_begin[kMaxRank] = {};
-  int64_t pad_end[kMaxRank] = {};
-  float value = 0.f;
-};
 
 Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::PadParams& pp = *a.op.params_as_PadParams();
