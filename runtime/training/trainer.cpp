@@ -312,15 +312,6 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
     active[i] = 1;
     for (int t : op.inputs) tensor_needed[static_cast<size_t>(t)] = 1;
   }
-  // Training is f32: every tensor the step touches.
-  for (size_t t = 0; t < nt; ++t) {
-    if (tensor_needed[t] && e->tensors[t].desc.dtype() != DType::F32) {
-      return Status(StatusCode::NOT_SUPPORTED, "Trainer: tensor " + tensor_name(static_cast<int>(t)) + " is " +
-                                                   dtype_name(e->tensors[t].desc.dtype()) +
-                                                   "; training runs in f32 (convert without --precision fp16)");
-    }
-  }
-
   // ---- Parameters and what trains. -----------------------------------------------------------------
   std::vector<int> param_of_tensor(nt, -1);
   std::vector<int> layer_ops;  // active ops with parameters, in order
@@ -417,6 +408,19 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   }
   if (upstream_param[static_cast<size_t>(loss_tensor)] < 0) {
     return bad("no trainable parameter reaches output " + tensor_name(loss_tensor));
+  }
+
+  // Training is f32: every tensor a gradient passes through (the forward before the first
+  // trainable parameter may hold f16 tensors).
+  for (size_t t = 0; t < nt; ++t) {
+    if (upstream_param[t] >= 0 && e->tensors[t].desc.dtype() != DType::F32) {
+      return Status(StatusCode::NOT_SUPPORTED, "Trainer: tensor " + tensor_name(static_cast<int>(t)) + " is " +
+                                                   dtype_name(e->tensors[t].desc.dtype()) +
+                                                   ", and the gradient of trainable parameter '" +
+                                                   params[static_cast<size_t>(upstream_param[t])].name +
+                                                   "' passes through it: training runs in f32 (convert without "
+                                                   "--precision fp16, or freeze the parameters before it)");
+    }
   }
 
   // Forward records (the active ops), with their input pointers filled in after the plan.

@@ -1,0 +1,296 @@
+// jet::Trainer (runtime/training/): the one allocation at create and none per step, save() and a
+// reload, frozen parameters, and the errors (an op without a backward, a pattern that matches
+// nothing, last_layers past the model, a failed save keeping the user's file). The numbers
+// themselves are checked against PyTorch by torch_match.py.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "common/alloc_counter.h"
+#include "device_memory.h"
+#include "jet/trainer.h"
+#include "runtime/model_util.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+constexpr int64_t kBatch = 4, kClasses = 5;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// image [4, 3, 9, 9] -> conv1 (3x3, bias, fused relu) -> bn1 -> max pool 2 -> [slice] -> flatten
+// -> fc (Gemm, bias) -> logits [4, 5]. `with_slice` puts an identity Slice (no backward) after
+// the pool.
+Bytes small_model(bool with_slice) {
+  ir::Graph g;
+  int x = -1, y = -1;
+  REQUIRE_OK(g.add_input("image", DType::F32, {kBatch, 3, 9, 9}, &x));
+  const int w1 = random_constant(g, "conv1.weight", {6, 3, 3, 3}, -0.3f, 0.3f);
+  const int b1 = random_constant(g, "conv1.bias", {6}, -0.1f, 0.1f);
+  ir::ConvAttrs ca;
+  ca.pad_begin = ca.pad_end = {1, 1};
+  ca.act = ActivationDesc::relu();
+  REQUIRE_OK(g.conv("conv1", x, w1, b1, -1, ca, &y));
+  const int scale = random_constant(g, "bn1.weight", {6}, 0.5f, 1.5f);
+  const int shift = random_constant(g, "bn1.bias", {6}, -0.2f, 0.2f);
+  const int mean = random_constant(g, "bn1.running_mean", {6}, -0.2f, 0.2f);
+  const int var = random_constant(g, "bn1.running_var", {6}, 0.5f, 1.5f);
+  REQUIRE_OK(g.batchnorm("bn1", y, scale, shift, mean, var, 1e-5, &y));
+  REQUIRE_OK(g.max_pool("pool1", y, 2, 2, 0, &y));
+  if (with_slice) {
+    ir::SliceAttrs sa;
+    sa.starts = {0, 0, 0, 0};
+    sa.steps = {1, 1, 1, 1};
+    sa.sizes = {kBatch, 6, 4, 4};
+    REQUIRE_OK(g.slice("crop", y, sa, &y));
+  }
+  REQUIRE_OK(g.flatten("flatten", y, 1, &y));
+  const int wf = random_constant(g, "fc.weight", {kClasses, 96}, -0.1f, 0.1f);
+  const int bf = random_constant(g, "fc.bias", {kClasses}, -0.1f, 0.1f);
+  ir::GemmAttrs ga;
+  ga.trans_b = true;
+  ga.has_bias = true;
+  REQUIRE_OK(g.gemm("fc", y, wf, bf, ga, &y));
+  REQUIRE_OK(g.mark_output(y));
+  return model_bytes(g);
+}
+
+struct Batch {
+  std::vector<float> images = random_floats(kBatch * 3 * 9 * 9, -1.f, 1.f);
+  std::vector<int32_t> labels;
+  Batch() {
+    for (int64_t i = 0; i < kBatch; ++i) labels.push_back(static_cast<int32_t>(uniform_int(0, kClasses - 1)));
+  }
+  TrainBatch view() const { return TrainBatch{images.data(), labels.data(), nullptr}; }
+};
+
+Status make_trainer(const Bytes& bytes, const TrainerConfig& cfg, std::unique_ptr<Trainer>* out) {
+  std::shared_ptr<Engine> engine = load_engine(bytes, Handle::cpu());
+  return Trainer::create(engine, cfg, out);
+}
+
+// The bytes of the buffer holding tensor `name` in a model file.
+Bytes tensor_bytes(const Bytes& file, const std::string& name) {
+  const fb::Model* m = fb::GetModel(file.data());
+  for (flatbuffers::uoffset_t t = 0; t < m->tensors()->size(); ++t) {
+    const fb::Tensor* tensor = m->tensors()->Get(t);
+    if (tensor->name()->str() != name) continue;
+    const fb::Buffer* b = m->buffers()->Get(static_cast<flatbuffers::uoffset_t>(tensor->buffer()));
+    return Bytes(file.begin() + static_cast<std::ptrdiff_t>(b->offset()),
+                 file.begin() + static_cast<std::ptrdiff_t>(b->offset() + b->size()));
+  }
+  FAIL("no tensor " << name);
+  return {};
+}
+
+Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("create makes one allocation; step() and evaluate() make none") {
+  const Bytes bytes = small_model(false);
+  std::shared_ptr<Engine> engine = load_engine(bytes, Handle::cpu());
+  for (OptimizerKind opt : {OptimizerKind::SGD, OptimizerKind::ADAM}) {
+    TrainerConfig cfg;
+    cfg.optimizer = opt;
+    cfg.sgd.momentum = 0.9f;
+    cfg.clip_grad_norm = 1.f;
+    const uint64_t before = rt::host_alloc_count();
+    std::unique_ptr<Trainer> trainer;
+    REQUIRE_OK(Trainer::create(engine, cfg, &trainer));
+    CHECK(rt::host_alloc_count() == before + 1);
+    const TrainerMemory& m = trainer->memory();
+    CHECK(m.total >= m.activations + m.gradients + m.parameters + m.optimizer + m.workspace + m.other);
+    CHECK(m.optimizer > 0);
+    Batch batch;
+    float first = 0.f, loss = 0.f;
+    REQUIRE_OK(trainer->step(batch.view(), &first));  // warm-up
+    EvalResult eval;
+    if (!alloc_counting_available()) {
+      MESSAGE("allocation counting skipped: a sanitizer owns malloc in this build");
+    } else {
+      bool all_ok = true;
+      arm_alloc_counter();
+      for (int i = 0; i < 30; ++i) {
+        all_ok = all_ok && trainer->step(batch.view(), &loss).ok();
+        all_ok = all_ok && trainer->evaluate(batch.view(), &eval).ok();
+      }
+      const long count = disarm_alloc_counter();
+      CHECK(all_ok);
+      CHECK(count == 0);
+    }
+    CHECK(rt::host_alloc_count() == before + 1);
+    // 30 steps on one batch learn it.
+    REQUIRE_OK(trainer->step(batch.view(), &loss));
+    CHECK(loss < 0.5f * first);
+    CHECK(trainer->steps_done() >= 31);
+  }
+}
+
+TEST_CASE("save writes the trained weights; the saved model reloads and evaluates the same") {
+  const Bytes bytes = small_model(false);
+  TrainerConfig cfg;
+  cfg.sgd.lr = 0.05f;
+  std::unique_ptr<Trainer> a;
+  REQUIRE_OK(make_trainer(bytes, cfg, &a));
+  Batch batch;
+  EvalResult before, after;
+  REQUIRE_OK(a->evaluate(batch.view(), &before));
+  for (int i = 0; i < 5; ++i) REQUIRE_OK(a->step(batch.view(), nullptr));
+  REQUIRE_OK(a->evaluate(batch.view(), &after));
+  CHECK(after.loss != before.loss);
+  CHECK(after.samples == kBatch);
+  Bytes saved;
+  REQUIRE_OK(a->save(&saved));
+  REQUIRE(saved.size() == bytes.size());
+  CHECK(tensor_bytes(saved, "conv1.weight") != tensor_bytes(bytes, "conv1.weight"));
+  CHECK(tensor_bytes(saved, "bn1.running_mean") != tensor_bytes(bytes, "bn1.running_mean"));
+  std::unique_ptr<Trainer> b;
+  REQUIRE_OK(make_trainer(saved, cfg, &b));  // load() verifies the checksum
+  EvalResult reloaded;
+  REQUIRE_OK(b->evaluate(batch.view(), &reloaded));
+  CHECK(reloaded.loss == after.loss);
+  CHECK(reloaded.correct == after.correct);
+  // The parameters the trainer reports are the saved ones.
+  for (size_t i = 0; i < a->parameters().size(); ++i) {
+    std::vector<float> va, vb;
+    REQUIRE_OK(a->parameter_values(static_cast<int>(i), &va));
+    REQUIRE_OK(b->parameter_values(static_cast<int>(i), &vb));
+    CHECK(va == vb);
+  }
+  // And a file on disk, replacing an existing one.
+  TempFile file("trainer_save");
+  {
+    std::ofstream(file.path(), std::ios::binary) << "an older file";
+  }
+  REQUIRE_OK(a->save(file.path()));
+  CHECK(read_file(file.path()) == saved);
+}
+
+TEST_CASE("frozen parameters keep their values; patterns and last_layers choose") {
+  const Bytes bytes = small_model(false);
+  Batch batch;
+  {
+    TrainerConfig cfg;
+    cfg.trainable = {"fc.*"};
+    std::unique_ptr<Trainer> t;
+    REQUIRE_OK(make_trainer(bytes, cfg, &t));
+    int trainable = 0;
+    for (const TrainerParameter& p : t->parameters()) trainable += p.trainable;
+    CHECK(trainable == 2);
+    for (int i = 0; i < 3; ++i) REQUIRE_OK(t->step(batch.view(), nullptr));
+    Bytes saved;
+    REQUIRE_OK(t->save(&saved));
+    CHECK(tensor_bytes(saved, "conv1.weight") == tensor_bytes(bytes, "conv1.weight"));
+    CHECK(tensor_bytes(saved, "bn1.weight") == tensor_bytes(bytes, "bn1.weight"));
+    CHECK(tensor_bytes(saved, "fc.weight") != tensor_bytes(bytes, "fc.weight"));
+    // Batch norm still runs with batch statistics (PyTorch's train()): its running mean moves.
+    CHECK(tensor_bytes(saved, "bn1.running_mean") != tensor_bytes(bytes, "bn1.running_mean"));
+    std::vector<float> v;
+    CHECK(t->parameter_values(0, &v).code() == StatusCode::NOT_SUPPORTED);  // conv1.weight, frozen
+  }
+  {
+    TrainerConfig cfg;
+    cfg.last_layers = 2;  // bn1 and fc
+    std::unique_ptr<Trainer> t;
+    REQUIRE_OK(make_trainer(bytes, cfg, &t));
+    std::vector<std::string> names;
+    for (const TrainerParameter& p : t->parameters()) {
+      if (p.trainable) names.push_back(p.name);
+    }
+    CHECK(names == std::vector<std::string>{"bn1.weight", "bn1.bias", "fc.weight", "fc.bias"});
+  }
+}
+
+TEST_CASE("an op without a backward before a trainable parameter is refused, naming it") {
+  const Bytes bytes = small_model(true);
+  TrainerConfig cfg;
+  std::unique_ptr<Trainer> t;
+  const Status st = make_trainer(bytes, cfg, &t);
+  CHECK(st.code() == StatusCode::NOT_SUPPORTED);
+  CHECK(contains(st.message(), "'crop' (Slice) has no backward"));
+  CHECK(contains(st.message(), "trainable parameter 'conv1.weight' is before it"));
+  CHECK(!t);
+  // Training only what is after it works.
+  cfg.trainable = {"fc.*"};
+  REQUIRE_OK(make_trainer(bytes, cfg, &t));
+  Batch batch;
+  float loss = 0.f;
+  REQUIRE_OK(t->step(batch.view(), &loss));
+  CHECK(loss > 0.f);
+}
+
+TEST_CASE("configuration errors name the problem") {
+  const Bytes bytes = small_model(false);
+  std::unique_ptr<Trainer> t;
+  TrainerConfig cfg;
+  cfg.trainable = {"fc.*", "conv9*"};
+  Status st = make_trainer(bytes, cfg, &t);
+  CHECK(st.code() == StatusCode::BAD_PARAM);
+  CHECK(contains(st.message(), "pattern 'conv9*' matches no parameter"));
+  CHECK(contains(st.message(), "conv1.weight"));  // lists what there is
+  cfg = TrainerConfig();
+  cfg.last_layers = 4;
+  st = make_trainer(bytes, cfg, &t);
+  CHECK(contains(st.message(), "last_layers 4, but the model has 3 layers with parameters"));
+  cfg = TrainerConfig();
+  cfg.output = "probs";
+  st = make_trainer(bytes, cfg, &t);
+  CHECK(contains(st.message(), "no output 'probs'"));
+  cfg = TrainerConfig();
+  cfg.sgd.lr = -1.f;
+  CHECK(!make_trainer(bytes, cfg, &t).ok());
+  cfg = TrainerConfig();
+  cfg.loss = LossKind::MSE;
+  REQUIRE_OK(make_trainer(bytes, cfg, &t));
+  Batch batch;
+  CHECK(contains(t->step(batch.view(), nullptr).message(), "MSE needs the batch's targets"));
+  std::vector<float> targets(kBatch * kClasses, 0.25f);
+  float loss = 0.f;
+  REQUIRE_OK(t->step(TrainBatch{batch.images.data(), nullptr, targets.data()}, &loss));
+  CHECK(loss > 0.f);
+}
+
+TEST_CASE("a save that fails keeps the existing file") {
+  const Bytes bytes = small_model(false);
+  TrainerConfig cfg;
+  std::unique_ptr<Trainer> t;
+  REQUIRE_OK(make_trainer(bytes, cfg, &t));
+  Batch batch;
+  REQUIRE_OK(t->step(batch.view(), nullptr));
+  TempFile file("trainer_keep");
+  {
+    std::ofstream f(file.path(), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  // `ulimit -f` below the model's size, in a child so the limit does not stay with the test.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {1024, 1024};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    const Status st = t->save(file.path());
+    _exit(!st.ok() && contains(st.message(), file.path()) ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(read_file(file.path()) == bytes);
+  // A directory that does not exist: an error naming the path.
+  const Status st = t->save("/nonexistent-dir/model.jet");
+  CHECK(contains(st.message(), "/nonexistent-dir/model.jet"));
+}
