@@ -814,6 +814,7 @@ Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out) {
   Impl& m = *impl_;
   if (!out) return bad("evaluate: out is a null pointer");
   if (!batch.input) return bad("evaluate: the batch has no input");
+  const DeviceScope scope(m.backend, m.e->options.device);
   if (m.labels && !batch.labels) return bad("evaluate: softmax cross-entropy needs the batch's labels");
   if (m.targets && !batch.targets) return bad("evaluate: MSE needs the batch's targets");
   const cudaStream_t stream = m.handle.stream();
@@ -859,6 +860,7 @@ Status Trainer::save(std::vector<uint8_t>* bytes) const {
                   "Trainer: save: the engine no longer holds its model file (a CUDA engine drops it after the "
                   "upload): create the trainer from the model's path instead");
   }
+  const DeviceScope scope(m.backend, m.e->options.device);
   const fb::Model* model = fb::GetModel(data);  // the engine checked these bytes at load
   bytes->assign(data, data + size);
   for (const auto& st : m.saved_tensors) {
@@ -892,6 +894,7 @@ Status copy_parameter(const Trainer::Impl& m, int i, bool gradient, std::vector<
   if (i < 0 || static_cast<size_t>(i) >= m.params.size()) return bad("no parameter " + std::to_string(i));
   const TrainerParameter& p = m.params[static_cast<size_t>(i)];
   if (!p.trainable) return Status(StatusCode::NOT_SUPPORTED, "Trainer: parameter '" + p.name + "' is frozen");
+  const DeviceScope scope(m.backend, m.e->options.device);
   const void* src = gradient ? m.grad[static_cast<size_t>(p.tensor)] : m.value[static_cast<size_t>(p.tensor)];
   values->assign(static_cast<size_t>(p.elements), 0.f);
   JET_RETURN_IF_ERROR(copy_bytes(m.backend, values->data(), src, values->size() * 4, false, true, m.handle.stream()));
