@@ -910,4 +910,20 @@ Status Trainer::parameter_gradient(int i, std::vector<float>* values) const {
   return copy_parameter(*impl_, i, true, values);
 }
 
+Status Trainer::set_parameter_values(int i, const float* values, size_t count) {
+  const Impl& m = *impl_;
+  if (!values) return bad("set_parameter_values: values is a null pointer");
+  if (i < 0 || static_cast<size_t>(i) >= m.params.size()) return bad("no parameter " + std::to_string(i));
+  const TrainerParameter& p = m.params[static_cast<size_t>(i)];
+  if (!p.trainable) return Status(StatusCode::NOT_SUPPORTED, "Trainer: parameter '" + p.name + "' is frozen");
+  if (count != static_cast<size_t>(p.elements)) {
+    return bad("set_parameter_values: parameter '" + p.name + "' has " + std::to_string(p.elements) +
+               " elements, not " + std::to_string(count));
+  }
+  const DeviceScope scope(m.backend, m.e->options.device);
+  JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.value[static_cast<size_t>(p.tensor)], values, count * 4, true, false,
+                                 m.handle.stream()));
+  return synchronize(m.backend, m.handle.stream());
+}
+
 }  // namespace jet

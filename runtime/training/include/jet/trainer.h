@@ -143,6 +143,9 @@ class Trainer {
   // (trainable ones only; frozen ones give NOT_SUPPORTED), copied to host memory.
   Status parameter_values(int i, std::vector<float>* values) const;
   Status parameter_gradient(int i, std::vector<float>* values) const;
+  // Replaces trainable parameter i's values (`count` must be its element count; host memory), e.g.
+  // to start a new classifier head from other weights. Optimizer state is kept.
+  Status set_parameter_values(int i, const float* values, size_t count);
 
   struct Impl;
 
