@@ -810,7 +810,7 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out) {
   return Status();
 }
 
-Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out) {
+Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out, int32_t* predictions) {
   Impl& m = *impl_;
   if (!out) return bad("evaluate: out is a null pointer");
   if (!batch.input) return bad("evaluate: the batch has no input");
@@ -845,6 +845,7 @@ Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out) {
         if (logits[n * d.stride(0) + c * d.stride(1)] > logits[n * d.stride(0) + best * d.stride(1)]) best = c;
       }
       out->correct += best == batch.labels[n];
+      if (predictions) predictions[n] = static_cast<int32_t>(best);
     }
   }
   return synchronize(m.backend, stream);

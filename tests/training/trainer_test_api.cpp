@@ -16,6 +16,7 @@
 #include "common/alloc_counter.h"
 #include "device_memory.h"
 #include "jet/trainer.h"
+#include "jet/training_progress.h"
 #include "runtime/model_util.h"
 #include "training/trainer_models.h"
 
@@ -244,4 +245,52 @@ TEST_CASE("a save that fails keeps the existing file") {
   // A directory that does not exist: an error naming the path.
   const Status st = t->save("/nonexistent-dir/model.jet");
   CHECK(contains(st.message(), "/nonexistent-dir/model.jet"));
+}
+
+TEST_CASE("evaluate's predictions, the progress bar and the loss curve") {
+  const Bytes bytes = small_model(false);
+  TrainerConfig cfg;
+  std::unique_ptr<Trainer> t;
+  REQUIRE_OK(make_trainer(bytes, cfg, &t));
+  Batch batch;
+  LossCurve curve;
+  curve.title = "small <model>";
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log);
+  ProgressBar bar("epoch 1/1", 8, log);
+  for (int i = 0; i < 8; ++i) {
+    float loss = 0.f;
+    REQUIRE_OK(t->step(batch.view(), &loss));
+    curve.steps.push_back(loss);
+    bar.update(i + 1, loss, 0.5);
+  }
+  bar.finish();
+  CHECK(bar.mean_loss() > 0.0);
+  CHECK(bar.mean_accuracy() == doctest::Approx(0.5));
+  std::rewind(log);
+  char line[256] = {};
+  REQUIRE(std::fgets(line, sizeof line, log));
+  std::fclose(log);
+  CHECK(contains(line, "epoch 1/1 [==============================] 8/8 loss "));
+  CHECK(contains(line, "acc 50.0%"));
+  std::vector<int32_t> predicted(kBatch, -1);
+  EvalResult r;
+  REQUIRE_OK(t->evaluate(batch.view(), &r, predicted.data()));
+  int64_t agree = 0;
+  for (int64_t i = 0; i < kBatch; ++i) {
+    CHECK(predicted[static_cast<size_t>(i)] >= 0);
+    CHECK(predicted[static_cast<size_t>(i)] < kClasses);
+    agree += predicted[static_cast<size_t>(i)] == batch.labels[static_cast<size_t>(i)];
+  }
+  CHECK(agree == r.correct);
+  curve.evaluated.push_back({7, r.loss});
+  const std::string svg = curve.svg();
+  CHECK(contains(svg, "<svg"));
+  CHECK(contains(svg, "small &lt;model&gt;"));
+  CHECK(contains(svg, "<polyline"));
+  CHECK(contains(svg, "<circle"));
+  TempFile file("loss_curve");
+  REQUIRE_OK(curve.write_svg(file.path()));
+  CHECK(read_file(file.path()).size() == svg.size());
+  CHECK(LossCurve().write_svg(file.path()).code() == StatusCode::BAD_PARAM);
 }

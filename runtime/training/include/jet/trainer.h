@@ -124,8 +124,9 @@ class Trainer {
   // Allocates nothing. On CUDA it synchronizes the stream once to read the loss.
   Status step(const TrainBatch& batch, float* loss);
   // Forward in inference mode with the current weights: mean loss and, for cross-entropy, the
-  // correct predictions. Updates nothing; allocates nothing.
-  Status evaluate(const TrainBatch& batch, EvalResult* out);
+  // correct predictions; `predictions` (may be null; N values, host memory) gets each sample's
+  // class with the largest logit. Updates nothing; allocates nothing.
+  Status evaluate(const TrainBatch& batch, EvalResult* out, int32_t* predictions = nullptr);
   // Writes the model with the current weights (and batch-norm statistics) as a new .jet file that
   // Engine::load reads: the original file with its weight bytes replaced and its checksum
   // recomputed, written through write_file_atomically (a temporary file renamed over `path`: a
