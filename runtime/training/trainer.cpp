@@ -229,6 +229,9 @@ struct Trainer::Impl {
   Status build(const TrainerConfig& cfg);
   Status run_forward(bool training);
   Status run_loss(bool with_gradient);
+  // Cross-entropy: the samples whose largest logit (the loss output as the last forward left it)
+  // is their label; predictions (may be null) gets each argmax. Synchronizes the stream.
+  Status count_correct(const int32_t* host_labels, int64_t* correct, int32_t* predictions);
 };
 
 namespace {
@@ -719,6 +722,26 @@ Status Trainer::Impl::run_loss(bool with_gradient) {
   return mse_loss(handle, d, y, target, targets, workspace, workspace_bytes, loss, 1.f, 0.f, dy ? d : none, dy);
 }
 
+Status Trainer::Impl::count_correct(const int32_t* host_labels, int64_t* correct, int32_t* predictions) {
+  const TensorDesc& d = e->tensors[static_cast<size_t>(loss_tensor)].desc;
+  const float* logits = static_cast<const float*>(value[static_cast<size_t>(loss_tensor)]);
+  if (backend == Backend::CUDA) {
+    JET_RETURN_IF_ERROR(copy_bytes(backend, host_logits.data(), logits, d.span_bytes(), false, true, handle.stream()));
+    logits = host_logits.data();
+  }
+  JET_RETURN_IF_ERROR(synchronize(backend, handle.stream()));
+  *correct = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      if (logits[n * d.stride(0) + c * d.stride(1)] > logits[n * d.stride(0) + best * d.stride(1)]) best = c;
+    }
+    *correct += best == host_labels[n];
+    if (predictions) predictions[n] = static_cast<int32_t>(best);
+  }
+  return Status();
+}
+
 // ---- Public API ----------------------------------------------------------------------------------
 
 Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -752,7 +775,7 @@ Status Trainer::create(const std::string& model_path, const LoadOptions& options
   return Status();
 }
 
-Status Trainer::step(const TrainBatch& batch, float* loss_out) {
+Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct) {
   Impl& m = *impl_;
   if (!batch.input) return bad("step: the batch has no input");
   if (m.labels && !batch.labels) return bad("step: softmax cross-entropy needs the batch's labels");
@@ -769,6 +792,11 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out) {
   }
   JET_RETURN_IF_ERROR(m.run_forward(true));
   JET_RETURN_IF_ERROR(m.run_loss(true));
+  if (correct) {
+    *correct = 0;
+    // The logits of this forward, before the update changes the weights.
+    if (m.classes > 0) JET_RETURN_IF_ERROR(m.count_correct(batch.labels, correct, nullptr));
+  }
   for (const Impl::Backward& b : m.backward) {
     const Impl::Forward& f = m.forward[static_cast<size_t>(b.forward)];
     const rt::PreparedOp& op = m.e->ops[static_cast<size_t>(f.op)];
@@ -832,21 +860,7 @@ Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out, int32_t* pred
   out->samples = m.batch;
   out->correct = 0;
   if (m.classes > 0) {
-    const TensorDesc& d = m.e->tensors[static_cast<size_t>(m.loss_tensor)].desc;
-    const float* logits = static_cast<const float*>(m.value[static_cast<size_t>(m.loss_tensor)]);
-    if (m.backend == Backend::CUDA) {
-      JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.host_logits.data(), logits, d.span_bytes(), false, true, stream));
-      logits = m.host_logits.data();
-    }
-    JET_RETURN_IF_ERROR(synchronize(m.backend, stream));
-    for (int64_t n = 0; n < m.batch; ++n) {
-      int64_t best = 0;
-      for (int64_t c = 1; c < m.classes; ++c) {
-        if (logits[n * d.stride(0) + c * d.stride(1)] > logits[n * d.stride(0) + best * d.stride(1)]) best = c;
-      }
-      out->correct += best == batch.labels[n];
-      if (predictions) predictions[n] = static_cast<int32_t>(best);
-    }
+    JET_RETURN_IF_ERROR(m.count_correct(batch.labels, &out->correct, predictions));
   }
   return synchronize(m.backend, stream);
 }

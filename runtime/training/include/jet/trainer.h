@@ -120,9 +120,11 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // One training step: forward (batch statistics), loss, backward, optional clipping, the
-  // optimizer's update. *loss (may be null) gets the batch's mean loss before the update.
-  // Allocates nothing. On CUDA it synchronizes the stream once to read the loss.
-  Status step(const TrainBatch& batch, float* loss);
+  // optimizer's update. *loss (may be null) gets the batch's mean loss before the update;
+  // *correct (may be null; cross-entropy only) the samples whose largest logit was the label in
+  // this forward (the training accuracy). Allocates nothing. On CUDA it synchronizes the stream
+  // once when either is asked for.
+  Status step(const TrainBatch& batch, float* loss, int64_t* correct = nullptr);
   // Forward in inference mode with the current weights: mean loss and, for cross-entropy, the
   // correct predictions; `predictions` (may be null; N values, host memory) gets each sample's
   // class with the largest logit. Updates nothing; allocates nothing.
