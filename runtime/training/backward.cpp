@@ -17,6 +17,12 @@ namespace {
 
 Status not_supported(const std::string& m) { return Status(StatusCode::NOT_SUPPORTED, m); }
 
+// What the rules read of the forward (backward.h ReadsFn).
+uint32_t reads_x(const PreparedOp&) { return 1u; }
+uint32_t reads_x_w(const PreparedOp&) { return 3u; }  // x, and the filter / scale (constants, mostly)
+uint32_t reads_a_b(const PreparedOp&) { return 3u; }
+uint32_t reads_y(const PreparedOp&) { return kReadsOutput; }
+
 bool wants(uint32_t grad_inputs, int k) { return k >= 0 && (grad_inputs >> k) & 1u; }
 
 constexpr uint32_t bit(int k) { return k >= 0 ? 1u << k : 0u; }
@@ -72,7 +78,7 @@ Status run_conv(const BackwardArgs& a) {
   return Status();
 }
 
-constexpr BackwardRule backward_conv{run_conv, plan_conv, params_conv, nullptr};
+constexpr BackwardRule backward_conv{run_conv, plan_conv, params_conv, reads_x_w, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Pool (windowed and global): pool_backward, MAX recomputing the argmax from x.
@@ -82,7 +88,7 @@ Status run_pool(const BackwardArgs& a) {
                        a.din_beta[0], a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_pool{run_pool, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_pool{run_pool, nullptr, nullptr, reads_x, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Activation: activation_backward from the forward input.
@@ -92,7 +98,7 @@ Status run_activation(const BackwardArgs& a) {
                              a.op.out_desc, a.dy, a.din_beta[0], a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_activation{run_activation, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_activation{run_activation, nullptr, nullptr, reads_x, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // OpTensor: op_tensor_backward. One call when both gradients blend alike and are distinct
@@ -117,7 +123,7 @@ Status run_op_tensor(const BackwardArgs& a) {
 
 uint32_t params_op_tensor(const PreparedOp&) { return 0; }  // constants here are usually normalization
 
-constexpr BackwardRule backward_op_tensor{run_op_tensor, nullptr, params_op_tensor, nullptr};
+constexpr BackwardRule backward_op_tensor{run_op_tensor, nullptr, params_op_tensor, reads_a_b, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Gemm: gemm_backward (y = alpha * (op(a) @ op(b) + bias)).
@@ -162,7 +168,7 @@ Status run_gemm(const BackwardArgs& a) {
   return Status();
 }
 
-constexpr BackwardRule backward_gemm{run_gemm, plan_gemm, params_gemm, nullptr};
+constexpr BackwardRule backward_gemm{run_gemm, plan_gemm, params_gemm, reads_a_b, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Softmax: softmax_backward from the forward output, over the views the forward used.
@@ -173,7 +179,7 @@ Status run_softmax(const BackwardArgs& a) {
                           a.din[0]);
 }
 
-constexpr BackwardRule backward_softmax{run_softmax, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_softmax{run_softmax, nullptr, nullptr, reads_y, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Concat: each input's gradient is its sub-region of dy.
@@ -195,7 +201,7 @@ Status run_concat(const BackwardArgs& a) {
   return Status();
 }
 
-constexpr BackwardRule backward_concat{run_concat, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_concat{run_concat, nullptr, nullptr, nullptr, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Reshape: the same elements in the same order.
@@ -205,7 +211,7 @@ Status run_reshape(const BackwardArgs& a) {
   return transform_tensor(a.handle, 1.f, r.y_view, a.dy, a.din_beta[0], r.x_view, a.din[0]);
 }
 
-constexpr BackwardRule backward_reshape{run_reshape, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_reshape{run_reshape, nullptr, nullptr, nullptr, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // BatchNorm in training mode (the trainer's forward uses the batch's statistics):
@@ -245,7 +251,7 @@ Status run_batchnorm(const BackwardArgs& a) {
                             a.saved_mean, a.saved_inv_std);
 }
 
-constexpr BackwardRule backward_batchnorm{run_batchnorm, plan_batchnorm, params_batchnorm, nullptr};
+constexpr BackwardRule backward_batchnorm{run_batchnorm, plan_batchnorm, params_batchnorm, reads_x_w, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Transform (a layout change; f32 only in training): the inverse copy.
@@ -254,7 +260,7 @@ Status run_transform(const BackwardArgs& a) {
   return transform_tensor(a.handle, 1.f, a.op.out_desc, a.dy, a.din_beta[0], a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_transform{run_transform, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_transform{run_transform, nullptr, nullptr, nullptr, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Pad, Resize, LRN, Reduce: their kernels' backward routines.
@@ -265,21 +271,21 @@ Status run_pad(const BackwardArgs& a) {
                       a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_pad{run_pad, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_pad{run_pad, nullptr, nullptr, nullptr, nullptr};
 
 Status run_resize(const BackwardArgs& a) {
   return resize_backward(a.handle, a.op.data.as<ResizeDesc>(), 1.f, a.op.out_desc, a.dy, a.din_beta[0],
                          a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_resize{run_resize, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_resize{run_resize, nullptr, nullptr, nullptr, nullptr};
 
 Status run_lrn(const BackwardArgs& a) {
   return lrn_cross_channel_backward(a.handle, a.op.data.as<LrnDesc>(), 1.f, a.op.in_descs[0], a.in[0],
                                     a.op.out_desc, a.dy, a.din_beta[0], a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_lrn{run_lrn, nullptr, nullptr, nullptr};
+constexpr BackwardRule backward_lrn{run_lrn, nullptr, nullptr, reads_x, nullptr};
 
 Status plan_reduce(const Handle&, const PreparedOp& op, uint32_t, BackwardPlan* plan) {
   plan->workspace_bytes = 0;
@@ -293,14 +299,14 @@ Status run_reduce(const BackwardArgs& a) {
                          a.op.in_descs[0], a.din[0]);
 }
 
-constexpr BackwardRule backward_reduce{run_reduce, plan_reduce, nullptr, nullptr};
+constexpr BackwardRule backward_reduce{run_reduce, plan_reduce, nullptr, nullptr, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
 
-constexpr BackwardRule backward_slice{nullptr, nullptr, nullptr, "Slice has no backward rule yet"};
-constexpr BackwardRule backward_conv_transpose{nullptr, nullptr, nullptr, "ConvTranspose has no backward rule yet"};
-constexpr BackwardRule backward_instancenorm{nullptr, nullptr, nullptr,
+constexpr BackwardRule backward_slice{nullptr, nullptr, nullptr, nullptr, "Slice has no backward rule yet"};
+constexpr BackwardRule backward_conv_transpose{nullptr, nullptr, nullptr, nullptr, "ConvTranspose has no backward rule yet"};
+constexpr BackwardRule backward_instancenorm{nullptr, nullptr, nullptr, nullptr,
                                              "InstanceNorm has no backward kernel yet"};
 
 // ---------------------------------------------------------------------------------------------

@@ -50,10 +50,16 @@ using BackwardPlanFn = Status (*)(const Handle& handle, const PreparedOp& op, ui
 // Bit k: input k, when it is a constant, is a learnable parameter of the op.
 using ParamInputsFn = uint32_t (*)(const PreparedOp& op);
 
+// The forward values run reads: bit k input k, kReadsOutput the output. The trainer keeps exactly
+// these until the rule has run; the others may be overwritten once the forward is past them.
+using ReadsFn = uint32_t (*)(const PreparedOp& op);
+constexpr uint32_t kReadsOutput = 1u << 31;
+
 struct BackwardRule {
   BackwardRunFn run = nullptr;  // null: the op type has no backward
   BackwardPlanFn plan = nullptr;
   ParamInputsFn params = nullptr;  // null: no learnable inputs
+  ReadsFn reads = nullptr;         // null: reads nothing of the forward (with run: only dy)
   const char* why_not = nullptr;   // for an op type without backward: what is missing
 };
 

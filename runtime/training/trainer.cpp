@@ -481,59 +481,82 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   }
 
   // ---- The plan. -----------------------------------------------------------------------------------
+  // One timeline for the step: the batch is copied in at -1, forward step f runs at f, the loss
+  // at F, backward step s at F + 1 + s. Every forward value, pre-activation buffer and activation
+  // gradient is an interval on it, and they share one region by first fit: a value lives from its
+  // producer to its last reader (a backward rule that reads it: backward.h's reads), a gradient
+  // from its first writer to its producer's backward step. A value no backward rule reads is
+  // dead once the forward is past it (a frozen prefix keeps nothing).
   Layout layout;
   std::vector<size_t> value_at(nt, SIZE_MAX), grad_at(nt, SIZE_MAX);
-  // Forward values: the input and every active op's output, each its own region.
   auto span = [&](int t) { return e->tensors[static_cast<size_t>(t)].bytes; };
-  value_at[static_cast<size_t>(input_tensor)] = layout.take(span(input_tensor));
-  std::vector<size_t> pre_at(forward.size(), SIZE_MAX);
-  std::vector<char> has_backward(nops, 0);
-  for (const Backward& b : backward) has_backward[static_cast<size_t>(forward[static_cast<size_t>(b.forward)].op)] = 1;
-  for (size_t f = 0; f < forward.size(); ++f) {
-    const rt::PreparedOp& op = e->ops[static_cast<size_t>(forward[f].op)];
-    if (value_at[static_cast<size_t>(op.output)] == SIZE_MAX) value_at[static_cast<size_t>(op.output)] = layout.take(span(op.output));
-    if (has_backward[static_cast<size_t>(forward[f].op)] && rt::conv_needs_pre_activation(op)) pre_at[f] = layout.take(span(op.output));
+  const int F = static_cast<int>(forward.size());
+  struct Interval {
+    int kind;   // 0 value, 1 pre-activation (index: forward step), 2 gradient
+    int index;  // tensor or forward step
+    int first, last;
+    size_t bytes;
+  };
+  std::vector<int> value_first(nt, INT32_MAX), value_last(nt, -2);
+  value_first[static_cast<size_t>(input_tensor)] = -1;
+  value_last[static_cast<size_t>(input_tensor)] = -1;
+  for (int f = 0; f < F; ++f) {
+    const rt::PreparedOp& op = e->ops[static_cast<size_t>(forward[static_cast<size_t>(f)].op)];
+    for (int t : op.inputs) value_last[static_cast<size_t>(t)] = std::max(value_last[static_cast<size_t>(t)], f);
+    value_first[static_cast<size_t>(op.output)] = std::min(value_first[static_cast<size_t>(op.output)], f);
+    value_last[static_cast<size_t>(op.output)] = std::max(value_last[static_cast<size_t>(op.output)], f);
   }
-  memory.activations = layout.end;
-
-  // Activation gradients by liveness along the backward: tensor t's gradient is live from the
-  // first backward step that writes it to the step of its producer (which reads it); the loss
-  // writes the output's gradient before step 0.
-  const size_t grads_begin = layout.end;
-  {
-    struct Interval {
-      int tensor;
-      int first, last;
-      size_t bytes;
-    };
-    std::vector<Interval> live;
-    std::vector<int> first_write(nt, INT32_MAX), producer_step(nt, -1);
-    first_write[static_cast<size_t>(loss_tensor)] = -1;
-    for (size_t s = 0; s < backward.size(); ++s) {
-      const rt::PreparedOp& op = e->ops[static_cast<size_t>(forward[static_cast<size_t>(backward[s].forward)].op)];
-      producer_step[static_cast<size_t>(op.output)] = static_cast<int>(s);
-      for (size_t k = 0; k < op.inputs.size(); ++k) {
-        const int t = op.inputs[k];
-        if (slot_wants[s][k] && !e->tensors[static_cast<size_t>(t)].constant) {
-          first_write[static_cast<size_t>(t)] = std::min(first_write[static_cast<size_t>(t)], static_cast<int>(s));
-        }
+  value_last[static_cast<size_t>(loss_tensor)] = std::max(value_last[static_cast<size_t>(loss_tensor)], F);
+  std::vector<Interval> live;
+  std::vector<int> first_write(nt, INT32_MAX), grad_read(nt, -1);
+  first_write[static_cast<size_t>(loss_tensor)] = F;
+  for (size_t s = 0; s < backward.size(); ++s) {
+    const int time = F + 1 + static_cast<int>(s);
+    const int f = backward[s].forward;
+    const rt::PreparedOp& op = e->ops[static_cast<size_t>(forward[static_cast<size_t>(f)].op)];
+    const rt::BackwardRule& rule = rt::backward_rule(op);
+    const uint32_t reads = rule.reads ? rule.reads(op) : 0u;
+    grad_read[static_cast<size_t>(op.output)] = time;
+    if (reads & rt::kReadsOutput) value_last[static_cast<size_t>(op.output)] = time;
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const int t = op.inputs[k];
+      if ((reads >> k) & 1u) value_last[static_cast<size_t>(t)] = std::max(value_last[static_cast<size_t>(t)], time);
+      if (slot_wants[s][k] && !e->tensors[static_cast<size_t>(t)].constant) {
+        first_write[static_cast<size_t>(t)] = std::min(first_write[static_cast<size_t>(t)], time);
       }
     }
-    for (size_t t = 0; t < nt; ++t) {
-      if (first_write[t] == INT32_MAX) continue;
-      // A gradient nobody reads back (a tensor whose producer has no backward step) still needs
-      // its region while it is written.
-      const int last = producer_step[t] >= 0 ? producer_step[t] : static_cast<int>(backward.size());
-      live.push_back({static_cast<int>(t), first_write[t], last, align_up(span(static_cast<int>(t)))});
+    if (rt::conv_needs_pre_activation(op)) live.push_back({1, f, f, time, align_up(span(op.output))});
+  }
+  const int end_of_step = F + 1 + static_cast<int>(backward.size());
+  for (size_t t = 0; t < nt; ++t) {
+    if (e->tensors[t].constant) continue;
+    if (value_first[t] != INT32_MAX) {
+      live.push_back({0, static_cast<int>(t), value_first[t], value_last[t], align_up(span(static_cast<int>(t)))});
+      memory.activations_unshared += align_up(span(static_cast<int>(t)));
     }
-    std::sort(live.begin(), live.end(), [](const Interval& a, const Interval& b) {
-      return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor < b.tensor;
-    });
-    std::vector<std::pair<size_t, const Interval*>> placed;  // offset (from grads_begin), interval
-    size_t grads_end = 0;
+    if (first_write[t] != INT32_MAX) {
+      // A gradient nobody reads back (its producer has no backward step: the graph input) still
+      // needs its region while it is written.
+      const int last = grad_read[t] >= 0 ? grad_read[t] : end_of_step;
+      live.push_back({2, static_cast<int>(t), first_write[t], last, align_up(span(static_cast<int>(t)))});
+      memory.activations_unshared += align_up(span(static_cast<int>(t)));
+    }
+  }
+  for (const Interval& iv : live) {
+    if (iv.kind == 1) memory.activations_unshared += iv.bytes;
+  }
+  std::sort(live.begin(), live.end(), [](const Interval& a, const Interval& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.first != b.first ? a.first < b.first : a.kind * 1000003 + a.index < b.kind * 1000003 + b.index;
+  });
+  std::vector<size_t> pre_at(forward.size(), SIZE_MAX);
+  {
+    std::vector<std::pair<size_t, const Interval*>> placed;  // offset, interval
+    std::vector<std::pair<size_t, size_t>> busy;
+    size_t shared_end = 0;
     for (const Interval& iv : live) {
       // The lowest offset that overlaps no placed interval live at the same time.
-      std::vector<std::pair<size_t, size_t>> busy;
+      busy.clear();
       for (const auto& pl : placed) {
         if (pl.second->first <= iv.last && iv.first <= pl.second->last) busy.push_back({pl.first, pl.first + pl.second->bytes});
       }
@@ -544,10 +567,11 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
         at = std::max(at, b.second);
       }
       placed.push_back({at, &iv});
-      grad_at[static_cast<size_t>(iv.tensor)] = grads_begin + at;
-      grads_end = std::max(grads_end, at + iv.bytes);
+      (iv.kind == 0 ? value_at : iv.kind == 1 ? pre_at : grad_at)[static_cast<size_t>(iv.index)] = at;
+      shared_end = std::max(shared_end, at + iv.bytes);
     }
-    layout.end = grads_begin + grads_end;
+    layout.end = shared_end;
+    memory.activations = shared_end;
   }
 
   // Trainable parameters: values, gradients (one run), optimizer state.
@@ -570,7 +594,7 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].trainable) param_grad_at[i] = layout.take(span(params[i].tensor));
   }
-  memory.gradients = (values_begin - grads_begin) + (layout.end - param_grads_begin);
+  memory.gradients = layout.end - param_grads_begin;
   const size_t state_begin = layout.end;
   for (size_t i = 0; i < params.size(); ++i) {
     if (!params[i].trainable) continue;

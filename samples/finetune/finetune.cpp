@@ -136,9 +136,10 @@ int main(int argc, char** argv) {
     if (p.trainable) std::printf(" %s", p.name.c_str());
   }
   const TrainerMemory& mem = trainer->memory();
-  std::printf("\nstep memory: %zu bytes in one allocation (activations %zu, gradients %zu, parameters %zu, "
-              "optimizer %zu, workspace %zu)\n",
-              mem.total, mem.activations, mem.gradients, mem.parameters, mem.optimizer, mem.workspace);
+  std::printf("\nstep memory: %zu bytes in one allocation (activations and their gradients %zu, %zu unshared; "
+              "parameter gradients %zu, parameters %zu, optimizer %zu, workspace %zu)\n",
+              mem.total, mem.activations, mem.activations_unshared, mem.gradients, mem.parameters, mem.optimizer,
+              mem.workspace);
 
   Accuracy before, after;
   st = evaluate(*trainer, test, test.n, &before);

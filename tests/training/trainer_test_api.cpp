@@ -142,6 +142,8 @@ TEST_CASE("frozen parameters keep their values; patterns and last_layers choose"
     int trainable = 0;
     for (const TrainerParameter& p : t->parameters()) trainable += p.trainable;
     CHECK(trainable == 2);
+    // The frozen prefix's values are not kept for a backward: their regions are shared.
+    CHECK(t->memory().activations < t->memory().activations_unshared);
     for (int i = 0; i < 3; ++i) REQUIRE_OK(t->step(batch.view(), nullptr));
     Bytes saved;
     REQUIRE_OK(t->save(&saved));

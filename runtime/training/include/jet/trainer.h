@@ -27,8 +27,8 @@
 // Convert with `--disable-pass fold_batchnorm` to keep batch-norm layers trainable (folded into the
 // convolutions, their statistics stay those of the original training).
 //
-// Memory: create() computes one plan for the whole step (every forward activation the backward
-// reads, the gradients, the trainable parameters' values and optimizer state, the workspace, the
+// Memory: create() computes one plan for the whole step (the forward values, those the backward
+// reads kept until it has, the gradients, the trainable parameters' values and optimizer state, the workspace, the
 // batch's labels) and makes one allocation for it (device memory on CUDA, host on CPU). step() and
 // evaluate() allocate nothing.
 #pragma once
@@ -96,8 +96,12 @@ struct TrainerParameter {
 
 // What create() planned (bytes of the one allocation, by purpose).
 struct TrainerMemory {
-  size_t activations = 0;  // forward values kept for the backward (and the batch's input)
-  size_t gradients = 0;    // activation gradients (reused along the backward) + parameter gradients
+  // The batch's input, every forward value, the values before fused activations and the
+  // activation gradients, in one region shared by liveness over the step (a value lives until its
+  // last reader, a backward rule that needs it included); and what they would take unshared.
+  size_t activations = 0;
+  size_t activations_unshared = 0;
+  size_t gradients = 0;    // the trainable parameters' gradients
   size_t parameters = 0;   // the trainable parameters' values and updated batch-norm statistics
   size_t optimizer = 0;    // momentum / Adam moments
   size_t workspace = 0;    // the largest kernel workspace of the step
