@@ -83,12 +83,14 @@ def main():
     ap.add_argument("--convert", required=True)
     ap.add_argument("--driver", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--reference-out")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
-    images = rng.standard_normal((STEPS * BATCH, 1, 12, 12)).astype(np.float32)
+    # Rounded to f16 values (exact in f32): the committed copy is stored as f16.
+    images = rng.standard_normal((STEPS * BATCH, 1, 12, 12)).astype(np.float16).astype(np.float32)
     # Labels a function of the image (the class of the largest of 10 fixed projections), so that
     # there is something to learn and the loss falls.
     projections = rng.standard_normal((CLASSES, 12 * 12)).astype(np.float32)
@@ -119,6 +121,7 @@ def main():
         ("adamw", 2e-3, {"weight_decay": 0.01, "last_layers": 2}),
     ]
     worst_all = 0.0
+    reference = []
     for name, lr, options in runs:
         model.load_state_dict(initial)
         for p in model.parameters():
@@ -128,6 +131,8 @@ def main():
         cmd += ["%s=%s" % (k, v) for k, v in options.items()]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
         got = [float(v) for v in out]
+        reference.append("%s %r %s | %s" % (name, lr, " ".join("%s=%s" % (k, v) for k, v in options.items()),
+                                            " ".join("%.9g" % w for w in want)))
         if len(got) != STEPS:
             sys.exit("torch_match: %s: the driver printed %d losses, expected %d" % (name, len(got), STEPS))
         rel = [abs(g - w) / abs(w) for g, w in zip(got, want)]
@@ -142,6 +147,18 @@ def main():
             sys.exit("torch_match: %s: the losses differ by more than %g relative (or did not fall)"
                      % (name, TOLERANCE))
     print("torch_match: every run within %.2e relative of PyTorch (tolerance %g)" % (worst_all, TOLERANCE))
+    if args.reference_out:
+        out = args.reference_out
+        os.makedirs(out, exist_ok=True)
+        with open(jet_path, "rb") as f, open(os.path.join(out, "small_cnn.jet"), "wb") as g:
+            g.write(f.read())
+        np.save(os.path.join(out, "images.npy"), images.astype(np.float16))
+        np.save(os.path.join(out, "labels.npy"), labels.astype(np.uint8))
+        with open(os.path.join(out, "losses.txt"), "w") as f:
+            f.write("# PyTorch %s, torch_match.py: OPTIMIZER LR OPTIONS | the loss of steps 1..%d\n"
+                    % (torch.__version__, STEPS))
+            f.write("\n".join(reference) + "\n")
+        print("torch_match: wrote the reference to %s" % out)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,8 @@ TEST_CASE("CUDA trainer from a path: save writes what the CPU trainer would") {
   CHECK(a.loss == b.loss);
 }
 
+TEST_CASE("CUDA trainer: PyTorch's losses (tests/data/torch_small_cnn)") { check_torch_reference(Backend::CUDA); }
+
 int main(int argc, char** argv) {
   bool listing = false;
   for (int i = 1; i < argc; ++i) listing = listing || std::strncmp(argv[i], "-l", 2) == 0 ||

@@ -1,10 +1,16 @@
 // Models and batches for the trainer's tests (trainer_test_api.cpp, trainer_cuda.cpp).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "jet/trainer.h"
+#include "npy.h"
 #include "runtime/model_util.h"
 
 namespace jet {
@@ -59,6 +65,63 @@ struct Batch {
   }
   TrainBatch view() const { return TrainBatch{images.data(), labels.data(), nullptr}; }
 };
+
+// Replays tests/data/torch_small_cnn (torch_match.py --reference-out: the model, 20 batches, and
+// PyTorch's losses for SGD with momentum, Adam with clipping, AdamW on the last layers) on
+// `backend`: every step's loss within 1e-4 relative of PyTorch's, without PyTorch.
+inline void check_torch_reference(Backend backend) {
+  const std::string dir = JET_TEST_DATA_DIR "/torch_small_cnn";
+  tools::HostArray images, labels;
+  REQUIRE_OK(tools::read_npy(dir + "/images.npy", &images));
+  REQUIRE_OK(tools::read_npy(dir + "/labels.npy", &labels));
+  std::ifstream f(dir + "/losses.txt");
+  REQUIRE(f.good());
+  int runs = 0;
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    INFO(line.substr(0, line.find('|')));
+    std::istringstream in(line);
+    std::string name, word;
+    float lr = 0.f;
+    in >> name >> lr;
+    TrainerConfig cfg;
+    cfg.optimizer = name == "sgd" ? OptimizerKind::SGD : name == "adam" ? OptimizerKind::ADAM : OptimizerKind::ADAMW;
+    cfg.sgd.lr = cfg.adam.lr = lr;
+    while (in >> word && word != "|") {
+      const std::string key = word.substr(0, word.find('=')), value = word.substr(word.find('=') + 1);
+      const float v = std::strtof(value.c_str(), nullptr);
+      if (key == "momentum") cfg.sgd.momentum = v;
+      else if (key == "weight_decay") cfg.sgd.weight_decay = cfg.adam.weight_decay = v;
+      else if (key == "clip") cfg.clip_grad_norm = v;
+      else if (key == "last_layers") cfg.last_layers = static_cast<int>(v);
+      else FAIL("unknown option " << key);
+    }
+    std::vector<double> want;
+    for (double l; in >> l;) want.push_back(l);
+    REQUIRE(want.size() == 20);
+    LoadOptions load;
+    load.backend = backend;
+    std::unique_ptr<Trainer> t;
+    REQUIRE_OK(Trainer::create(dir + "/small_cnn.jet", load, cfg, &t));
+    const size_t n = static_cast<size_t>(t->batch_size());
+    const size_t per_image = images.values.size() / labels.values.size();
+    REQUIRE(labels.values.size() >= want.size() * n);
+    std::vector<int32_t> batch_labels(n);
+    double worst = 0;
+    for (size_t s = 0; s < want.size(); ++s) {
+      for (size_t i = 0; i < n; ++i) batch_labels[i] = static_cast<int32_t>(labels.values[s * n + i]);
+      float loss = 0.f;
+      REQUIRE_OK(t->step({images.values.data() + s * n * per_image, batch_labels.data(), nullptr}, &loss));
+      const double rel = std::fabs(loss - want[s]) / std::fabs(want[s]);
+      worst = std::max(worst, rel);
+      INFO("step " << s << ": jetinfer " << loss << ", PyTorch " << want[s]);
+      CHECK(rel <= 1e-4);
+    }
+    MESSAGE(name << ": the 20 losses within " << worst << " relative of PyTorch's");
+    ++runs;
+  }
+  CHECK(runs == 3);
+}
 
 }  // namespace test
 }  // namespace jet

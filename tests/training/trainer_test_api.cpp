@@ -296,3 +296,7 @@ TEST_CASE("evaluate's predictions, the progress bar and the loss curve") {
   CHECK(read_file(file.path()).size() == svg.size());
   CHECK(LossCurve().write_svg(file.path()).code() == StatusCode::BAD_PARAM);
 }
+
+TEST_CASE("PyTorch's losses, replayed from tests/data/torch_small_cnn without PyTorch") {
+  check_torch_reference(Backend::CPU);
+}
