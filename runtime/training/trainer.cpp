@@ -307,6 +307,13 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   if (!(cfg.batchnorm_momentum >= 0 && cfg.batchnorm_momentum <= 1)) return bad("batchnorm_momentum must be in [0, 1]");
   if (cfg.last_layers < 0) return bad("last_layers must be >= 0");
 
+  // Cross-entropy reads logits: a model that ends in a Softmax would be trained on probabilities.
+  for (size_t i = 0; i < nops && cfg.loss == LossKind::SOFTMAX_CROSS_ENTROPY; ++i) {
+    if (e->ops[i].output == loss_tensor && rt::is_op(e->ops[i], fb::OpParams::SoftmaxParams)) {
+      return bad("output " + tensor_name(loss_tensor) + " is a Softmax's: softmax cross-entropy takes the logits "
+                 "before it (convert with --outputs naming them, or train with LossKind::MSE)");
+    }
+  }
   std::vector<char> active(nops, 0), tensor_needed(nt, 0);
   tensor_needed[static_cast<size_t>(loss_tensor)] = 1;
   for (size_t i = nops; i-- > 0;) {
@@ -423,6 +430,16 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
                                                    params[static_cast<size_t>(upstream_param[t])].name +
                                                    "' passes through it: training runs in f32 (convert without "
                                                    "--precision fp16, or freeze the parameters before it)");
+    }
+  }
+
+  // Batch norm with batch statistics needs at least 2 values per channel (PyTorch refuses the same).
+  for (size_t i = 0; i < nops; ++i) {
+    if (!active[i] || !rt::is_op(e->ops[i], fb::OpParams::BatchNormParams)) continue;
+    const TensorDesc& x = e->ops[i].in_descs[0];
+    if (x.elements() / x.dim(1) < 2) {
+      return bad(op_name(static_cast<int>(i)) + " normalizes " + std::to_string(x.elements() / x.dim(1)) +
+                 " value per channel in a batch: batch statistics need at least 2 (a larger batch)");
     }
   }
 

@@ -300,3 +300,21 @@ TEST_CASE("evaluate's predictions, the progress bar and the loss curve") {
 TEST_CASE("PyTorch's losses, replayed from tests/data/torch_small_cnn without PyTorch") {
   check_torch_reference(Backend::CPU);
 }
+
+TEST_CASE("cross-entropy on a Softmax's output is refused, MSE takes it") {
+  ir::Graph g;
+  int x = -1, y = -1;
+  REQUIRE_OK(g.add_input("features", DType::F32, {kBatch, 7}, &x));
+  ir::GemmAttrs ga;
+  ga.trans_b = true;
+  REQUIRE_OK(g.gemm("fc", x, random_constant(g, "fc.weight", {kClasses, 7}, -0.5f, 0.5f), -1, ga, &y));
+  REQUIRE_OK(g.softmax("probs", y, 1, &y));
+  REQUIRE_OK(g.mark_output(y));
+  const Bytes bytes = model_bytes(g);
+  TrainerConfig cfg;
+  std::unique_ptr<Trainer> t;
+  const Status st = make_trainer(bytes, cfg, &t);
+  CHECK(contains(st.message(), "is a Softmax's: softmax cross-entropy takes the logits"));
+  cfg.loss = LossKind::MSE;
+  REQUIRE_OK(make_trainer(bytes, cfg, &t));
+}

@@ -27,6 +27,9 @@
 // Convert with `--disable-pass fold_batchnorm` to keep batch-norm layers trainable (folded into the
 // convolutions, their statistics stay those of the original training).
 //
+// Threads: a Trainer belongs to one thread at a time (its engine may be shared with inference
+// contexts: the trainer copies the weights it changes and never writes the engine's).
+//
 // Memory: create() computes one plan for the whole step (the forward values, those the backward
 // reads kept until it has, the gradients, the trainable parameters' values and optimizer state, the workspace, the
 // batch's labels) and makes one allocation for it (device memory on CUDA, host on CPU). step() and
