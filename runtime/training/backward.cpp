@@ -41,11 +41,12 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
   plan->workspace_bytes = 0;
   plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::IMPLICIT_GEMM);
   if (!wants(grad_inputs, 1)) return Status();
-  // The explicit GEMM lowering is the faster one wherever its workspace is affordable.
+  // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
+  // its workspace fits the trainer's limit.
   size_t bytes = 0;
   const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv, c.filter,
                                                         ConvBwdFilterAlgo::GEMM, &bytes);
-  if (st.ok() && bytes <= (size_t(64) << 20)) {
+  if (st.ok() && bytes <= plan->workspace_limit) {
     plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::GEMM);
     plan->workspace_bytes = bytes;
   }

@@ -16,8 +16,9 @@ namespace rt {
 
 // What a rule decided at Trainer::create for one op (stored by the trainer, passed back to run).
 struct BackwardPlan {
-  size_t workspace_bytes = 0;
-  int32_t algo = 0;  // conv: the ConvBwdFilterAlgo
+  size_t workspace_limit = SIZE_MAX;  // in: the most workspace the rule may choose to use
+  size_t workspace_bytes = 0;         // out
+  int32_t algo = 0;                   // out; conv: the ConvBwdFilterAlgo
 };
 
 // One op's backward: din[k] = dL/d(input k) from dy = dL/d(output), for the inputs whose din[k]

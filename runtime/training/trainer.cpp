@@ -489,6 +489,7 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
         din_beta.push_back(0.f);
       }
     }
+    b.plan.workspace_limit = cfg.workspace_limit;
     if (rule.plan) {
       const Status st = rule.plan(handle, op, mask, &b.plan);
       if (!st.ok()) return Status(st.code(), "Trainer: " + op_name(static_cast<int>(i)) + ": " + st.message());

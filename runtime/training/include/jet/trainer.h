@@ -71,6 +71,10 @@ struct TrainerConfig {
   std::vector<std::string> trainable;
   int last_layers = 0;
   double batchnorm_momentum = 0.1;  // PyTorch's default
+  // The most workspace one convolution's filter gradient may use for its GEMM lowering (im2col,
+  // then gemm_forward: the faster algorithm); a layer that would need more uses the implicit
+  // GEMM, which needs none. The plan's workspace is the largest any kernel of the step needs.
+  size_t workspace_limit = size_t(512) << 20;
 };
 
 // One batch in host memory, in the model's layout: `input` holds the bytes of the model's one
