@@ -102,26 +102,20 @@ Status zero_bytes(Backend backend, void* dst, size_t bytes) {
 }
 
 // The engine's CUDA device current for the scope (nothing on the CPU backend; no allocation).
+#if defined(JET_HAVE_CUDA)
 class DeviceScope {
  public:
   DeviceScope(Backend backend, int device) {
-#if defined(JET_HAVE_CUDA)
     if (backend != Backend::CUDA) return;
     if (cudaGetDevice(&previous_) != cudaSuccess) {
       cudaGetLastError();
       previous_ = -1;
     }
     if (previous_ != device) cudaSetDevice(device);
-#else
-    (void)backend;
-    (void)device;
-#endif
   }
   ~DeviceScope() {
-#if defined(JET_HAVE_CUDA)
     int now = -1;
     if (previous_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
-#endif
   }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
@@ -129,6 +123,11 @@ class DeviceScope {
  private:
   int previous_ = -1;
 };
+#else
+struct DeviceScope {
+  DeviceScope(Backend, int) {}
+};
+#endif
 
 Status synchronize(Backend backend, cudaStream_t stream) {
 #if defined(JET_HAVE_CUDA)
