@@ -40,10 +40,10 @@ void train_on_one_batch(Status (*build)(const ZooOptions&, ir::Graph*), const ch
   CHECK(std::isfinite(first));
   bool ok = true;
   if (alloc_counting_available()) arm_alloc_counter();
-  for (int i = 0; i < 5; ++i) ok = ok && t->step(batch, &loss).ok();
+  for (int i = 0; i < 3; ++i) ok = ok && t->step(batch, &loss).ok();
   if (alloc_counting_available()) CHECK(disarm_alloc_counter() == 0);
   CHECK(ok);
-  MESSAGE(std::string(name) << ": loss " << first << " -> " << loss << " after 6 Adam steps on one batch; plan "
+  MESSAGE(std::string(name) << ": loss " << first << " -> " << loss << " after 4 Adam steps on one batch; plan "
                << m.total << " bytes (activations " << m.activations << ", unshared " << m.activations_unshared
                << ")");
   CHECK(loss < first);
