@@ -644,11 +644,6 @@ Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what
 // ---------------------------------------------------------------------------------------------
 // Slice: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
 
-struct SlicePrepared {
-  TensorDesc view;     // the strided view of x that is copied into y
-  size_t offset_bytes = 0;  // where the view starts in x
-};
-
 Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   SlicePrepared& sl = p->data.emplace<SlicePrepared>();
   const fb::SliceParams& sp = *a.op.params_as_SliceParams();
@@ -774,13 +769,6 @@ Status execute_resize(const Handle& h, const PreparedOp& p, const void* const* i
 
 // ---------------------------------------------------------------------------------------------
 // ConvTranspose: conv_backward_data, then the bias by add_tensor. inputs: x, w[, bias].
-
-struct ConvTransposePrepared {
-  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
-  ConvDesc conv;
-  int bias_input = -1;
-  TensorDesc bias_view;  // 1, C_out, 1...
-};
 
 Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();

@@ -55,6 +55,18 @@ struct PadPrepared {
   float value = 0.f;
 };
 
+struct SlicePrepared {
+  TensorDesc view;     // the strided view of x that is copied into y
+  size_t offset_bytes = 0;  // where the view starts in x
+};
+
+struct ConvTransposePrepared {
+  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
+  ConvDesc conv;
+  int bias_input = -1;
+  TensorDesc bias_view;  // 1, C_out, 1...
+};
+
 // What a prepare function gets: the op as stored, the validated tensors, the backend.
 struct PrepareArgs {
   const fb::Op& op;

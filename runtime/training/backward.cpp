@@ -303,10 +303,89 @@ Status run_reduce(const BackwardArgs& a) {
 constexpr BackwardRule backward_reduce{run_reduce, plan_reduce, nullptr, nullptr, nullptr};
 
 // ---------------------------------------------------------------------------------------------
+// Slice (a strided view of x, any steps and permutation): dy goes back into the same view of dx;
+// the rest of dx is 0 (cleared first when the gradient is not accumulated).
+
+Status run_slice(const BackwardArgs& a) {
+  const SlicePrepared& sl = a.op.data.as<SlicePrepared>();
+  const TensorDesc& xd = a.op.in_descs[0];
+  float beta = a.din_beta[0];
+  if (beta == 0.f) {
+    // dx = 0: the zero scalar broadcast over x's dims (0 * stale values could be NaN).
+    int64_t ones[kMaxRank];
+    for (int d = 0; d < xd.rank(); ++d) ones[d] = 1;
+    const TensorDesc zero = TensorDesc::packed(DType::F32, xd.rank(), ones);
+    JET_RETURN_IF_ERROR(add_tensor(a.handle, 1.f, zero, a.zero, 0.f, xd, a.din[0]));
+    beta = 1.f;
+  }
+  void* view = static_cast<uint8_t*>(a.din[0]) + sl.offset_bytes;
+  return transform_tensor(a.handle, 1.f, a.op.out_desc, a.dy, beta, sl.view, view);
+}
+
+constexpr BackwardRule backward_slice{run_slice, nullptr, nullptr, nullptr, nullptr};
+
+// ---------------------------------------------------------------------------------------------
+// ConvTranspose: y = conv_backward_data(w, x) (+ bias), the adjoint of a convolution, so
+// dx = conv_forward(dy, w), dw = conv_backward_filter with dy in the convolution input's place
+// and x in its output's, dbias = conv_backward_bias(dy).
+
+uint32_t params_conv_transpose(const PreparedOp& op) {
+  return bit(1) | bit(op.data.as<ConvTransposePrepared>().bias_input);
+}
+
+// plan->algo: the forward algorithm of dx (low 16 bits) and the filter gradient's (high bits).
+Status plan_conv_transpose(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+  const ConvTransposePrepared& c = op.data.as<ConvTransposePrepared>();
+  const TensorDesc& xd = op.in_descs[0];
+  const TensorDesc& yd = op.out_desc;
+  ConvAlgo fwd = ConvAlgo::DIRECT;
+  size_t ws_fwd = 0, ws_filter = 0;
+  if (wants(grad_inputs, 0)) {
+    JET_RETURN_IF_ERROR(choose_conv_forward_algo(h, yd, c.filter, c.conv, xd, ConvPreference::SPECIFY_WORKSPACE_LIMIT,
+                                                 plan->workspace_limit, &fwd));
+    JET_RETURN_IF_ERROR(conv_forward_workspace_size(h, yd, c.filter, c.conv, xd, fwd, &ws_fwd));
+  }
+  ConvBwdFilterAlgo filter = ConvBwdFilterAlgo::IMPLICIT_GEMM;
+  if (wants(grad_inputs, 1)) {
+    size_t bytes = 0;
+    const Status st = conv_backward_filter_workspace_size(h, yd, xd, c.conv, c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
+    if (st.ok() && bytes <= plan->workspace_limit) {
+      filter = ConvBwdFilterAlgo::GEMM;
+      ws_filter = bytes;
+    }
+  }
+  plan->algo = static_cast<int32_t>(fwd) | (static_cast<int32_t>(filter) << 16);
+  plan->workspace_bytes = std::max(ws_fwd, ws_filter);
+  return Status();
+}
+
+Status run_conv_transpose(const BackwardArgs& a) {
+  const ConvTransposePrepared& c = a.op.data.as<ConvTransposePrepared>();
+  const TensorDesc& xd = a.op.in_descs[0];
+  const TensorDesc& yd = a.op.out_desc;
+  if (a.din[0]) {
+    JET_RETURN_IF_ERROR(conv_forward(a.handle, 1.f, yd, a.dy, c.filter, a.in[1], c.conv,
+                                     static_cast<ConvAlgo>(a.plan.algo & 0xffff), a.workspace, a.workspace_bytes,
+                                     a.din_beta[0], xd, a.din[0]));
+  }
+  if (a.din[1]) {
+    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, 1.f, yd, a.dy, xd, a.in[0], c.conv,
+                                             static_cast<ConvBwdFilterAlgo>(a.plan.algo >> 16), a.workspace,
+                                             a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
+  }
+  if (c.bias_input >= 0 && a.din[c.bias_input]) {
+    JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
+                                           a.din[c.bias_input]));
+  }
+  return Status();
+}
+
+constexpr BackwardRule backward_conv_transpose{run_conv_transpose, plan_conv_transpose, params_conv_transpose,
+                                               reads_x_w, nullptr};
+
+// ---------------------------------------------------------------------------------------------
 // No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
 
-constexpr BackwardRule backward_slice{nullptr, nullptr, nullptr, nullptr, "Slice has no backward rule yet"};
-constexpr BackwardRule backward_conv_transpose{nullptr, nullptr, nullptr, nullptr, "ConvTranspose has no backward rule yet"};
 constexpr BackwardRule backward_instancenorm{nullptr, nullptr, nullptr, nullptr,
                                              "InstanceNorm has no backward kernel yet"};
 

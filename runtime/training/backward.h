@@ -40,6 +40,7 @@ struct BackwardArgs {
   // BatchNorm in training mode: the batch's mean and 1/sqrt(var + eps) saved by the forward.
   const float* saved_mean;
   const float* saved_inv_std;
+  const float* zero;  // one f32 0 in the handle's memory (a broadcast source for clearing)
 };
 
 using BackwardRunFn = Status (*)(const BackwardArgs& args);

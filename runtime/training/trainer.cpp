@@ -208,6 +208,7 @@ struct Trainer::Impl {
   float* targets = nullptr;
   float* loss = nullptr;
   float* grad_norm = nullptr;
+  const float* zero = nullptr;  // stays 0 (the block is cleared at create)
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   std::vector<float> host_logits;  // evaluate() on CUDA: the logits copied back (sized at create)
@@ -629,7 +630,7 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   }
   const size_t labels_at = cfg.loss == LossKind::SOFTMAX_CROSS_ENTROPY ? layout.take(static_cast<size_t>(batch) * 4) : SIZE_MAX;
   const size_t targets_at = cfg.loss == LossKind::MSE ? layout.take(static_cast<size_t>(out_desc.elements()) * 4) : SIZE_MAX;
-  const size_t scalars_at = layout.take(2 * sizeof(float));
+  const size_t scalars_at = layout.take(3 * sizeof(float));  // loss, gradient norm, a constant 0
   memory.other = layout.end - other_begin;
 
   // The workspace: the largest of the forward ops', the backward rules', the loss's, clipping's.
@@ -725,6 +726,7 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   targets = targets_at != SIZE_MAX ? reinterpret_cast<float*>(base + targets_at) : nullptr;
   loss = reinterpret_cast<float*>(base + scalars_at);
   grad_norm = loss + 1;
+  zero = loss + 2;
   workspace = base + workspace_at;
   if (backend == Backend::CUDA && classes > 0) host_logits.assign(static_cast<size_t>(out_desc.elements()), 0.f);
   return synchronize(backend, nullptr);
@@ -853,7 +855,8 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
                                 m.workspace,
                                 m.workspace_bytes,
                                 f.saved_mean,
-                                f.saved_inv_std};
+                                f.saved_inv_std,
+                                m.zero};
     const Status st = rt::backward_rule(op).run(args);
     if (!st.ok()) return Status(st.code(), "Trainer: backward of " + rt::op_label(*m.e, f.op) + ": " + st.message());
   }

@@ -1,9 +1,10 @@
 // The trainer's gradients over a whole graph against central finite differences of its loss: a
 // network that chains every backward rule but batch norm's (whose training forward differs from
-// evaluate()'s; torch_match.py covers it), with tensors read by two ops (their gradients add
+// evaluate()'s; torch_match.py covers it), with tensors read by several ops (their gradients add
 // up), a residual convolution with a fused activation, broadcasting, views (softmax, concat,
-// reshape) and an MSE loss. The loss is a smooth function of the parameters (no ReLU or max
-// kinks), so differences in float32 with a step of 1e-2 are accurate to about 1e-4.
+// reshape), a transposed convolution, a strided and permuted slice, and an MSE loss. The loss is
+// a smooth function of the parameters (no ReLU or max kinks), so differences in float32 with a
+// step of 1e-2 are accurate to about 1e-4.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -24,7 +25,7 @@ Bytes every_rule_model() {
   int x = -1;
   REQUIRE_OK(g.add_input("image", DType::F32, {kN, 4, 6, 6}, &x));
   int c1 = -1, c2 = -1, p = -1, gp = -1, gate = -1, m = -1, pd = -1, rs = -1, l = -1, cat = -1, tr = -1, red = -1,
-      flat = -1, fc = -1, probs = -1;
+      flat = -1, fc = -1, probs = -1, ct = -1, sl = -1;
   ir::ConvAttrs ca;
   ca.pad_begin = ca.pad_end = {1, 1};
   ca.act = ActivationDesc::tanh();
@@ -56,14 +57,26 @@ Bytes every_rule_model() {
   lrn.alpha = 0.5;
   lrn.k = 1.0;
   REQUIRE_OK(g.lrn("lrn", rs, lrn, &l));
-  REQUIRE_OK(g.concat("concat", {l, rs}, 1, &cat));  // rs read twice; 2x12x7x6
+  // A transposed convolution (stride 2, bias) of c2 (read a third time), 2x3x12x12, and a slice of
+  // it with a step and a permutation (most of ct gets a zero gradient), 2x3x7x6.
+  ir::ConvTransposeAttrs ta;
+  ta.strides = {2, 2};
+  REQUIRE_OK(g.conv_transpose("deconv", c2, random_constant(g, "deconv.weight", {6, 3, 2, 2}, -0.4f, 0.4f),
+                              random_constant(g, "deconv.bias", {3}, -0.1f, 0.1f), ta, {12, 12}, &ct));
+  ir::SliceAttrs sa;
+  sa.starts = {0, 0, 1, 2};
+  sa.steps = {1, 1, 2, 1};
+  sa.sizes = {kN, 3, 6, 7};
+  sa.perm = {0, 1, 3, 2};
+  REQUIRE_OK(g.slice("slice", ct, sa, &sl));
+  REQUIRE_OK(g.concat("concat", {l, rs, sl}, 1, &cat));  // rs read twice; 2x15x7x6
   REQUIRE_OK(g.transform("copy", cat, DType::F32, &tr));
-  REQUIRE_OK(g.reduce("mean_w", tr, ReduceOp::MEAN, {3}, &red));  // 2x12x7x1
+  REQUIRE_OK(g.reduce("mean_w", tr, ReduceOp::MEAN, {3}, &red));  // 2x15x7x1
   REQUIRE_OK(g.flatten("flatten", red, 1, &flat));
   ir::GemmAttrs ga;
   ga.trans_b = true;
   ga.has_bias = true;
-  REQUIRE_OK(g.gemm("fc", flat, random_constant(g, "fc.weight", {5, 84}, -0.3f, 0.3f),
+  REQUIRE_OK(g.gemm("fc", flat, random_constant(g, "fc.weight", {5, 105}, -0.3f, 0.3f),
                     random_constant(g, "fc.bias", {5}, -0.1f, 0.1f), ga, &fc));
   REQUIRE_OK(g.softmax("probs", fc, 1, &probs));
   REQUIRE_OK(g.mark_output(probs));
@@ -79,7 +92,7 @@ TEST_CASE("every rule's gradient, through the whole graph, against finite differ
   cfg.sgd.lr = 0.f;  // a step computes the gradients and leaves the parameters as they are
   std::unique_ptr<Trainer> t;
   REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &t));
-  REQUIRE(t->parameters().size() == 6);
+  REQUIRE(t->parameters().size() == 8);
   const std::vector<float> images = random_floats(kN * 4 * 6 * 6, -1.f, 1.f);
   const std::vector<float> targets = random_floats(kN * 5, 0.f, 0.4f);
   const TrainBatch batch{images.data(), nullptr, targets.data()};
