@@ -700,8 +700,10 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
       const int mt = op.inputs[3], vt = op.inputs[4];
       fw.running_mean = reinterpret_cast<float*>(base + running_at[f]);
       fw.running_var = reinterpret_cast<float*>(base + running_at[f] + align_up(span(mt)));
-      JET_RETURN_IF_ERROR(copy_bytes(backend, fw.running_mean, e->weight_ptrs[static_cast<size_t>(mt)], span(mt), false, false, nullptr));
-      JET_RETURN_IF_ERROR(copy_bytes(backend, fw.running_var, e->weight_ptrs[static_cast<size_t>(vt)], span(vt), false, false, nullptr));
+      JET_RETURN_IF_ERROR(copy_bytes(backend, fw.running_mean, e->weight_ptrs[static_cast<size_t>(mt)], span(mt),
+                                     false, false, nullptr));
+      JET_RETURN_IF_ERROR(copy_bytes(backend, fw.running_var, e->weight_ptrs[static_cast<size_t>(vt)], span(vt),
+                                     false, false, nullptr));
       saved_tensors.push_back({mt, fw.running_mean});
       saved_tensors.push_back({vt, fw.running_var});
       const size_t channels = static_cast<size_t>(op.in_descs[0].dim(1));
