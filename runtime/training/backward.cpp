@@ -384,10 +384,82 @@ constexpr BackwardRule backward_conv_transpose{run_conv_transpose, plan_conv_tra
                                                reads_x_w, nullptr};
 
 // ---------------------------------------------------------------------------------------------
-// No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
+// InstanceNorm: batch norm's backward with batch statistics over the view [1, N * C, spatial]
+// (each (n, c) is a channel of M = spatial values; the statistics are recomputed from x), with
+// scale broadcast to N * C values; the per-(n, c) parameter gradients are then summed over n.
+// Needs x's N and C to merge into one dim (NCHW-like strides).
 
-constexpr BackwardRule backward_instancenorm{nullptr, nullptr, nullptr, nullptr,
-                                             "InstanceNorm has no backward kernel yet"};
+uint32_t params_instancenorm(const PreparedOp&) { return bit(1) | bit(2); }
+
+struct InstanceNormViews {
+  TensorDesc x, y;            // [1, N * C, spatial] over x and y (dy, dx: the same strides)
+  TensorDesc nc, c;           // [N, C] packed, [1, C] packed
+  size_t nc_bytes = 0;        // N * C floats, 256-aligned
+};
+
+bool instancenorm_views(const PreparedOp& op, InstanceNormViews* v) {
+  const TensorDesc* src[2] = {&op.in_descs[0], &op.out_desc};
+  TensorDesc* dst[2] = {&v->x, &v->y};
+  for (int k = 0; k < 2; ++k) {
+    const TensorDesc& d = *src[k];
+    if (d.dim(0) > 1 && d.stride(0) != d.dim(1) * d.stride(1)) return false;
+    int64_t dims[kMaxRank], strides[kMaxRank];
+    dims[0] = 1;
+    strides[0] = d.dim(0) * d.dim(1) * d.stride(1);
+    dims[1] = d.dim(0) * d.dim(1);
+    strides[1] = d.stride(1);
+    for (int i = 2; i < d.rank(); ++i) dims[i] = d.dim(i), strides[i] = d.stride(i);
+    *dst[k] = TensorDesc::strided(DType::F32, d.rank(), dims, strides);
+  }
+  const int64_t nc[2] = {op.in_descs[0].dim(0), op.in_descs[0].dim(1)};
+  const int64_t c[2] = {1, op.in_descs[0].dim(1)};
+  v->nc = TensorDesc::packed(DType::F32, 2, nc);
+  v->c = TensorDesc::packed(DType::F32, 2, c);
+  v->nc_bytes = (static_cast<size_t>(nc[0] * nc[1]) * 4 + 255) / 256 * 256;
+  return true;
+}
+
+Status plan_instancenorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+  InstanceNormViews v;
+  if (!instancenorm_views(op, &v)) {
+    return not_supported("InstanceNorm's backward needs x's N and C dims to merge (an NCHW-like layout)");
+  }
+  // The scale broadcast to N * C, the per-(n, c) gradients of scale and bias, dx when x needs none.
+  plan->workspace_bytes = 3 * v.nc_bytes;
+  if (!wants(grad_inputs, 0)) plan->workspace_bytes += (op.in_descs[0].span_bytes() + 255) / 256 * 256;
+  return Status();
+}
+
+Status run_instancenorm(const BackwardArgs& a) {
+  InstanceNormViews v;
+  instancenorm_views(a.op, &v);  // checked by the plan
+  uint8_t* ws = static_cast<uint8_t*>(a.workspace);
+  float* scale_nc = reinterpret_cast<float*>(ws);
+  float* dscale_nc = reinterpret_cast<float*>(ws + v.nc_bytes);
+  float* dbias_nc = reinterpret_cast<float*>(ws + 2 * v.nc_bytes);
+  void* dx = a.din[0] ? a.din[0] : ws + 3 * v.nc_bytes;
+  const float beta_x = a.din[0] ? a.din_beta[0] : 0.f;
+  JET_RETURN_IF_ERROR(add_tensor(a.handle, 1.f, v.c, a.in[1], 0.f, v.nc, scale_nc));
+  JET_RETURN_IF_ERROR(batchnorm_backward(a.handle, 1.f, beta_x, 1.f, 0.f, v.x, a.in[0], v.y, a.dy, v.x, dx,
+                                         scale_nc, dscale_nc, dbias_nc, a.op.data.as<double>(), nullptr, nullptr));
+  if (a.din[1]) {
+    JET_RETURN_IF_ERROR(reduce_forward(a.handle, ReduceOp::SUM, 1.f, v.nc, dscale_nc, a.din_beta[1], v.c, a.din[1]));
+  }
+  if (a.din[2]) {
+    JET_RETURN_IF_ERROR(reduce_forward(a.handle, ReduceOp::SUM, 1.f, v.nc, dbias_nc, a.din_beta[2], v.c, a.din[2]));
+  }
+  return Status();
+}
+
+constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm, params_instancenorm, reads_x_w,
+                                             nullptr};
+
+// ---------------------------------------------------------------------------------------------
+// No backward yet: none today. An op type without one gets
+//   constexpr BackwardRule backward_<fn>{nullptr, nullptr, nullptr, nullptr, "what is missing"};
+// and the trainer refuses a model that needs it, naming the op and this reason.
+
+
 
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.

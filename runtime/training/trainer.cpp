@@ -461,14 +461,16 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
     if (!active[i] || upstream_param[static_cast<size_t>(e->ops[i].output)] < 0) continue;
     const rt::PreparedOp& op = e->ops[i];
     const rt::BackwardRule& rule = rt::backward_rule(op);
-    if (!rule.run) {
+    // An op the gradient cannot pass: its type has no rule, or its rule refuses this instance.
+    auto refuse = [&](const std::string& why) {
       const int p = upstream_param[static_cast<size_t>(op.output)];
       return Status(StatusCode::NOT_SUPPORTED,
-                    "Trainer: " + op_name(static_cast<int>(i)) + " has no backward (" + rule.why_not +
+                    "Trainer: " + op_name(static_cast<int>(i)) + " has no backward (" + why +
                         "), and trainable parameter '" + params[static_cast<size_t>(p)].name +
                         "' is before it: freeze the parameters before this op (TrainerConfig::trainable or "
                         "last_layers)");
-    }
+    };
+    if (!rule.run) return refuse(rule.why_not);
     Backward b;
     b.forward = forward_of_op[i];
     b.din_begin = din_beta.size();
@@ -492,6 +494,7 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
     b.plan.workspace_limit = cfg.workspace_limit;
     if (rule.plan) {
       const Status st = rule.plan(handle, op, mask, &b.plan);
+      if (st.code() == StatusCode::NOT_SUPPORTED) return refuse(st.message());
       if (!st.ok()) return Status(st.code(), "Trainer: " + op_name(static_cast<int>(i)) + ": " + st.message());
     }
     backward.push_back(b);

@@ -20,9 +20,9 @@ constexpr int64_t kBatch = 4, kClasses = 5;  // small_model's batch and classes
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// image [4, 3, 9, 9] -> conv1 (3x3, bias, fused relu) -> bn1 -> max pool 2 -> [norm] -> flatten
-// -> fc (Gemm, bias) -> logits [4, 5]. `with_unsupported` puts an InstanceNorm "norm" (no backward
-// yet) after the pool.
+// image [4, 3, 9, 9] -> conv1 (3x3, bias, fused relu) -> bn1 -> max pool 2 -> [max] -> flatten
+// -> fc (Gemm, bias) -> logits [4, 5]. `with_unsupported` puts a Reduce MAX over the width "max"
+// (which has no backward) after the pool.
 inline Bytes small_model(bool with_unsupported) {
   ir::Graph g;
   int x = -1, y = -1;
@@ -39,12 +39,9 @@ inline Bytes small_model(bool with_unsupported) {
   const int var = random_constant(g, "bn1.running_var", {6}, 0.5f, 1.5f);
   REQUIRE_OK(g.batchnorm("bn1", y, scale, shift, mean, var, 1e-5, &y));
   REQUIRE_OK(g.max_pool("pool1", y, 2, 2, 0, &y));
-  if (with_unsupported) {
-    REQUIRE_OK(g.instancenorm("norm", y, random_constant(g, "norm.weight", {6}, 0.5f, 1.5f),
-                              random_constant(g, "norm.bias", {6}, -0.1f, 0.1f), 1e-5, &y));
-  }
+  if (with_unsupported) REQUIRE_OK(g.reduce("max", y, ReduceOp::MAX, {3}, &y));
   REQUIRE_OK(g.flatten("flatten", y, 1, &y));
-  const int wf = random_constant(g, "fc.weight", {kClasses, 96}, -0.1f, 0.1f);
+  const int wf = random_constant(g, "fc.weight", {kClasses, g.tensors[static_cast<size_t>(y)].dims[1]}, -0.1f, 0.1f);
   const int bf = random_constant(g, "fc.bias", {kClasses}, -0.1f, 0.1f);
   ir::GemmAttrs ga;
   ga.trans_b = true;

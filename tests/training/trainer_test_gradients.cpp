@@ -2,7 +2,8 @@
 // network that chains every backward rule but batch norm's (whose training forward differs from
 // evaluate()'s; torch_match.py covers it), with tensors read by several ops (their gradients add
 // up), a residual convolution with a fused activation, broadcasting, views (softmax, concat,
-// reshape), a transposed convolution, a strided and permuted slice, and an MSE loss. The loss is
+// reshape), an instance norm, a transposed convolution, a strided and permuted slice, and an MSE
+// loss. The loss is
 // a smooth function of the parameters (no ReLU or max kinks), so differences in float32 with a
 // step of 1e-2 are accurate to about 1e-4.
 #include <doctest/doctest.h>
@@ -44,6 +45,8 @@ Bytes every_rule_model() {
   REQUIRE_OK(g.global_avg_pool("gap", c2, &gp));  // c2 read twice
   REQUIRE_OK(g.activation("gate", gp, ActivationDesc::sigmoid(), &gate));
   REQUIRE_OK(g.op_tensor("scale", TensorOp::MUL, p, gate, &m));  // broadcast over H, W
+  REQUIRE_OK(g.instancenorm("inorm", m, random_constant(g, "inorm.weight", {6}, 0.5f, 1.5f),
+                            random_constant(g, "inorm.bias", {6}, -0.2f, 0.2f), 1e-5, &m));
   ir::PadAttrs pda;
   pda.mode = PadMode::REFLECT;
   pda.pad_begin = {0, 0, 1, 1};
@@ -92,7 +95,7 @@ TEST_CASE("every rule's gradient, through the whole graph, against finite differ
   cfg.sgd.lr = 0.f;  // a step computes the gradients and leaves the parameters as they are
   std::unique_ptr<Trainer> t;
   REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &t));
-  REQUIRE(t->parameters().size() == 8);
+  REQUIRE(t->parameters().size() == 10);
   const std::vector<float> images = random_floats(kN * 4 * 6 * 6, -1.f, 1.f);
   const std::vector<float> targets = random_floats(kN * 5, 0.f, 0.4f);
   const TrainBatch batch{images.data(), nullptr, targets.data()};
