@@ -112,6 +112,38 @@ TEST_CASE("CUDA trainer from a path: save writes what the CPU trainer would") {
   CHECK(a.loss == b.loss);
 }
 
+TEST_CASE("CUDA trainer: every rule's gradients equal the CPU trainer's") {
+  const Bytes bytes = every_rule_model();
+  TrainerConfig cfg;
+  cfg.loss = LossKind::MSE;
+  cfg.sgd.lr = 0.f;
+  std::unique_ptr<Trainer> cpu, gpu;
+  REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &cpu));
+  std::shared_ptr<Engine> engine;
+  REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), cuda_options(), &engine));
+  REQUIRE_OK(Trainer::create(engine, cfg, &gpu));
+  const std::vector<float> images = random_floats(kRuleBatch * 4 * 6 * 6, -1.f, 1.f);
+  const std::vector<float> targets = random_floats(kRuleBatch * 5, 0.f, 0.4f);
+  const TrainBatch batch{images.data(), nullptr, targets.data()};
+  float lc = 0.f, lg = 0.f;
+  REQUIRE_OK(cpu->step(batch, &lc));
+  REQUIRE_OK(gpu->step(batch, &lg));
+  CHECK(std::fabs(lc - lg) <= 1e-5f * std::fabs(lc));
+  for (size_t i = 0; i < cpu->parameters().size(); ++i) {
+    std::vector<float> a, b;
+    REQUIRE_OK(cpu->parameter_gradient(static_cast<int>(i), &a));
+    REQUIRE_OK(gpu->parameter_gradient(static_cast<int>(i), &b));
+    float scale = 0.f, diff = 0.f;
+    for (size_t k = 0; k < a.size(); ++k) {
+      scale = std::max(scale, std::fabs(a[k]));
+      diff = std::max(diff, std::fabs(a[k] - b[k]));
+    }
+    INFO(cpu->parameters()[i].name << ": largest difference " << diff << ", largest |gradient| " << scale);
+    CHECK(scale > 0.f);
+    CHECK(diff <= 1e-4f * scale);
+  }
+}
+
 TEST_CASE("CUDA trainer: PyTorch's losses (tests/data/torch_small_cnn)") { check_torch_reference(Backend::CUDA); }
 
 int main(int argc, char** argv) {
