@@ -455,9 +455,15 @@ constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm
                                              nullptr};
 
 // ---------------------------------------------------------------------------------------------
-// No backward yet: none today. An op type without one gets
-//   constexpr BackwardRule backward_<fn>{nullptr, nullptr, nullptr, nullptr, "what is missing"};
-// and the trainer refuses a model that needs it, naming the op and this reason.
+// No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
+//
+// LayerNorm (being added to op_list.h with fn `layernorm`): declared ahead so that the table
+// compiles when its line lands ([[maybe_unused]] until then). Its rule can be composed like
+// InstanceNorm's: batch norm's backward over the view [1, rows, normalized elements] with scale 1
+// applied to dy * scale (dx), layernorm_forward without scale and bias for xhat, and sums over the
+// rows of dy * xhat (dscale) and dy (dbias).
+[[maybe_unused]] constexpr BackwardRule backward_layernorm{nullptr, nullptr, nullptr, nullptr,
+                                                           "LayerNorm has no backward rule yet"};
 
 
 
