@@ -388,7 +388,6 @@ ConvMaskLoader mask_operand(const ConvShape& s, const void* x) {
 struct TapPairLoader {
   using Elem = __half;
   ConvLoader<__half, false> rows;  // row() and bind(); rows.s.cg == 4, channels-last
-  ConvMaskLoader masks;            // the same x: each row's window and taps (taps <= kMaskTaps)
   using Row = ConvLoader<__half, false>::Row;
   struct Cursor {
     int t[3];  // the chunk's first tap (t[0] >= win[0]: past the end)
@@ -448,66 +447,6 @@ struct TapPairLoader {
     }
     copy_tap(dst + 8, r, t);
   }
-
-  // The tensor-core engine's copy state (gemm_mma.cuh), in place of copy16's per-tap bounds
-  // tests: per row the window and its tap mask (ConvMaskLoader::row) shifted so that bit 0 is
-  // the chunk's first tap; the chunk's two taps' x offsets moved on by the step's taps without
-  // dividing, shared by the rows. Copies predicated, never sized.
-  template <int CHUNKS>
-  struct AsyncIter {
-    const __half* p[CHUNKS];
-    uint64_t m[CHUNKS];
-    int t1[2], t2[2];  // the two taps' last two coordinates
-    int64_t off[2];    // their x offsets from a row's window origin
-    __device__ __forceinline__ AsyncIter(const TapPairLoader& l, int row0, int row_step, int k) {
-      const ConvShape& s = l.masks.s;
-      const int tap = k / 4;  // even: a chunk is taps (tap, tap + 1)
-#pragma unroll
-      for (int e = 0; e < CHUNKS; ++e) {
-        const ConvMaskLoader::Row w = l.masks.row(row0 + e * row_step);
-        p[e] = w.p;
-        m[e] = tap < 64 ? w.mask >> tap : 0;
-      }
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        t2[j] = (tap + j) % s.win[2];
-        const int q = (tap + j) / s.win[2];
-        t1[j] = q % s.win[1];
-        const int t0 = q / s.win[1];
-        off[j] = t0 * l.masks.tap_step[0] + t1[j] * l.masks.tap_step[1] +
-                 t2[j] * l.masks.tap_step[2];
-      }
-    }
-    __device__ __forceinline__ void copy(const TapPairLoader& l, uint32_t dst,
-                                         uint32_t dst_step) const {
-#pragma unroll
-      for (int e = 0; e < CHUNKS; ++e) {
-        const bool in0 = m[e] & 1, in1 = (m[e] >> 1) & 1;
-        gemm::cp_async8_if(dst + e * dst_step, in0 ? p[e] + off[0] : l.masks.x, in0);
-        gemm::cp_async8_if(dst + e * dst_step + 8, in1 ? p[e] + off[1] : l.masks.x, in1);
-      }
-    }
-    // step / 4 taps on. Past the last tap the masks are zero: the offsets no longer matter.
-    __device__ __forceinline__ void advance(const TapPairLoader& l, int step) {
-      const ConvShape& s = l.masks.s;
-      const int dt = step / 4;
-#pragma unroll
-      for (int e = 0; e < CHUNKS; ++e) m[e] = dt < 64 ? m[e] >> dt : 0;
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        t2[j] += dt;
-        off[j] += dt * l.masks.tap_step[2];
-        while (t2[j] >= s.win[2]) {
-          t2[j] -= s.win[2];
-          off[j] += l.masks.tap_step[1] - s.win[2] * l.masks.tap_step[2];
-          if (++t1[j] == s.win[1]) {
-            t1[j] = 0;
-            off[j] += l.masks.tap_step[0] - s.win[1] * l.masks.tap_step[1];
-          }
-        }
-      }
-    }
-  };
 };
 
 // Activations other than identity and ReLU out of line: inlined into every one of a thread's
@@ -706,7 +645,7 @@ Engine engine_of(const Handle& h, const ConvGeom& g, DType t, Lowering l) {
   if (!gemm::mma_available(h)) return Engine::STAGED;
   const bool mask_taps = g.win[0] * g.win[1] * g.win[2] <= kMaskTaps;  // ConvMaskLoader
   if (l == Lowering::IMPLICIT_WS && g.groups == 1 && g.cg % 8 != 0)
-    return mask_taps ? Engine::MMA_PADDED : Engine::STAGED;  // C <= 4 too: TapPairLoader's masks
+    return g.cg <= 4 || mask_taps ? Engine::MMA_PADDED : Engine::STAGED;
   if (g.ws_k % 8 != 0 || g.ws_c != 1) return Engine::STAGED;
   bool ok;
   int64_t rs;
@@ -945,8 +884,7 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     if (p.cg > 4) return run_mask_mma(h, p, e, x2, w2, partials, true, y, routine);
     gemm::GemmConfig c;
     JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
-    const TapPairLoader a{conv_operand<__half, false>(make_shape(p), x2, nullptr, true),
-                          mask_operand(make_shape(p), x2)};
+    const TapPairLoader a{conv_operand<__half, false>(make_shape(p), x2, nullptr, true)};
     // The filters' depth (taps * 4) rounded up to 8 as the tensor-core engine's row operands
     // need (RowsAsyncIter): the rows' tail is zeros (pad_channels_kernel), and so are A's taps
     // there (TapPairLoader), so no NaN or stale value enters a sum.

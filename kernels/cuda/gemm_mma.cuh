@@ -78,19 +78,6 @@ __device__ __forceinline__ void cp_async16_if(uint32_t dst, const void* src, boo
 #endif
 #endif
 }
-// 8 bytes (cp.async.ca), or 8 zero bytes when !in; as cp_async16_if.
-__device__ __forceinline__ void cp_async8_if(uint32_t dst, const void* src, bool in) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 5)
-  asm volatile(
-      "{\n.reg .pred skip;\nsetp.eq.u32 skip, %2, 0;\n"
-      "cp.async.ca.shared.global [%0], [%1], 8, skip;\n}\n" ::"r"(dst),
-      "l"(src), "r"(static_cast<uint32_t>(in)));
-#else
-  cp_async8(dst, src, in ? 8 : 0);
-#endif
-#endif
-}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
