@@ -73,31 +73,6 @@ __device__ __forceinline__ Taps<I> taps_of(const Axis& a, I o) {
   return t;
 }
 
-// V consecutive elements of x as floats (V > 1: one 16-byte load, p 16-byte aligned).
-template <class T, int V>
-__device__ __forceinline__ void load_channels(const T* p, float* out) {
-  if constexpr (V == 1) {
-    out[0] = to_f32(*p);
-  } else if constexpr (std::is_same<T, float>::value) {
-    static_assert(V == 4, "f32: 4 channels a load");
-    const float4 q = *reinterpret_cast<const float4*>(p);
-    out[0] = q.x;
-    out[1] = q.y;
-    out[2] = q.z;
-    out[3] = q.w;
-  } else {
-    static_assert(V == 8, "f16: 8 channels a load");
-    const uint4 q = *reinterpret_cast<const uint4*>(p);
-    const uint32_t words[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[j]));
-      out[2 * j] = f.x;
-      out[2 * j + 1] = f.y;
-    }
-  }
-}
-
 // V > 1: the plan's innermost walk dim is the channel in chunks of V (see run()).
 template <class T, PoolMode MODE, class I, int V>
 __global__ void pool_kernel(PoolPlan p, float alpha, const T* __restrict__ x, float beta,

@@ -73,66 +73,128 @@ struct Accum<ReduceOp::MIN> {
   __device__ static __forceinline__ float combine(float a, float b) { return nan_min(a, b); }
 };
 
-// ACC is the accumulator (MEAN uses the SUM one and scales at the end).
-template <class T, ReduceOp ACC, bool MEAN>
+// ACC is the accumulator (MEAN uses the SUM one and scales at the end). V > 1 (outer
+// arrangement only): an "output" is V consecutive outputs, contiguous in x and y (the plan's
+// innermost kept dim counts them in vectors; see vector_outputs), read 16 bytes at a time
+// (NHWC global pooling: one 2-byte load per element was what bound it).
+template <class T, ReduceOp ACC, bool MEAN, int V>
 __global__ void reduce_kernel(ReducePlan p, float alpha, const T* __restrict__ x, float beta,
                               T* __restrict__ y) {
-  extern __shared__ float partial[];  // lanes * outs values, indexed lane * outs + slot
+  extern __shared__ float partial[];  // lanes * outs * V values, indexed (lane * outs + slot) * V
   const int t = threadIdx.x;
   const int lane = p.inner ? t % p.lanes : t / p.outs;
   const int slot = p.inner ? t / p.lanes : t % p.outs;
-  // The loop condition is uniform across the block, so the barriers inside are safe.
-  for (int64_t tile = blockIdx.x; tile * p.outs < p.outputs; tile += gridDim.x) {
-    const int64_t o = tile * p.outs + slot;
-    Accum<ACC> acc;
-    int64_t yo = 0;
-    if (o < p.outputs) {
-      int64_t xo = 0, rest = o;
+  if constexpr (V > 1) {
+    for (int64_t tile = blockIdx.x; tile * p.outs < p.outputs; tile += gridDim.x) {
+      const int64_t o = tile * p.outs + slot;
+      Accum<ACC> acc[V];
+      int64_t yo = 0;
+      if (o < p.outputs) {
+        int64_t xo = 0, rest = o;
 #pragma unroll
-      for (int i = kMaxRank - 1; i >= 0; --i) {
-        if (i >= p.kept_rank) continue;
-        const int64_t q = rest / p.kept_dims[i];
-        const int64_t idx = rest - q * p.kept_dims[i];
-        xo += idx * p.kept_xs[i];
-        yo += idx * p.kept_ys[i];
-        rest = q;
+        for (int i = kMaxRank - 1; i >= 0; --i) {
+          if (i >= p.kept_rank) continue;
+          const int64_t q = rest / p.kept_dims[i];
+          const int64_t idx = rest - q * p.kept_dims[i];
+          xo += idx * p.kept_xs[i];
+          yo += idx * p.kept_ys[i];
+          rest = q;
+        }
+        // Four 16-byte loads in flight before their adds (the same order as one at a time).
+        int64_t r = lane;
+        for (; r + 3 * p.lanes < p.count; r += 4 * p.lanes) {
+          float v[4][V];
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+            load_channels<T, V>(x + xo + reduced_offset(p, r + u * p.lanes), v[u]);
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int q = 0; q < V; ++q) acc[q].add(v[u][q]);
+        }
+        for (; r < p.count; r += p.lanes) {
+          float v[V];
+          load_channels<T, V>(x + xo + reduced_offset(p, r), v);
+#pragma unroll
+          for (int q = 0; q < V; ++q) acc[q].add(v[q]);
+        }
       }
-      // Eight loads in flight before their adds (in the same order as one at a time: the same
-      // sum): a block with few outputs and long ranges (NHWC global pooling of a large map, one
-      // block in all) is bound by how many loads each lane keeps in flight.
-      int64_t r = lane;
-      for (; r + 7 * p.lanes < p.count; r += 8 * p.lanes) {
-        float v[8];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) v[u] = to_f32(x[xo + reduced_offset(p, r + u * p.lanes)]);
-#pragma unroll
-        for (int u = 0; u < 8; ++u) acc.add(v[u]);
-      }
-      for (; r < p.count; r += p.lanes) acc.add(to_f32(x[xo + reduced_offset(p, r)]));
-    }
-    // Pairwise tree over the lanes: error grows with log2(lanes), not with lanes. Inner groups
-    // of up to 32 lanes lie in one warp (lanes is a power of two): a shuffle butterfly.
-    const bool in_warp = p.inner && p.lanes <= 32;
-    float v = acc.value();
-    if (in_warp) {
-      for (int s = p.lanes / 2; s > 0; s /= 2)
-        v = Accum<ACC>::combine(v, __shfl_xor_sync(0xffffffffu, v, s));
-    } else {
-      partial[lane * p.outs + slot] = v;
+      for (int q = 0; q < V; ++q) partial[(lane * p.outs + slot) * V + q] = acc[q].value();
       __syncthreads();
       for (int s = p.lanes / 2; s > 0; s /= 2) {
         if (lane < s)
-          partial[lane * p.outs + slot] = Accum<ACC>::combine(partial[lane * p.outs + slot],
-                                                              partial[(lane + s) * p.outs + slot]);
+#pragma unroll
+          for (int q = 0; q < V; ++q)
+            partial[(lane * p.outs + slot) * V + q] =
+                Accum<ACC>::combine(partial[(lane * p.outs + slot) * V + q],
+                                    partial[((lane + s) * p.outs + slot) * V + q]);
         __syncthreads();
       }
-      v = partial[slot];
+      if (lane == 0 && o < p.outputs) {
+#pragma unroll
+        for (int q = 0; q < V; ++q) {
+          float v = partial[slot * V + q];
+          if (MEAN) v *= p.inv_count;
+          blend_store(y + yo + q, alpha, v, beta);
+        }
+      }
+      __syncthreads();  // partial[] is rewritten by the next tile
     }
-    if (lane == 0 && o < p.outputs) {
-      if (MEAN) v *= p.inv_count;
-      blend_store(y + yo, alpha, v, beta);
+  } else {
+    // The loop condition is uniform across the block, so the barriers inside are safe.
+    for (int64_t tile = blockIdx.x; tile * p.outs < p.outputs; tile += gridDim.x) {
+      const int64_t o = tile * p.outs + slot;
+      Accum<ACC> acc;
+      int64_t yo = 0;
+      if (o < p.outputs) {
+        int64_t xo = 0, rest = o;
+#pragma unroll
+        for (int i = kMaxRank - 1; i >= 0; --i) {
+          if (i >= p.kept_rank) continue;
+          const int64_t q = rest / p.kept_dims[i];
+          const int64_t idx = rest - q * p.kept_dims[i];
+          xo += idx * p.kept_xs[i];
+          yo += idx * p.kept_ys[i];
+          rest = q;
+        }
+        // Eight loads in flight before their adds (in the same order as one at a time: the same
+        // sum): a block with few outputs and long ranges (NHWC global pooling of a large map, one
+        // block in all) is bound by how many loads each lane keeps in flight.
+        int64_t r = lane;
+        for (; r + 7 * p.lanes < p.count; r += 8 * p.lanes) {
+          float v[8];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) v[u] = to_f32(x[xo + reduced_offset(p, r + u * p.lanes)]);
+#pragma unroll
+          for (int u = 0; u < 8; ++u) acc.add(v[u]);
+        }
+        for (; r < p.count; r += p.lanes) acc.add(to_f32(x[xo + reduced_offset(p, r)]));
+      }
+      // Pairwise tree over the lanes: error grows with log2(lanes), not with lanes. Inner groups
+      // of up to 32 lanes lie in one warp (lanes is a power of two): a shuffle butterfly.
+      const bool in_warp = p.inner && p.lanes <= 32;
+      float v = acc.value();
+      if (in_warp) {
+        for (int s = p.lanes / 2; s > 0; s /= 2)
+          v = Accum<ACC>::combine(v, __shfl_xor_sync(0xffffffffu, v, s));
+      } else {
+        partial[lane * p.outs + slot] = v;
+        __syncthreads();
+        for (int s = p.lanes / 2; s > 0; s /= 2) {
+          if (lane < s)
+            partial[lane * p.outs + slot] = Accum<ACC>::combine(partial[lane * p.outs + slot],
+                                                                partial[(lane + s) * p.outs + slot]);
+          __syncthreads();
+        }
+        v = partial[slot];
+      }
+      if (lane == 0 && o < p.outputs) {
+        if (MEAN) v *= p.inv_count;
+        blend_store(y + yo, alpha, v, beta);
+      }
+      if (!in_warp) __syncthreads();  // partial[] is rewritten by the next tile
     }
-    if (!in_warp) __syncthreads();  // partial[] is rewritten by the next tile
   }
 }
 
@@ -173,31 +235,51 @@ void sort_and_merge(int* rank, int64_t* dims, int64_t* xs, int64_t* ys) {
   *rank = out;
 }
 
-template <class T>
+template <class T, int V>
 Status launch(const Handle& h, ReduceOp op, const ReducePlan& p, float alpha, const void* x,
               float beta, void* y, const char* routine) {
   const int threads = p.lanes * p.outs;
   const int64_t tiles = (p.outputs + p.outs - 1) / p.outs;
   const int64_t cap = static_cast<int64_t>(h.sm_count() > 0 ? h.sm_count() : 16) * 2048 / threads;
   const int grid = static_cast<int>(tiles < cap ? tiles : cap);
-  const size_t shmem = static_cast<size_t>(threads) * sizeof(float);
+  const size_t shmem = static_cast<size_t>(threads) * V * sizeof(float);
   const T* xp = static_cast<const T*>(x);
   T* yp = static_cast<T*>(y);
   switch (op) {
     case ReduceOp::SUM:
-      reduce_kernel<T, ReduceOp::SUM, false><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
+      reduce_kernel<T, ReduceOp::SUM, false, V><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
       break;
     case ReduceOp::MEAN:
-      reduce_kernel<T, ReduceOp::SUM, true><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
+      reduce_kernel<T, ReduceOp::SUM, true, V><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
       break;
     case ReduceOp::MAX:
-      reduce_kernel<T, ReduceOp::MAX, false><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
+      reduce_kernel<T, ReduceOp::MAX, false, V><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
       break;
     case ReduceOp::MIN:
-      reduce_kernel<T, ReduceOp::MIN, false><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
+      reduce_kernel<T, ReduceOp::MIN, false, V><<<grid, threads, shmem, h.stream()>>>(p, alpha, xp, beta, yp);
       break;
   }
   return launch_status(routine);
+}
+
+// Outer arrangement with V consecutive outputs a thread: the innermost kept dim is contiguous
+// in x and y (stride 1) and a multiple of V long, every other stride a multiple of V, both
+// pointers 16-byte aligned. Rewrites the plan to count that dim in vectors of V.
+bool vector_outputs(ReducePlan* p, const void* x, const void* y, int v) {
+  if (p->inner || p->kept_rank == 0) return false;
+  const int last = p->kept_rank - 1;
+  if (p->kept_xs[last] != 1 || p->kept_ys[last] != 1 || p->kept_dims[last] % v != 0) return false;
+  if (reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(y) % 16 != 0)
+    return false;
+  for (int i = 0; i < last; ++i)
+    if (p->kept_xs[i] % v != 0 || p->kept_ys[i] % v != 0) return false;
+  for (int i = 0; i < p->red_rank; ++i)
+    if (p->red_xs[i] % v != 0) return false;
+  p->kept_dims[last] /= v;
+  p->kept_xs[last] = v;
+  p->kept_ys[last] = v;
+  p->outputs /= v;
+  return true;
 }
 
 }  // namespace
@@ -242,15 +324,22 @@ Status reduce_strided(const Handle& h, ReduceOp op, float alpha, const TensorDes
     p.lanes = pow2_at_least(p.count, few ? 1024 : (p.count <= 1024 ? 32 : 256));
     p.outs = (few ? 1024 : 256) / p.lanes;
     if (p.outs < 1) p.outs = 1;
-  } else {
+  }
+  const bool f32 = x_desc.dtype() == DType::F32;
+  const bool vec = !p.inner && vector_outputs(&p, x, y, f32 ? 4 : 8);
+  if (!p.inner) {
     p.outs = pow2_at_least(p.outputs, 32);
     // Enough tiles to fill the GPU: 256-thread blocks; otherwise let lanes split the range.
     const int64_t tiles = (p.outputs + p.outs - 1) / p.outs;
     const int threads = tiles >= 4 * sms ? 256 : 1024;
     p.lanes = pow2_at_least(p.count, threads / p.outs);
   }
-  if (x_desc.dtype() == DType::F32) return launch<float>(h, op, p, alpha, x, beta, y, routine);
-  return launch<__half>(h, op, p, alpha, x, beta, y, routine);
+  if (f32) {
+    if (vec) return launch<float, 4>(h, op, p, alpha, x, beta, y, routine);
+    return launch<float, 1>(h, op, p, alpha, x, beta, y, routine);
+  }
+  if (vec) return launch<__half, 8>(h, op, p, alpha, x, beta, y, routine);
+  return launch<__half, 1>(h, op, p, alpha, x, beta, y, routine);
 }
 
 Status reduce_forward(const Handle& h, ReduceOp op, float alpha, const TensorDesc& x_desc,
