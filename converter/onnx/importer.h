@@ -240,7 +240,6 @@ Status import_not(Importer& im);
 Status import_equal(Importer& im);
 Status import_less(Importer& im);
 Status import_greater(Importer& im);
-Status import_unary_math(Importer& im);  // Neg, Sqrt, Reciprocal, Abs, Floor, Ceil (constants)
 Status import_reduce_prod(Importer& im);
 Status import_split(Importer& im);
 // ops_nn.cpp
@@ -249,16 +248,18 @@ Status import_max_pool(Importer& im);
 Status import_average_pool(Importer& im);
 Status import_global_average_pool(Importer& im);
 Status import_global_max_pool(Importer& im);
-Status import_relu(Importer& im);
+// An activation without attributes (Relu, Exp, Sqrt, ...): one op table line each,
+// {"Exp", 1, import_activation<ActivationMode::EXP>}. Constant inputs are folded.
+Status import_activation_mode(Importer& im, ActivationMode mode);
+template <ActivationMode M>
+Status import_activation(Importer& im) {
+  return import_activation_mode(im, M);
+}
+Status import_gelu(Importer& im);
 Status import_leaky_relu(Importer& im);
-Status import_sigmoid(Importer& im);
-Status import_tanh(Importer& im);
 Status import_elu(Importer& im);
 Status import_selu(Importer& im);
 Status import_hard_sigmoid(Importer& im);
-Status import_hard_swish(Importer& im);
-Status import_softplus(Importer& im);
-Status import_mish(Importer& im);
 Status import_clip(Importer& im);
 Status import_prelu(Importer& im);
 Status import_add(Importer& im);

@@ -52,9 +52,42 @@ Status scalar_constant(Importer& im, const std::string& suffix, DType dt, size_t
   return im.ir_constant_values(im.ir_name(suffix), dt, std::vector<int64_t>(std::max<size_t>(rank, 1), 1), {value}, t);
 }
 
+// An activation of a constant is evaluated here, by the kernels' own formula (the CPU backend's
+// activation_forward), so that shape arithmetic through float (Cast, Mul, Floor, Cast) stays
+// constant for the ops that need constant inputs. Integer constants take the modes that are exact
+// on integers.
+Status fold_activation(Importer& im, const ActivationDesc& act) {
+  Constant r = im.constant(0);
+  if (r.is_int()) {
+    for (int64_t& v : r.ints) {
+      switch (act.mode) {
+        case ActivationMode::IDENTITY:
+        case ActivationMode::FLOOR:
+        case ActivationMode::CEIL:
+        case ActivationMode::ROUND: break;
+        case ActivationMode::NEG: v = -v; break;
+        case ActivationMode::ABS: v = v < 0 ? -v : v; break;
+        case ActivationMode::SIGN: v = (v > 0) - (v < 0); break;
+        case ActivationMode::RELU: v = v < 0 ? 0 : v; break;
+        default: return im.bad(std::string("an integer tensor has no ") + activation_mode_name(act.mode));
+      }
+    }
+    return im.folded(std::move(r));
+  }
+  if (!r.floats.empty()) {
+    const TensorDesc d = TensorDesc::packed(DType::F32, {static_cast<int64_t>(r.floats.size())});
+    const Status st = activation_forward(Handle::cpu(), act, 1.f, d, r.floats.data(), 0.f, d, r.floats.data());
+    if (!st.ok()) return im.bad(st.message());
+  }
+  return im.folded(std::move(r));
+}
+
 Status activation(Importer& im, const ActivationDesc& act) {
+  Status st = im.require_input(0, "X");
+  if (!st.ok()) return st;
+  if (im.is_constant(0)) return fold_activation(im, act);
   int x = -1, y = -1;
-  Status st = im.ir_input(0, &x);
+  st = im.ir_input(0, &x);
   if (!st.ok()) return st;
   st = im.ir_check(im.g->activation(im.ir_name(), x, act, &y));
   if (!st.ok()) return st;
@@ -251,12 +284,18 @@ Status import_global_max_pool(Importer& im) { return global_pool(im, PoolMode::M
 
 // ---- activations ----------------------------------------------------------------------------------
 
-Status import_relu(Importer& im) { return activation(im, ActivationDesc::relu()); }
-Status import_sigmoid(Importer& im) { return activation(im, ActivationDesc::sigmoid()); }
-Status import_tanh(Importer& im) { return activation(im, ActivationDesc::tanh()); }
-Status import_hard_swish(Importer& im) { return activation(im, ActivationDesc::hard_swish()); }
-Status import_softplus(Importer& im) { return activation(im, ActivationDesc::softplus()); }
-Status import_mish(Importer& im) { return activation(im, ActivationDesc::mish()); }
+Status import_activation_mode(Importer& im, ActivationMode mode) {
+  return activation(im, ActivationDesc::of(mode));
+}
+
+Status import_gelu(Importer& im) {
+  std::string approximate;
+  Status st = im.attr_string("approximate", "none", &approximate);
+  if (!st.ok()) return st;
+  if (approximate == "none") return activation(im, ActivationDesc::of(ActivationMode::GELU));
+  if (approximate == "tanh") return activation(im, ActivationDesc::of(ActivationMode::GELU_TANH));
+  return im.bad("unknown approximate '" + approximate + "' (none or tanh)");
+}
 
 Status import_leaky_relu(Importer& im) {
   float alpha = 0.01f;
