@@ -66,7 +66,8 @@ Status decode_tensor(const onnx::TensorProto& t, const std::string& what,
 // Multidirectional (numpy) broadcasting of two shapes.
 bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                       std::vector<int64_t>* out);
-enum class BinaryOp { ADD, SUB, MUL, DIV, MAX, MIN, EQUAL, LESS, GREATER, POW };
+// MOD: the result has the divisor's sign (ONNX Mod, fmod = 0); FMOD: the dividend's (C's fmod).
+enum class BinaryOp { ADD, SUB, MUL, DIV, MAX, MIN, EQUAL, LESS, GREATER, POW, MOD, FMOD };
 Status fold_binary(BinaryOp op, const Constant& a, const Constant& b, const std::string& what,
                    Constant* out);
 // Values converted to ONNX element type `to` (float -> int truncates toward zero, as C and
@@ -270,6 +271,7 @@ Status import_max(Importer& im);
 Status import_min(Importer& im);
 Status import_sum(Importer& im);
 Status import_pow(Importer& im);
+Status import_mod(Importer& im);
 Status import_gemm(Importer& im);
 Status import_matmul(Importer& im);
 Status import_softmax(Importer& im);

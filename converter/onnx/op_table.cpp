@@ -79,6 +79,7 @@ const OpEntry kOps[] = {
     {"Min", 1, import_min},
     {"Sum", 1, import_sum},
     {"Pow", 1, import_pow},
+    {"Mod", 10, import_mod},
     // Matrix products, normalization, softmax.
     {"Gemm", 1, import_gemm},
     {"MatMul", 1, import_matmul},

@@ -500,26 +500,46 @@ Status import_pow(Importer& im) {
     if (!st.ok()) return st;
     return im.folded(std::move(r));
   }
-  float e = 0.f;
-  if (!im.is_constant(1) || im.constant(1).elements() != 1 || im.is_constant(0)) {
-    return im.unsupported("Pow has no IR op yet (only a constant exponent of 1 or 2 on a computed tensor)");
+  if (!im.is_constant(1) || im.constant(1).elements() != 1) {
+    // A computed or non-scalar exponent: op_tensor POW with broadcasting (float operands).
+    return elementwise(im, TensorOp::POW, BinaryOp::POW, false);
   }
+  // A scalar exponent (float or integer): 1 and 2 exactly, others through POW.
+  float e = 0.f;
   st = im.float_scalar_input(1, "exponent", &e);
   if (!st.ok()) return st;
   int x = -1, y = -1;
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
+  const DType dt = im.g->tensors[x].dtype;
   const std::vector<int64_t> out = left_pad(im.g->tensors[x].dims, im.input_dims(1).size());
   if (e == 1.f) {
     st = im.reshape_to(x, out, "", &y);
-  } else if (e == 2.f) {
-    st = im.reshape_to(x, out, "rank", &x);
-    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MUL, x, x, &y));
   } else {
-    return im.unsupported("Pow with exponent " + std::to_string(e) + " has no IR op yet (only 1 and 2)");
+    st = im.reshape_to(x, out, "rank", &x);
+    if (st.ok() && e == 2.f) {
+      st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MUL, x, x, &y));
+    } else if (st.ok()) {
+      int c = -1;
+      st = scalar_constant(im, "exponent", dt, out.size(), e, &c);
+      if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::POW, x, c, &y));
+    }
   }
   if (!st.ok()) return st;
   return im.set_output(0, y);
+}
+
+// Mod: fmod = 1 is C's fmod (the dividend's sign), the only form ONNX allows for floats; fmod = 0
+// (the divisor's sign, integer semantics) is folded on constants only.
+Status import_mod(Importer& im) {
+  int64_t fmod = 0;
+  Status st = im.attr_int("fmod", 0, &fmod);
+  if (!st.ok()) return st;
+  if (fmod != 0 && fmod != 1) return im.bad("fmod is " + std::to_string(fmod) + ", not 0 or 1");
+  DType dt = DType::F32;
+  if (!fmod && computed_dtype(im, 0, 2, &dt))
+    return im.unsupported("Mod with fmod = 0 (integer semantics) of a computed tensor");
+  return elementwise(im, TensorOp::MOD, fmod ? BinaryOp::FMOD : BinaryOp::MOD, false);
 }
 
 // ---- Gemm and MatMul ------------------------------------------------------------------------------

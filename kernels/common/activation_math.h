@@ -29,18 +29,18 @@ JET_HOST_DEVICE inline float softplus_f(float x) {
   return x > 20.f ? x : (x < -20.f ? expf(x) : log1pf(expf(x)));
 }
 
-// sin, cos and tan of large arguments take a slow argument reduction with a local array: inlined,
-// it would give every kernel with a fused activation epilogue (conv_direct, winograd) a 32-64
-// byte stack frame. Out of line in device code, only the calls that take these modes pay.
-#if defined(__CUDA_ARCH__)
-__device__ __noinline__ inline float trig_outlined(ActivationMode mode, float x) {
+// sin, cos and tan of large arguments take a slow argument reduction through a local array.
+// Inlined into every kernel with a fused activation epilogue (conv_direct, winograd) it changed
+// their register allocation and gave each a 32-64 byte stack frame; out of line, their registers
+// are as without these modes, and only a call for a trig mode uses the stack (-Xptxas -v).
+#if defined(__CUDACC__)
+#define JET_NOINLINE __noinline__
+#else
+#define JET_NOINLINE
+#endif
+JET_HOST_DEVICE JET_NOINLINE inline float trig_f(ActivationMode mode, float x) {
   return mode == ActivationMode::SIN ? sinf(x) : (mode == ActivationMode::COS ? cosf(x) : tanf(x));
 }
-#define JET_TRIG(mode, x) trig_outlined(mode, x)
-#else
-#define JET_TRIG(mode, x) \
-  ((mode) == ActivationMode::SIN ? sinf(x) : ((mode) == ActivationMode::COS ? cosf(x) : tanf(x)))
-#endif
 
 // NaN in gives NaN out for every mode (the same in ONNX and PyTorch); +-inf follow each formula.
 JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, float b, float x) {
@@ -72,7 +72,7 @@ JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, floa
     case ActivationMode::SIGN: return x > 0.f ? 1.f : (x < 0.f ? -1.f : x);
     case ActivationMode::SIN:
     case ActivationMode::COS:
-    case ActivationMode::TAN: return JET_TRIG(mode, x);
+    case ActivationMode::TAN: return trig_f(mode, x);
     case ActivationMode::ERF: return erff(x);
     case ActivationMode::SOFTSIGN: return x / (1.f + fabsf(x));
     case ActivationMode::GELU: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));

@@ -32,6 +32,24 @@ struct CompensatedSum {
 };
 
 // max/min that propagate NaN from either operand (as PyTorch and the CPU backend do).
+// The sum of v over the block (instancenorm, layernorm), returned to every thread. blockDim.x is a multiple of 32 and at
+// most 1024; every thread must call it (it holds barriers). `partial` has 32 doubles. The
+// threads' sums are combined in double: a few dozen double adds per plane and pass, negligible
+// next to the per-element work even where f64 is slow (Jetson), and the combination then adds no
+// rounding of its own to the f32 per-thread sums however long the plane.
+__device__ __forceinline__ float block_sum(float v, double* partial) {
+  double d = v;
+  for (int s = 16; s > 0; s /= 2) d += __shfl_xor_sync(0xffffffffu, d, s);
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) partial[warp] = d;
+  __syncthreads();
+  double total = 0.0;
+  const int warps = blockDim.x / 32;
+  for (int i = 0; i < warps; ++i) total += partial[i];  // the same order in every thread
+  __syncthreads();  // partial is rewritten by the next call
+  return static_cast<float>(total);
+}
+
 __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a < b || a != a) ? a : b; }
 

@@ -362,6 +362,157 @@ TEST_CASE("onnx import: broadcasting Add/Mul/Sub/Div/Max/Min match float64") {
   }
 }
 
+TEST_CASE("onnx import: element-wise math (Exp ... Gelu) becomes activation modes and matches float64") {
+  struct Case {
+    const char* op;
+    int64_t opset;
+    ActivationMode mode;
+    double (*f)(double);
+  };
+  const double pi = 3.14159265358979323846;
+  static const Case cases[] = {
+      {"Exp", 13, ActivationMode::EXP, [](double x) { return std::exp(x); }},
+      {"Log", 13, ActivationMode::LOG, [](double x) { return std::log(x); }},
+      {"Sqrt", 13, ActivationMode::SQRT, [](double x) { return std::sqrt(x); }},
+      {"Reciprocal", 13, ActivationMode::RECIPROCAL, [](double x) { return 1.0 / x; }},
+      {"Abs", 13, ActivationMode::ABS, [](double x) { return std::fabs(x); }},
+      {"Neg", 13, ActivationMode::NEG, [](double x) { return -x; }},
+      {"Floor", 13, ActivationMode::FLOOR, [](double x) { return std::floor(x); }},
+      {"Ceil", 13, ActivationMode::CEIL, [](double x) { return std::ceil(x); }},
+      {"Round", 11, ActivationMode::ROUND, [](double x) { return std::nearbyint(x); }},
+      {"Sign", 13, ActivationMode::SIGN, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }},
+      {"Sin", 7, ActivationMode::SIN, [](double x) { return std::sin(x); }},
+      {"Cos", 7, ActivationMode::COS, [](double x) { return std::cos(x); }},
+      {"Tan", 7, ActivationMode::TAN, [](double x) { return std::tan(x); }},
+      {"Erf", 13, ActivationMode::ERF, [](double x) { return std::erf(x); }},
+      {"Softsign", 13, ActivationMode::SOFTSIGN, [](double x) { return x / (1 + std::fabs(x)); }},
+      {"Gelu", 20, ActivationMode::GELU, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+  };
+  const std::vector<int64_t> xd = {2, 3, 5};
+  // Positive inputs for Log and Sqrt; a 2.5 and a -0.5 check Round's halves to even.
+  std::vector<float> x = random_values(30, 21, 0.1f, 3.f), xs = random_values(30, 22, -3.f, 3.f);
+  xs[0] = 2.5f;
+  xs[1] = -0.5f;
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.op));
+    const bool positive = c.mode == ActivationMode::LOG || c.mode == ActivationMode::SQRT;
+    const std::vector<float>& in = positive ? x : xs;
+    OnnxModel m(c.opset);
+    m.input("x", xd);
+    m.node(c.op, {"x"}, {"y"});
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(std::get<ActivationAttrs>(only_node(g, OpType::ACTIVATION).attrs).act.mode == c.mode);
+    std::vector<double> want(in.size());
+    for (size_t i = 0; i < in.size(); ++i) want[i] = c.f(in[i]);
+    CHECK(rel_error(run(g, {in})[0], want) < 1e-6);
+  }
+  SUBCASE("Gelu approximate = tanh; an unknown approximation is an error") {
+    OnnxModel m(20);
+    m.input("x", xd);
+    jet::test::attr_string(m.node("Gelu", {"x"}, {"y"}), "approximate", "tanh");
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(std::get<ActivationAttrs>(only_node(g, OpType::ACTIVATION).attrs).act.mode == ActivationMode::GELU_TANH);
+    std::vector<double> want(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double v = xs[i];
+      want[i] = 0.5 * v * (1 + std::tanh(std::sqrt(2 / pi) * (v + 0.044715 * v * v * v)));
+    }
+    CHECK(rel_error(run(g, {xs})[0], want) < 1e-6);
+    OnnxModel bad(20);
+    bad.input("x", xd);
+    jet::test::attr_string(bad.node("Gelu", {"x"}, {"y"}), "approximate", "fast");
+    bad.output("y");
+    Graph gb;
+    CHECK(import_model(bad, &gb).code() == StatusCode::BAD_PARAM);
+  }
+  SUBCASE("constants fold with the kernels' formula: Exp(Floor(Sqrt(c))), and Neg, Abs of int64 shapes") {
+    OnnxModel m(13);
+    m.input("x", {4});
+    m.initializer_i64("k", {2}, {-2, 2});
+    m.node("Neg", {"k"}, {"nk"});
+    m.node("Abs", {"nk"}, {"ak"});
+    m.node("Reshape", {"x", "ak"}, {"r"});  // needs a constant shape: {2, 2}
+    m.output("r");
+    const Graph g = import_ok(m);
+    CHECK(g.tensors[output_tensor(g)].dims == std::vector<int64_t>{2, 2});
+    OnnxModel ok(13);
+    ok.input("x", {4});
+    ok.initializer("c", {4}, {0.25f, 4.f, 10.f, 0.f});
+    ok.node("Sqrt", {"c"}, {"s"});
+    ok.node("Floor", {"s"}, {"f"});
+    ok.node("Exp", {"f"}, {"e"});
+    ok.node("Add", {"x", "e"}, {"y"});
+    ok.output("y");
+    const Graph g2 = import_ok(ok);
+    CHECK(count_op(g2, OpType::ACTIVATION) == 0);
+    const std::vector<float> xv = {1.f, 2.f, 3.f, 4.f};
+    const std::vector<double> want = {1 + 1.0, 2 + std::exp(2.0), 3 + std::exp(3.0), 4 + 1.0};
+    CHECK(rel_error(run(g2, {xv})[0], want) < 1e-6);
+  }
+}
+
+TEST_CASE("onnx import: Pow and Mod of computed tensors with broadcasting match float64") {
+  const std::vector<int64_t> xd = {2, 3, 4}, ed = {3, 1};
+  std::vector<float> x = random_values(24, 31, 0.5f, 2.f), e = random_values(3, 32, -2.f, 2.f);
+  SUBCASE("Pow: computed exponent, constant scalar exponent 0.5 and integer 3, constant base") {
+    OnnxModel m(15);
+    m.input("x", xd);
+    m.input("e", ed);
+    m.initializer("half", {}, {0.5f});
+    m.initializer_i64("three", {}, {3});
+    m.initializer("base", {1}, {1.5f});
+    m.node("Pow", {"x", "e"}, {"p"});
+    m.node("Pow", {"x", "half"}, {"h"});
+    m.node("Pow", {"x", "three"}, {"t"});
+    m.node("Pow", {"base", "e"}, {"b"});
+    m.output("p");
+    m.output("h");
+    m.output("t");
+    m.output("b");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::OP_TENSOR) == 4);
+    const auto out = run(g, {x, e});
+    const auto pw = [](double a, double b) { return std::pow(a, b); };
+    CHECK(rel_error(out[0], ref_broadcast(x, xd, e, ed, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[1], ref_broadcast(x, xd, {0.5f}, {1}, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[2], ref_broadcast(x, xd, {3.f}, {1}, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[3], ref_broadcast({1.5f}, {1}, e, ed, {3, 1}, pw)) < 1e-6);
+  }
+  SUBCASE("Mod: fmod = 1 with mixed signs; fmod = 0 folds constants and is NOT_SUPPORTED on computed floats") {
+    for (float& v : x) v *= 3.f;
+    x[0] = -x[0];
+    e = {1.25f, -0.75f, 2.f};
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.input("e", ed);
+    jet::test::attr_int(m.node("Mod", {"x", "e"}, {"y"}), "fmod", 1);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::OP_TENSOR) == 1);
+    const auto fm = [](double a, double b) { return std::fmod(a, b); };
+    CHECK(rel_error(run(g, {x, e})[0], ref_broadcast(x, xd, e, ed, xd, fm)) < 1e-6);
+    OnnxModel z(13);
+    z.input("x", xd);
+    z.input("e", ed);
+    z.node("Mod", {"x", "e"}, {"y"}, "mod0");
+    z.output("y");
+    check_one_unsupported(z, "mod0", "fmod = 0");
+    // Integer constants, fmod = 0: the divisor's sign (-7 mod 3 = 2, 7 mod -3 = -2).
+    OnnxModel c(13);
+    c.input("x", {2});
+    c.initializer_i64("a", {2}, {-7, 7});
+    c.initializer_i64("b", {2}, {3, -3});
+    c.node("Mod", {"a", "b"}, {"m"});
+    jet::test::attr_int(c.node("Cast", {"m"}, {"mf"}), "to", onnx::TensorProto::FLOAT);
+    c.node("Add", {"x", "mf"}, {"y"});
+    c.output("y");
+    const Graph gc = import_ok(c);
+    CHECK(rel_error(run(gc, {{0.f, 0.f}})[0], {2.0, -2.0}) == 0);
+  }
+}
+
 TEST_CASE("onnx import: Softmax coerces to 2D before opset 13 and runs on one axis from 13") {
   const std::vector<int64_t> xd = {2, 3, 4};
   const std::vector<float> x = random_values(24, 11, -3.f, 3.f);
