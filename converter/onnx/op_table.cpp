@@ -97,6 +97,7 @@ const OpEntry kOps[] = {
     {"ConvTranspose", 1, import_conv_transpose},
     {"LRN", 1, import_lrn},
     {"InstanceNormalization", 1, import_instance_norm},
+    {"LayerNormalization", 17, import_layer_norm},
     {"Resize", 10, import_resize},
     {"Upsample", 1, import_upsample},
 };

@@ -1189,6 +1189,58 @@ Status import_instance_norm(Importer& im) {
   return im.set_output(0, y);
 }
 
+// LayerNormalization (opset 17): axis, epsilon; Scale and the optional B constant, each of the
+// normalized shape (x's dims from axis on) or broadcast to it. stash_type is ignored: the
+// statistics are always computed in f32 or better. The Mean and InvStdDev outputs (training)
+// are NOT_SUPPORTED when used.
+Status import_layer_norm(Importer& im) {
+  Status st = im.only_outputs_below(1);
+  if (!st.ok()) return st;
+  int x = -1;
+  st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  st = im.attr_int("axis", -1, &axis);
+  if (st.ok()) st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  st = im.normalize_axis(axis, static_cast<int64_t>(xd.size()), "axis", &axis);
+  if (!st.ok()) return st;
+  if (!(epsilon > 0.f) || !std::isfinite(epsilon)) return im.bad("epsilon must be finite and > 0");
+  const std::vector<int64_t> normalized(xd.begin() + axis, xd.end());
+  int64_t inner = 1;
+  for (int64_t d : normalized) inner *= d;
+  int params[2] = {-1, -1};
+  const char* names[2] = {"Scale", "B"};
+  for (int i = 0; i < 2; ++i) {
+    if (!im.has_input(i + 1)) {
+      if (i == 0) return im.bad("has no Scale input");
+      continue;
+    }
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->is_int()) return im.bad(std::string(names[i]) + " must be a float tensor");
+    std::vector<int64_t> bd;
+    if (pc->elements() == inner) {
+      // layernorm_forward reads its parameters as float32 whatever x's dtype.
+      st = im.ir_constant(im.input(i + 1).constant, DType::F32, {inner}, &params[i]);
+    } else if (pc->dims.size() <= normalized.size() && broadcast_shapes(pc->dims, normalized, &bd) && bd == normalized) {
+      const Constant e = expand_constant(*pc, normalized);
+      st = im.ir_constant_values(im.ir_name(names[i]), DType::F32, {inner}, e.floats, &params[i]);
+    } else {
+      return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", which do not broadcast to " +
+                    dims_text(normalized) + " (x's dims from axis " + std::to_string(axis) + " on)");
+    }
+    if (!st.ok()) return st;
+  }
+  int y = -1;
+  st = im.ir_check(im.g->layernorm(im.ir_name(), x, params[0], params[1], static_cast<int>(axis), epsilon, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
 Status import_lrn(Importer& im) {
   int x = -1;
   size_t sr = 0;

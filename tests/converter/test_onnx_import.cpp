@@ -33,6 +33,7 @@ TEST_CASE("onnx import: not built (libonnx-dev and protobuf not found at configu
 #include "ir.h"
 #include "onnx_builder.h"
 #include "onnx_import.h"
+#include "optimize.h"
 #include "passes.h"
 #include "write_model.h"
 
@@ -510,6 +511,139 @@ TEST_CASE("onnx import: Pow and Mod of computed tensors with broadcasting match 
     c.output("y");
     const Graph gc = import_ok(c);
     CHECK(rel_error(run(gc, {{0.f, 0.f}})[0], {2.0, -2.0}) == 0);
+  }
+}
+
+namespace {
+
+// Layer normalization over the dims from `axis` on of a packed x, in double.
+std::vector<double> ref_layernorm(const std::vector<float>& x, const std::vector<int64_t>& dims, int axis,
+                                  const std::vector<float>& scale, const std::vector<float>& bias, double eps) {
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis); d < dims.size(); ++d) inner *= dims[d];
+  std::vector<double> y(x.size());
+  for (size_t g0 = 0; g0 < x.size(); g0 += static_cast<size_t>(inner)) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += x[g0 + i];
+    mean /= static_cast<double>(inner);
+    for (int64_t i = 0; i < inner; ++i) var += (x[g0 + i] - mean) * (x[g0 + i] - mean);
+    var /= static_cast<double>(inner);
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (x[g0 + i] - mean) / std::sqrt(var + eps);
+      if (!scale.empty()) v *= scale[static_cast<size_t>(i) % scale.size()];
+      if (!bias.empty()) v += bias[static_cast<size_t>(i) % bias.size()];
+      y[g0 + i] = v;
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: LayerNormalization (axis, epsilon, optional B, broadcast Scale) matches float64") {
+  const std::vector<int64_t> xd = {2, 3, 4, 5};
+  const std::vector<float> x = random_values(120, 41, -2.f, 3.f);
+  for (int64_t axis : {-1, 2, 0}) {
+    for (bool with_bias : {true, false}) {
+      CAPTURE(axis);
+      CAPTURE(with_bias);
+      const int a = static_cast<int>(axis < 0 ? axis + 4 : axis);
+      std::vector<int64_t> nd(xd.begin() + a, xd.end());
+      int64_t inner = 1;
+      for (int64_t d : nd) inner *= d;
+      const std::vector<float> scale = random_values(static_cast<size_t>(inner), 42, 0.5f, 1.5f);
+      const std::vector<float> bias = random_values(static_cast<size_t>(inner), 43);
+      OnnxModel m(17);
+      m.input("x", xd);
+      m.initializer("s", nd, scale);
+      if (with_bias) m.initializer("b", nd, bias);
+      onnx::NodeProto* n = m.node("LayerNormalization", with_bias ? std::vector<std::string>{"x", "s", "b"}
+                                                                  : std::vector<std::string>{"x", "s"}, {"y"});
+      jet::test::attr_int(n, "axis", axis);
+      jet::test::attr_float(n, "epsilon", 1e-3f);
+      m.output("y");
+      const Graph g = import_ok(m);
+      CHECK(count_op(g, OpType::LAYERNORM) == 1);
+      CHECK(rel_error(run(g, {x})[0], ref_layernorm(x, xd, a, scale, with_bias ? bias : std::vector<float>{},
+                                                    static_cast<double>(1e-3f))) < 1e-5);
+    }
+  }
+  SUBCASE("a Scale of [1, 5] broadcasts over normalized dims [4, 5]; the Mean output is NOT_SUPPORTED") {
+    const std::vector<float> scale = random_values(5, 44, 0.5f, 1.5f);
+    OnnxModel m(17);
+    m.input("x", xd);
+    m.initializer("s", {1, 5}, scale);
+    jet::test::attr_int(m.node("LayerNormalization", {"x", "s"}, {"y"}), "axis", 2);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(rel_error(run(g, {x})[0], ref_layernorm(x, xd, 2, scale, {}, static_cast<double>(1e-5f))) < 1e-5);
+    OnnxModel mm(17);
+    mm.input("x", xd);
+    mm.initializer("s", {5}, scale);
+    mm.node("LayerNormalization", {"x", "s"}, {"y", "mean"}, "ln");
+    mm.output("y");
+    mm.output("mean");
+    check_one_unsupported(mm, "ln", "");
+  }
+}
+
+TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, Div, Mul, Add) fuses into one LAYERNORM") {
+  const std::vector<int64_t> xd = {2, 7, 12};
+  const std::vector<float> x = random_values(168, 51, -2.f, 3.f);
+  const std::vector<float> gamma = random_values(12, 52, 0.5f, 1.5f), beta = random_values(12, 53);
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);  // 0: Pow(d, 2), scale and bias; 1: Mul(d, d), scale only; 2: no scale, no bias
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.initializer("two", {}, {2.f});
+    m.initializer("eps", {}, {1e-5f});
+    m.initializer("gamma", {12}, gamma);
+    m.initializer("beta", {12}, beta);
+    jet::test::attr_ints(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});
+    m.node("Sub", {"x", "mean"}, {"d"});
+    if (variant == 1) {
+      m.node("Mul", {"d", "d"}, {"sq"});
+    } else {
+      m.node("Pow", {"d", "two"}, {"sq"});
+    }
+    jet::test::attr_ints(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+    m.node("Add", {"var", "eps"}, {"ve"});
+    m.node("Sqrt", {"ve"}, {"sd"});
+    m.node("Div", {"d", "sd"}, {variant == 2 ? "y" : "n"});
+    if (variant < 2) m.node("Mul", {"n", "gamma"}, {variant == 0 ? "ns" : "y"});
+    if (variant == 0) m.node("Add", {"ns", "beta"}, {"y"});
+    m.output("y");
+    Graph g = import_ok(m);
+    const std::vector<double> want = ref_layernorm(x, xd, 2, variant < 2 ? gamma : std::vector<float>{},
+                                                   variant == 0 ? beta : std::vector<float>{}, static_cast<double>(1e-5f));
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);  // unfused, as imported
+    OptimizeReport report;
+    REQUIRE(optimize_graph(&g, OptimizeOptions(), &report).ok());
+    CHECK(report.layernorms_fused == 1);
+    CHECK(g.nodes.size() == 1);
+    const Node& ln = only_node(g, OpType::LAYERNORM);
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).axis == 2);
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_scale == (variant < 2));
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_bias == (variant == 0));
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
+  }
+  SUBCASE("not fused: the mean is also a graph output, or the reduction is not over a suffix") {
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.initializer("eps", {}, {1e-5f});
+    jet::test::attr_ints(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {1});
+    m.node("Sub", {"x", "mean"}, {"d"});
+    m.node("Mul", {"d", "d"}, {"sq"});
+    jet::test::attr_ints(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {1});
+    m.node("Add", {"var", "eps"}, {"ve"});
+    m.node("Sqrt", {"ve"}, {"sd"});
+    m.node("Div", {"d", "sd"}, {"y"});
+    m.output("y");
+    Graph g = import_ok(m);
+    OptimizeReport report;
+    REQUIRE(optimize_graph(&g, OptimizeOptions(), &report).ok());
+    CHECK(report.layernorms_fused == 0);
+    CHECK(count_op(g, OpType::LAYERNORM) == 0);
   }
 }
 
