@@ -570,8 +570,13 @@ bool is_node(const ir::Graph& g, int i, ir::OpType op) { return i >= 0 && g.node
 bool is_tensor_op(const ir::Graph& g, int i, TensorOp op) {
   return is_node(g, i, ir::OpType::OP_TENSOR) && std::get<ir::OpTensorAttrs>(g.nodes[i].attrs).op == op;
 }
+// A mean over some dims: REDUCE MEAN, or GLOBAL_POOL AVG (the importer's form of a mean over
+// exactly the spatial dims; there is no padding, so both averages agree).
 bool is_mean(const ir::Graph& g, int i) {
-  return is_node(g, i, ir::OpType::REDUCE) && std::get<ir::ReduceAttrs>(g.nodes[i].attrs).op == ReduceOp::MEAN;
+  if (is_node(g, i, ir::OpType::REDUCE)) return std::get<ir::ReduceAttrs>(g.nodes[i].attrs).op == ReduceOp::MEAN;
+  if (!is_node(g, i, ir::OpType::GLOBAL_POOL)) return false;
+  const PoolMode m = std::get<ir::GlobalPoolAttrs>(g.nodes[i].attrs).mode;
+  return m == PoolMode::AVG_INCLUDE_PAD || m == PoolMode::AVG_EXCLUDE_PAD;
 }
 // The other input of binary node i than t, or -1 when both are t.
 int other_input(const ir::Node& n, int t) {

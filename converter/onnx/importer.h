@@ -288,6 +288,7 @@ Status import_conv_transpose(Importer& im);
 Status import_instance_norm(Importer& im);
 Status import_lrn(Importer& im);
 Status import_layer_norm(Importer& im);
+Status import_group_norm(Importer& im);
 Status import_resize(Importer& im);
 Status import_upsample(Importer& im);
 

@@ -98,6 +98,7 @@ const OpEntry kOps[] = {
     {"LRN", 1, import_lrn},
     {"InstanceNormalization", 1, import_instance_norm},
     {"LayerNormalization", 17, import_layer_norm},
+    {"GroupNormalization", 18, import_group_norm},
     {"Resize", 10, import_resize},
     {"Upsample", 1, import_upsample},
 };

@@ -69,7 +69,12 @@ Status fold_activation(Importer& im, const ActivationDesc& act) {
         case ActivationMode::ABS: v = v < 0 ? -v : v; break;
         case ActivationMode::SIGN: v = (v > 0) - (v < 0); break;
         case ActivationMode::RELU: v = v < 0 ? 0 : v; break;
-        default: return im.bad(std::string("an integer tensor has no ") + activation_mode_name(act.mode));
+        case ActivationMode::CLIP:  // integer Clip bounds are exact in float
+          v = static_cast<double>(v) < act.alpha ? static_cast<int64_t>(act.alpha)
+                                                  : (static_cast<double>(v) > act.beta ? static_cast<int64_t>(act.beta) : v);
+          break;
+        default:
+          return im.unsupported(std::string(activation_mode_name(act.mode)) + " of an integer tensor");
       }
     }
     return im.folded(std::move(r));
@@ -1191,13 +1196,12 @@ Status import_instance_norm(Importer& im) {
 
 // LayerNormalization (opset 17): axis, epsilon; Scale and the optional B constant, each of the
 // normalized shape (x's dims from axis on) or broadcast to it. stash_type is ignored: the
-// statistics are always computed in f32 or better. The Mean and InvStdDev outputs (training)
-// are NOT_SUPPORTED when used.
+// statistics are always computed in f32 or better. Y is one LAYERNORM; the Mean and InvStdDev
+// outputs, when used, are computed beside it from the definition (REDUCE MEAN; SUB, MUL, REDUCE
+// MEAN, ADD eps, SQRT, RECIPROCAL), with the group's dims kept as 1.
 Status import_layer_norm(Importer& im) {
-  Status st = im.only_outputs_below(1);
-  if (!st.ok()) return st;
   int x = -1;
-  st = im.ir_input(0, &x);
+  Status st = im.ir_input(0, &x);
   if (!st.ok()) return st;
   int64_t axis = -1;
   float epsilon = 1e-5f;
@@ -1237,6 +1241,71 @@ Status import_layer_norm(Importer& im) {
   }
   int y = -1;
   st = im.ir_check(im.g->layernorm(im.ir_name(), x, params[0], params[1], static_cast<int>(axis), epsilon, &y));
+  if (st.ok()) st = im.set_output(0, y);
+  if (!st.ok() || (!im.output_used(1) && !im.output_used(2))) return st;
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < static_cast<int64_t>(xd.size()); ++d) axes.push_back(d);
+  int mean = -1, d = -1, sq = -1, var = -1, eps = -1, ve = -1, sd = -1, inv = -1;
+  st = im.ir_check(im.g->reduce(im.ir_name("mean"), x, ReduceOp::MEAN, axes, &mean));
+  if (st.ok()) st = im.set_output(1, mean);
+  if (!st.ok() || !im.output_used(2)) return st;
+  const DType dt = im.g->tensors[x].dtype;
+  st = im.ir_check(im.g->op_tensor(im.ir_name("centered"), TensorOp::SUB, x, mean, &d));
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("squares"), TensorOp::MUL, d, d, &sq));
+  if (st.ok()) st = im.ir_check(im.g->reduce(im.ir_name("var"), sq, ReduceOp::MEAN, axes, &var));
+  if (st.ok()) st = scalar_constant(im, "epsilon", dt, xd.size(), epsilon, &eps);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("var_eps"), TensorOp::ADD, var, eps, &ve));
+  if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("std"), ve, ActivationDesc::of(ActivationMode::SQRT), &sd));
+  if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("inv_std"), sd, ActivationDesc::of(ActivationMode::RECIPROCAL), &inv));
+  if (!st.ok()) return st;
+  return im.set_output(2, inv);
+}
+
+// GroupNormalization (18+): x [N, C, ...] in num_groups groups of C / num_groups channels, each
+// normalized over its channels and spatial dims, then a per-channel scale and bias: a RESHAPE to
+// [N, G, rest], a LAYERNORM over the last dim, a RESHAPE back, OP_TENSOR MUL and ADD by constants.
+// scale and bias have num_groups values before opset 21 (one per group) and C from 21.
+Status import_group_norm(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  int64_t groups = 0;
+  float epsilon = 1e-5f;
+  st = im.attr_int("num_groups", 0, &groups);
+  if (st.ok()) st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  const DType dt = im.g->tensors[x].dtype;
+  if (xd.size() < 3) return im.bad("X " + dims_text(xd) + " must have rank >= 3");
+  const int64_t c = xd[1];
+  if (groups < 1 || c % groups != 0)
+    return im.bad("num_groups " + std::to_string(groups) + " does not divide C = " + std::to_string(c));
+  if (!(epsilon > 0.f) || !std::isfinite(epsilon)) return im.bad("epsilon must be finite and > 0");
+  const int64_t per_param = im.opset >= 21 ? c : groups;
+  std::vector<float> params[2];
+  const char* names[2] = {"scale", "bias"};
+  for (int i = 0; i < 2; ++i) {
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->is_int() || pc->elements() != per_param)
+      return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", expected " + std::to_string(per_param) +
+                    " float values");
+    for (int64_t k = 0; k < c; ++k) params[i].push_back(pc->floats[static_cast<size_t>(im.opset >= 21 ? k : k / (c / groups))]);
+  }
+  int64_t rest = 1;
+  for (size_t d = 1; d < xd.size(); ++d) rest *= xd[d];
+  rest /= groups;
+  std::vector<int64_t> pdims(xd.size(), 1);
+  pdims[1] = c;
+  int g3 = -1, n3 = -1, n = -1, s = -1, b = -1, scaled = -1, y = -1;
+  st = im.ir_check(im.g->reshape(im.ir_name("groups"), x, {xd[0], groups, rest}, &g3));
+  if (st.ok()) st = im.ir_check(im.g->layernorm(im.ir_name("normalize"), g3, -1, -1, 2, epsilon, &n3));
+  if (st.ok()) st = im.ir_check(im.g->reshape(im.ir_name("ungroup"), n3, xd, &n));
+  if (st.ok()) st = im.ir_constant_values(im.ir_name("scale"), dt, pdims, params[0], &s);
+  if (st.ok()) st = im.ir_constant_values(im.ir_name("bias"), dt, pdims, params[1], &b);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("scaled"), TensorOp::MUL, n, s, &scaled));
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::ADD, scaled, b, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

@@ -568,7 +568,7 @@ TEST_CASE("onnx import: LayerNormalization (axis, epsilon, optional B, broadcast
                                                     static_cast<double>(1e-3f))) < 1e-5);
     }
   }
-  SUBCASE("a Scale of [1, 5] broadcasts over normalized dims [4, 5]; the Mean output is NOT_SUPPORTED") {
+  SUBCASE("a Scale of [1, 5] broadcasts over normalized dims [4, 5]; the Mean and InvStdDev outputs") {
     const std::vector<float> scale = random_values(5, 44, 0.5f, 1.5f);
     OnnxModel m(17);
     m.input("x", xd);
@@ -580,19 +580,62 @@ TEST_CASE("onnx import: LayerNormalization (axis, epsilon, optional B, broadcast
     OnnxModel mm(17);
     mm.input("x", xd);
     mm.initializer("s", {5}, scale);
-    mm.node("LayerNormalization", {"x", "s"}, {"y", "mean"}, "ln");
+    jet::test::attr_int(mm.node("LayerNormalization", {"x", "s"}, {"y", "mean", "inv_std"}), "axis", 3);
     mm.output("y");
     mm.output("mean");
-    check_one_unsupported(mm, "ln", "");
+    mm.output("inv_std");
+    const Graph gm = import_ok(mm);
+    CHECK(gm.tensors[output_tensor(gm, 1)].dims == std::vector<int64_t>{2, 3, 4, 1});
+    const auto out = run(gm, {x});
+    std::vector<double> mean(24), inv_std(24);
+    for (size_t r = 0; r < 24; ++r) {
+      double s = 0, q = 0;
+      for (size_t k = 0; k < 5; ++k) s += x[r * 5 + k];
+      mean[r] = s / 5;
+      for (size_t k = 0; k < 5; ++k) q += (x[r * 5 + k] - mean[r]) * (x[r * 5 + k] - mean[r]);
+      inv_std[r] = 1 / std::sqrt(q / 5 + static_cast<double>(1e-5f));
+    }
+    CHECK(rel_error(out[1], mean) < 1e-6);
+    CHECK(rel_error(out[2], inv_std) < 1e-5);
+  }
+}
+
+TEST_CASE("onnx import: GroupNormalization (per-group parameters before opset 21, per-channel from 21) matches float64") {
+  const std::vector<int64_t> xd = {2, 6, 3, 5};
+  const std::vector<float> x = random_values(180, 61, -2.f, 3.f);
+  for (int64_t opset : {18, 21}) {
+    CAPTURE(opset);
+    const int64_t groups = 3, per = opset >= 21 ? 6 : 3;
+    const std::vector<float> scale = random_values(static_cast<size_t>(per), 62, 0.5f, 1.5f);
+    const std::vector<float> bias = random_values(static_cast<size_t>(per), 63);
+    OnnxModel m(opset);
+    m.input("x", xd);
+    m.initializer("s", {per}, scale);
+    m.initializer("b", {per}, bias);
+    onnx::NodeProto* n = m.node("GroupNormalization", {"x", "s", "b"}, {"y"});
+    jet::test::attr_int(n, "num_groups", groups);
+    jet::test::attr_float(n, "epsilon", 1e-3f);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::LAYERNORM) == 1);
+    // Each (n, group) holds 2 channels x 15 elements, contiguous in NCHW.
+    std::vector<double> want = ref_layernorm(x, {2, 3, 30}, 2, {}, {}, static_cast<double>(1e-3f));
+    for (size_t i = 0; i < want.size(); ++i) {
+      const size_t ch = (i / 15) % 6, k = opset >= 21 ? ch : ch / 2;
+      want[i] = want[i] * scale[k] + bias[k];
+    }
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
   }
 }
 
 TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, Div, Mul, Add) fuses into one LAYERNORM") {
-  const std::vector<int64_t> xd = {2, 7, 12};
-  const std::vector<float> x = random_values(168, 51, -2.f, 3.f);
   const std::vector<float> gamma = random_values(12, 52, 0.5f, 1.5f), beta = random_values(12, 53);
   for (int variant = 0; variant < 3; ++variant) {
-    CAPTURE(variant);  // 0: Pow(d, 2), scale and bias; 1: Mul(d, d), scale only; 2: no scale, no bias
+    // 0: Pow(d, 2), scale and bias; 1: Mul(d, d), scale only; 2: no scale, no bias. Rank 3: the
+    // means over the last (spatial) dim are GLOBAL_POOL AVG; rank 4 (variant 2): REDUCE MEAN.
+    CAPTURE(variant);
+    const std::vector<int64_t> xd = variant == 2 ? std::vector<int64_t>{2, 3, 4, 12} : std::vector<int64_t>{2, 7, 12};
+    const std::vector<float> x = random_values(variant == 2 ? 288 : 168, 51, -2.f, 3.f);
     OnnxModel m(13);
     m.input("x", xd);
     m.initializer("two", {}, {2.f});
@@ -614,7 +657,8 @@ TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, D
     if (variant == 0) m.node("Add", {"ns", "beta"}, {"y"});
     m.output("y");
     Graph g = import_ok(m);
-    const std::vector<double> want = ref_layernorm(x, xd, 2, variant < 2 ? gamma : std::vector<float>{},
+    const int axis = variant == 2 ? 3 : 2;
+    const std::vector<double> want = ref_layernorm(x, xd, axis, variant < 2 ? gamma : std::vector<float>{},
                                                    variant == 0 ? beta : std::vector<float>{}, static_cast<double>(1e-5f));
     CHECK(rel_error(run(g, {x})[0], want) < 1e-5);  // unfused, as imported
     OptimizeReport report;
@@ -622,12 +666,13 @@ TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, D
     CHECK(report.layernorms_fused == 1);
     CHECK(g.nodes.size() == 1);
     const Node& ln = only_node(g, OpType::LAYERNORM);
-    CHECK(std::get<LayerNormAttrs>(ln.attrs).axis == 2);
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).axis == axis);
     CHECK(std::get<LayerNormAttrs>(ln.attrs).has_scale == (variant < 2));
     CHECK(std::get<LayerNormAttrs>(ln.attrs).has_bias == (variant == 0));
     CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
   }
-  SUBCASE("not fused: the mean is also a graph output, or the reduction is not over a suffix") {
+  SUBCASE("not fused: the reduction is not over a suffix of the dims") {
+    const std::vector<int64_t> xd = {2, 7, 12};
     OnnxModel m(13);
     m.input("x", xd);
     m.initializer("eps", {}, {1e-5f});
