@@ -27,7 +27,7 @@ args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 cmake "${args[@]}" >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
 targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
-want conv || want conv-all || want ncu && targets+=(jet_bench_conv)
+want conv || want conv-all || want ncu || want ncu-detail || want ncu-source && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
 want cuda-ops && targets+=(jet_bench_cuda_ops)
 t0=$(date +%s)
@@ -106,6 +106,44 @@ if want ncu-detail; then
   done
   grep -E '^  [a-zA-Z_].*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Size|Grid Size|Warp Cycles Per Issued|Issue Slots Busy|DRAM Throughput|Compute \(SM\) Throughput|Stall|Dynamic Shared' "$out/ncu-detail.txt" | cut -c1-150 | head -60
 fi
+if want ncu-source; then
+  # Where one kernel's warps stall, per SASS instruction: one launch of the kernel whose demangled
+  # name matches $NCU_KERNEL (default: the 64x128 tile's conv kernel) on $NCU_DETAIL_LAYER at
+  # N=$NCU_DETAIL_N, every tactic run (--tactics) so the tile need not be the heuristic's. Writes
+  # the report and the per-instruction table (source.csv.gz); prints the summary sections and the
+  # 40 instructions with the most stall samples.
+  rep="$out/source"
+  timeout 300 ncu --clock-control none --kernel-name-base demangled \
+    -k "regex:${NCU_KERNEL:-MmaTile<.int.64, .int.128, .*ConvMaskLoader.*ConvEpi}" -c 1 \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+    --section SourceCounters --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --import-source no -f -o "$rep" \
+    "$build/bench/jet_bench_conv" --sets resnet50 --n ${NCU_DETAIL_N:-32} \
+    --layers "${NCU_DETAIL_LAYER:-res3*_branch2b}" --dtypes f16 --layouts nhwc --tactics --runs 1 \
+    --no-graph >"$out/ncu-source.log" 2>&1 || status=1
+  ncu -i "$rep.ncu-rep" --print-units base >"$out/ncu-source-details.txt" 2>&1 || status=1
+  grep -E '^  [a-zA-Z_].*\(|Duration|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots Busy|Issued Warp|Eligible Warps|Compute \(SM\) Throughput|DRAM Throughput|L1/TEX Hit|Shared|Bank|Stall|stall|Pipe|pipe' \
+    "$out/ncu-source-details.txt" | cut -c1-160 | head -60
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/source.csv" 2>"$out/source.err" || status=1
+  python3 - "$out/source.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+hdr_i = next((i for i, r in enumerate(rows) if any("Source" == c for c in r)), None)
+if hdr_i is None:
+    print("source page: no header found; first lines:", rows[:3]); sys.exit(0)
+hdr = rows[hdr_i]; body = [r for r in rows[hdr_i + 1:] if len(r) == len(hdr)]
+print("source columns:", "; ".join(hdr)[:600])
+col = next((i for i, c in enumerate(hdr) if c.startswith("Warp Stall Sampling (All")), None)
+src = hdr.index("Source")
+if col is None: sys.exit(0)
+val = lambda r: float(r[col] or 0)
+tot = sum(val(r) for r in body) or 1
+print("total stall samples %d over %d instructions" % (tot, len(body)))
+for r in sorted(body, key=val, reverse=True)[:40]:
+    print("%5.1f%%  %s" % (100 * val(r) / tot, r[src][:90]))
+PY
+  gzip -f "$out/source.csv"
+fi
 if want cuda-ops; then
   # GEMV / FC rows (CUDA-graph replay over weight copies spanning twice the L2) and the copy
   # reference they are judged against.
@@ -124,11 +162,11 @@ if want nets; then
     m=${mb%%:*}; batch=1; [[ $mb == *:* ]] && batch=${mb#*:}
     for v in ${NET_VARIANTS:-f16nhwc f32}; do
       flags=(--batch "$batch"); [ $v = f16nhwc ] && flags+=(--f16 --channels-last)
-      "$build/tools/jet-make-model" $m "$out/$m-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
-      "$build/tools/jet-bench" "$out/$m-$v.jet" --device cuda --warmup 50 --iterations 300 \
-        --profile --json >"$out/$m-$v.json" 2>"$out/$m-$v.err" || { status=1; cat "$out/$m-$v.err"; continue; }
-      rm -f "$out/$m-$v.jet"; [ -s "$out/$m-$v.err" ] || rm -f "$out/$m-$v.err"
-      python3 - "$out/$m-$v.json" "$m-$v" <<'PY'
+      "$build/tools/jet-make-model" $m "$out/$m-b$batch-$v.jet" "${flags[@]}" >/dev/null || { status=1; continue; }
+      "$build/tools/jet-bench" "$out/$m-b$batch-$v.jet" --device cuda --warmup 50 --iterations 300 \
+        --profile --json >"$out/$m-b$batch-$v.json" 2>"$out/$m-b$batch-$v.err" || { status=1; cat "$out/$m-b$batch-$v.err"; continue; }
+      rm -f "$out/$m-b$batch-$v.jet"; [ -s "$out/$m-b$batch-$v.err" ] || rm -f "$out/$m-b$batch-$v.err"
+      python3 - "$out/$m-b$batch-$v.json" "$m-b$batch-$v" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 g = j.get("graph") or {}

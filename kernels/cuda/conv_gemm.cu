@@ -303,7 +303,12 @@ struct ConvMaskLoader {
   __device__ __forceinline__ void advance(Cursor& u, int step) const {
     u.c += step;
     u.off += step;
-    while (u.c >= s.cg) {  // the next tap; a step longer than C/groups crosses several
+    next_taps(u);
+  }
+  // The cursor's channel past C/groups: on to the next tap (a step longer than C/groups crosses
+  // several).
+  __device__ __forceinline__ void next_taps(Cursor& u) const {
+    while (u.c >= s.cg) {
       u.c -= s.cg;
       u.off -= s.cg;
       ++u.t;
@@ -326,6 +331,44 @@ struct ConvMaskLoader {
     *bytes = in ? 16 : 0;
     return in ? r.p + u.off : x;
   }
+  // The tensor-core engine's copy state (gemm_mma.cuh, RowCursorIter). Per row the window and
+  // its mask shifted so that bit 0 is the cursor's tap: the main loop tests one bit, and shifts
+  // only when the cursor moves to another tap (every C/groups / 32 steps). A chunk is all in x
+  // or all padding, so the copy is predicated, never sized.
+  template <int CHUNKS>
+  struct AsyncIter {
+    const __half* p[CHUNKS];
+    uint64_t m[CHUNKS];
+    Cursor cur;
+    __device__ __forceinline__ AsyncIter(const ConvMaskLoader& l, int row0, int row_step, int k)
+        : cur(l.cursor(k)) {
+#pragma unroll
+      for (int e = 0; e < CHUNKS; ++e) {
+        const Row w = l.row(row0 + e * row_step);
+        p[e] = w.p;
+        m[e] = cur.t < 64 ? w.mask >> cur.t : 0;  // taps >= s.taps have no bit
+      }
+    }
+    __device__ __forceinline__ void copy(const ConvMaskLoader& l, uint32_t dst,
+                                         uint32_t dst_step) const {
+#pragma unroll
+      for (int e = 0; e < CHUNKS; ++e) {
+        const bool in = m[e] & 1;
+        gemm::cp_async16_if(dst + e * dst_step, in ? p[e] + cur.off : l.x, in);
+      }
+    }
+    __device__ __forceinline__ void advance(const ConvMaskLoader& l, int step) {
+      cur.c += step;
+      cur.off += step;
+      if (cur.c >= l.s.cg) {  // another tap: the masks follow
+        const int t0 = cur.t;
+        l.next_taps(cur);
+        const int dt = cur.t - t0;
+#pragma unroll
+        for (int e = 0; e < CHUNKS; ++e) m[e] = dt < 64 ? m[e] >> dt : 0;
+      }
+    }
+  };
 };
 
 ConvMaskLoader mask_operand(const ConvShape& s, const void* x) {
@@ -458,6 +501,24 @@ struct ConvEpi {
     const int64_t k = w.k0 + col;
     T* yp = y + w.yo + k * g.ys_c;
     *yp = from_f32<T>(finish(w, k, acc, yp));
+  }
+  // The tensor-core engine's L2 prefetch (gemm_mma.cuh, HasPrefetch): the residual's (fused)
+  // or the old y's (beta != 0) lines of rows r0 .. r0 + rows - 1, columns c0 .. c0 + cols - 1 of
+  // group z, when channels are contiguous (NHWC). A row's first element, then every 128 bytes,
+  // then its last element: every line the row touches, and no address outside it.
+  __device__ __forceinline__ void prefetch(int z, int r0, int rows, int c0, int cols, int tid,
+                                           int nthreads) const {
+    const bool residual = e.fused && e.z && e.zs_c == 1;
+    const bool old_y = !e.fused && e.beta != 0.f && g.ys_c == 1;
+    if (!residual && !old_y) return;
+    constexpr int kLine = 128 / sizeof(T);
+    for (int r = tid; r < rows; r += nthreads) {
+      const Row w = row(z, r0 + r);
+      const int64_t k = w.k0 + c0;
+      const T* p = residual ? static_cast<const T*>(e.z) + w.zo + k : y + w.yo + k;
+      for (int c = 0; c < cols; c += kLine) gemm::prefetch_l2(p + c);
+      gemm::prefetch_l2(p + cols - 1);
+    }
   }
   // Channels col .. col + 7 (the tensor-core engine's epilogue). NHWC f16 with 16-byte aligned
   // rows: conv_store's formula on 8 values at once, with 16-byte loads of the residual, the bias
@@ -778,7 +839,8 @@ size_t padded_x_bytes(const ConvGeom& p) { return static_cast<size_t>(p.xs_n * p
 size_t padded_w_bytes(const ConvGeom& p) { return static_cast<size_t>(p.ws_k * p.k) * 2; }
 
 // x (any strides) -> x2 [n][spatial][cp], then w (any layout) -> w2 [k][taps][cp] (rows of
-// p.ws_k; the row tail past taps * cp is never read); zeros in the added channels. A thread per
+// p.ws_k, the tail past taps * cp zeros: read as depth by the C <= 4 path); zeros in the added
+// channels. A thread per
 // pixel of x (or tap of a filter) writes its cp channels 8 or 16 bytes at a time: the index
 // arithmetic (64-bit divisions) is paid once per pixel, not once per element (per element it
 // made this copy take ~1/3 of the stem's time at batch 32).
@@ -799,7 +861,10 @@ __global__ void pad_channels_kernel(ConvGeom g, ConvGeom p, const __half* x, con
     }
     const __half* src = is_x ? x + j * g.xs_n + off : w + j * g.ws_k + off;
     const int64_t cs = is_x ? g.xs_c : g.ws_c;
-    __half* dst = is_x ? x2 + i * p.cg : w2 + j * p.ws_k + (i - px - j * taps) * p.cg;
+    const int64_t tap = i - px - j * taps;  // filters: the tap this thread copies
+    __half* dst = is_x ? x2 + i * p.cg : w2 + j * p.ws_k + tap * p.cg;
+    if (!is_x && tap == taps - 1)  // the row's tail up to p.ws_k: zeros (read as depth)
+      for (int64_t q = taps * p.cg; q < p.ws_k; ++q) w2[j * p.ws_k + q] = __ushort_as_half(0);
     for (int c0 = 0; c0 < p.cg; c0 += 8) {  // p.cg is 4 or a multiple of 8
       __half v[8];
 #pragma unroll
@@ -838,7 +903,12 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     gemm::GemmConfig c;
     JET_TRY(config_of(h, p, Engine::MMA, true, routine, &c));
     const TapPairLoader a{conv_operand<__half, false>(make_shape(p), x2, nullptr, true)};
-    return gemm::run_gemm_mma(h, a, filter_operand<__half, true>(p, w2), make_epi<__half>(p, e, y),
+    // The filters' depth (taps * 4) rounded up to 8 as the tensor-core engine's row operands
+    // need (RowsAsyncIter): the rows' tail is zeros (pad_channels_kernel), and so are A's taps
+    // there (TapPairLoader), so no NaN or stale value enters a sum.
+    gemm::RowsLoader<__half, true> b = filter_operand<__half, true>(p, w2);
+    b.depth = static_cast<int>(p.ws_k);
+    return gemm::run_gemm_mma(h, a, b, make_epi<__half>(p, e, y),
                               gemm_rows(p), p.kg, gemm_depth(p), 1, c, partials, routine);
   }
   void* const partials = precomp ? ws + align_up(tap_table_bytes(g)) : nullptr;

@@ -350,7 +350,8 @@ Status dispatch(const Handle& h, const Operand& a, const Operand& b, const GemmE
   if constexpr (std::is_same<T, __half>::value) {
     const gemm::RowsLoader<T, false> la = operand<T, false>(a.p, a.rows, a.depth, a.rs, a.ks, a.zs);
     const gemm::RowsLoader<T, false> lb = operand<T, false>(b.p, b.rows, b.depth, b.rs, b.ks, b.zs);
-    if (la.vec && lb.vec && gemm::mma_available(h) && a.rows <= gemm::kMaxDim &&
+    // depth % 8: the tensor-core engine copies whole 16-byte chunks of depth (RowsAsyncIter).
+    if (la.vec && lb.vec && a.depth % 8 == 0 && gemm::mma_available(h) && a.rows <= gemm::kMaxDim &&
         b.rows <= gemm::kMaxDim && a.depth <= gemm::kMaxDim && batch <= gemm::kMaxDim &&
         (b.rows + 31) / 32 <= 65535) {
       // No workspace here: the heuristic's tile without split-K.

@@ -18,6 +18,8 @@
 //       // padding of a convolution or rows past the end; 2..14: the matrix's depth ends inside
 //       // it); the copy zero-fills the rest. Or, for the A operand, instead of chunk():
 //   void copy16(uint32_t dst, const Row&, const Cursor&) const;  // issues the chunk's copies
+// A loader may also define template <int CHUNKS> struct AsyncIter (see RowCursorIter): a
+// thread's copy state for a tile, in fewer instructions per step than the general concept.
 //
 // Split-K follows gemm_core.cuh's protocol (PartialEpi, reduce_splits_kernel, launch_split).
 //
@@ -61,6 +63,21 @@ __device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int byt
                "r"(bytes));
 #endif
 }
+// 16 bytes, or 16 zero bytes when !in (the source is then not read). The ignore-src operand
+// (PTX 7.5, CUDA 11.5) lets the copy take a predicate: a byte count in a register makes ptxas
+// form the zero-fill's address adjustment, four more instructions a copy in the main loop.
+__device__ __forceinline__ void cp_async16_if(uint32_t dst, const void* src, bool in) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 5)
+  asm volatile(
+      "{\n.reg .pred skip;\nsetp.eq.u32 skip, %2, 0;\n"
+      "cp.async.cg.shared.global [%0], [%1], 16, skip;\n}\n" ::"r"(dst),
+      "l"(src), "r"(static_cast<uint32_t>(in)));
+#else
+  cp_async16(dst, src, in ? 16 : 0);
+#endif
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
@@ -96,6 +113,76 @@ struct HasCopy16<L, decltype(std::declval<const L&>().copy16(
                         0u, std::declval<const typename L::Row&>(),
                         std::declval<const typename L::Cursor&>()))> : std::true_type {};
 
+// A thread's copies of one operand for a tile: CHUNKS chunks, of rows row0 + e * row_step, at
+// depth k, moved BK deeper each step. The main loop issues these between its mma, so every
+// instruction here counts (bench/NOTES.md: 8-10 instructions per mma before): loaders may define
+// their own AsyncIter<CHUNKS> with this interface; RowCursorIter serves the others through the
+// Row / Cursor / chunk() or copy16() concept.
+template <class L, int CHUNKS>
+struct RowCursorIter {
+  typename L::Row rows[CHUNKS];
+  typename L::Cursor cur;
+  __device__ __forceinline__ RowCursorIter(const L& l, int row0, int row_step, int k)
+      : cur(l.cursor(k)) {
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e) rows[e] = l.row(row0 + e * row_step);
+  }
+  __device__ __forceinline__ void copy(const L& l, uint32_t dst, uint32_t dst_step) const {
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e) {
+      if constexpr (HasCopy16<L>::value) {
+        l.copy16(dst + e * dst_step, rows[e], cur);
+      } else {
+        int bytes;
+        const typename L::Elem* src = l.chunk(rows[e], cur, &bytes);
+        cp_async16(dst + e * dst_step, src, bytes);
+      }
+    }
+  }
+  __device__ __forceinline__ void advance(const L& l, int step) { l.advance(cur, step); }
+};
+
+// RowsLoader (f16, depth stride 1 as its chunk() assumes, and depth % 8 == 0: every caller of
+// run_gemm_mma checks it, so a chunk is all inside the depth or all past it and the copy is
+// predicated, never sized): a pointer per chunk moved by the step, one count of the depth left
+// for all of them. Rows past the end copy the last row instead of zeros: they only feed rows (A)
+// or columns (B) of C that are never stored.
+template <bool kDF, int CHUNKS>
+struct RowsAsyncIter {
+  using L = RowsLoader<__half, kDF>;
+  const __half* src[CHUNKS];
+  int left;  // depth elements from this thread's chunk to the end (a multiple of 8)
+  __device__ __forceinline__ RowsAsyncIter(const L& l, int row0, int row_step, int k)
+      : left(l.depth - k) {
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e)
+      src[e] = l.p + static_cast<int64_t>(min(row0 + e * row_step, l.rows - 1)) * l.rs + k;
+  }
+  __device__ __forceinline__ void copy(const L& l, uint32_t dst, uint32_t dst_step) const {
+    const bool in = left > 0;
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e) cp_async16_if(dst + e * dst_step, in ? src[e] : l.p, in);
+  }
+  __device__ __forceinline__ void advance(const L&, int step) {
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e) src[e] += step;
+    left -= step;
+  }
+};
+
+template <class L, int CHUNKS, class = void>
+struct IterOf {
+  using type = RowCursorIter<L, CHUNKS>;
+};
+template <class L, int CHUNKS>
+struct IterOf<L, CHUNKS, std::void_t<typename L::template AsyncIter<CHUNKS>>> {
+  using type = typename L::template AsyncIter<CHUNKS>;
+};
+template <bool kDF, int CHUNKS>
+struct IterOf<RowsLoader<__half, kDF>, CHUNKS, void> {
+  using type = RowsAsyncIter<kDF, CHUNKS>;
+};
+
 // Epilogues may provide store8(row, col, const float v[8]) for columns col..col+7 (16-byte
 // stores where their layout allows); the others get eight store() calls. `left` = N - col.
 template <class E, class = void>
@@ -104,6 +191,22 @@ template <class E>
 struct HasStore8<E, decltype(std::declval<const E&>().store8(std::declval<const typename E::Row&>(),
                                                           0, static_cast<const float*>(nullptr)))>
     : std::true_type {};
+
+// Epilogues that read memory besides the accumulators (a residual, or the old y for beta != 0)
+// may provide prefetch(z, r0, rows, c0, cols, tid, nthreads): called by every thread of a block
+// before its main loop, it asks the L2 for the lines the epilogue of the tile (rows r0.., columns
+// c0..) will read. The epilogue's loads then hit the L2 instead of waiting one DRAM round trip
+// per 16-byte segment (a thread's segments are loaded and stored one after another: the stores
+// may alias the loads), and the DRAM reads overlap the main loop.
+template <class E, class = void>
+struct HasPrefetch : std::false_type {};
+template <class E>
+struct HasPrefetch<E, decltype(std::declval<const E&>().prefetch(0, 0, 0, 0, 0, 0, 0))>
+    : std::true_type {};
+
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+}
 
 template <class E>
 __device__ __forceinline__ void store_row8(const E& ep, const typename E::Row& er, int col,
@@ -152,7 +255,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   // 16-deep half of a stage flips chunk bit 1 (bytes ^ 32). The main loop then adds constants.
   static_assert(BK == 32 && RSTEP % 8 == 0, "address increments assume these");
   const uint32_t a_base = smem_addr(As), b_base = smem_addr(Bs);
-  const uint32_t copy_off = swizzle(r_first, kc) * 2;  // this thread's chunk e: + e * RSTEP rows
+  // This thread's copy destinations in stage 0 (chunk e: + e * RSTEP rows). The empty asm makes
+  // them opaque values: ptxas otherwise re-derived them from threadIdx every step (8
+  // instructions of the main loop) to spare a register.
+  const uint32_t copy_off = swizzle(r_first, kc) * 2;
+  uint32_t a_copy = a_base + copy_off, b_copy = b_base + copy_off;
+  asm volatile("" : "+r"(a_copy), "+r"(b_copy));
   const uint32_t a_ld = swizzle(wm * WTM + (lane & 15), lane >> 4) * 2;  // within a stage
   const uint32_t b_ld = swizzle(wn * WTN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) * 2;
 
@@ -161,41 +269,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     const int k_begin = split * k_per_split;
     const int k_end = min(K, k_begin + k_per_split);
     const int nk = (k_end - k_begin + BK - 1) / BK;
+    if constexpr (HasPrefetch<E>::value)
+      ep.prefetch(z, m0, min(BM, M - m0), n0, min(BN, N - n0), tid, THREADS);
     __syncthreads();  // the previous problem's shared reads are done
     const LA A = la.bind(z);
     const LB B = lb.bind(z);
-    typename LA::Row ra[CA];
-    typename LB::Row rb[CB];
-#pragma unroll
-    for (int e = 0; e < CA; ++e) ra[e] = A.row(m0 + r_first + e * RSTEP);
-#pragma unroll
-    for (int e = 0; e < CB; ++e) rb[e] = B.row(n0 + r_first + e * RSTEP);
-    typename LA::Cursor ca = A.cursor(k_begin + kc * 8);
-    typename LB::Cursor cb = B.cursor(k_begin + kc * 8);
+    typename IterOf<LA, CA>::type ia(A, m0 + r_first, RSTEP, k_begin + kc * 8);
+    typename IterOf<LB, CB>::type ib(B, n0 + r_first, RSTEP, k_begin + kc * 8);
 
-    // Issues the copies of the next depth tile into `stage` and advances the cursors.
+    // Issues the copies of the next depth tile into `stage` and moves the operands on.
     auto issue = [&](int stage) {
-      const uint32_t a_dst = a_base + stage * (BM * BK * 2) + copy_off;
-      const uint32_t b_dst = b_base + stage * (BN * BK * 2) + copy_off;
-#pragma unroll
-      for (int e = 0; e < CA; ++e) {
-        const uint32_t dst = a_dst + e * (RSTEP * BK * 2);
-        if constexpr (HasCopy16<LA>::value) {
-          A.copy16(dst, ra[e], ca);
-        } else {
-          int bytes;
-          const __half* src = A.chunk(ra[e], ca, &bytes);
-          cp_async16(dst, src, bytes);
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < CB; ++e) {
-        int bytes;
-        const __half* src = B.chunk(rb[e], cb, &bytes);
-        cp_async16(b_dst + e * (RSTEP * BK * 2), src, bytes);
-      }
-      A.advance(ca, BK);
-      B.advance(cb, BK);
+      ia.copy(A, a_copy + stage * (BM * BK * 2), RSTEP * BK * 2);
+      ib.copy(B, b_copy + stage * (BN * BK * 2), RSTEP * BK * 2);
+      ia.advance(A, BK);
+      ib.advance(B, BK);
     };
 
     float acc[MI][NI][4];
