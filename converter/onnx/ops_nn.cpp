@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "importer.h"
 
@@ -59,7 +60,10 @@ Status scalar_constant(Importer& im, const std::string& suffix, DType dt, size_t
 Status fold_activation(Importer& im, const ActivationDesc& act) {
   Constant r = im.constant(0);
   if (r.is_int()) {
+    const int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
     for (int64_t& v : r.ints) {
+      if (v == kMin && (act.mode == ActivationMode::NEG || act.mode == ActivationMode::ABS))
+        return im.bad(std::string(activation_mode_name(act.mode)) + " of " + std::to_string(v) + " overflows int64");
       switch (act.mode) {
         case ActivationMode::IDENTITY:
         case ActivationMode::FLOOR:
@@ -69,10 +73,15 @@ Status fold_activation(Importer& im, const ActivationDesc& act) {
         case ActivationMode::ABS: v = v < 0 ? -v : v; break;
         case ActivationMode::SIGN: v = (v > 0) - (v < 0); break;
         case ActivationMode::RELU: v = v < 0 ? 0 : v; break;
-        case ActivationMode::CLIP:  // integer Clip bounds are exact in float
-          v = static_cast<double>(v) < act.alpha ? static_cast<int64_t>(act.alpha)
-                                                  : (static_cast<double>(v) > act.beta ? static_cast<int64_t>(act.beta) : v);
+        case ActivationMode::CLIPPED_RELU:
+        case ActivationMode::CLIP: {  // integer Clip bounds are exact in float; the range saturates
+          const double lo = act.mode == ActivationMode::CLIP ? act.alpha : 0.0;
+          const double hi = act.mode == ActivationMode::CLIP ? act.beta : act.alpha;
+          const double d = static_cast<double>(v);
+          const double b = d < lo ? std::ceil(lo) : (d > hi ? std::floor(hi) : d);
+          if (b != d) v = b >= 9.2233720368547758e18 ? kMax : (b <= -9.2233720368547758e18 ? kMin : static_cast<int64_t>(b));
           break;
+        }
         default:
           return im.unsupported(std::string(activation_mode_name(act.mode)) + " of an integer tensor");
       }

@@ -511,6 +511,22 @@ TEST_CASE("onnx import: Pow and Mod of computed tensors with broadcasting match 
     c.output("y");
     const Graph gc = import_ok(c);
     CHECK(rel_error(run(gc, {{0.f, 0.f}})[0], {2.0, -2.0}) == 0);
+    // Clip of integer constants folds too: Clip(0, 6) (relu6) and Clip(-1, 2).
+    OnnxModel k(13);
+    k.input("x", {4});
+    k.initializer_i64("v", {4}, {-3, 4, 9, 1});
+    k.initializer_i64("zero", {}, {0});
+    k.initializer_i64("six", {}, {6});
+    k.initializer_i64("m1", {}, {-1});
+    k.initializer_i64("two", {}, {2});
+    k.node("Clip", {"v", "zero", "six"}, {"r6"});
+    k.node("Clip", {"v", "m1", "two"}, {"c2"});
+    k.node("Add", {"r6", "c2"}, {"s"});
+    jet::test::attr_int(k.node("Cast", {"s"}, {"sf"}), "to", onnx::TensorProto::FLOAT);
+    k.node("Add", {"x", "sf"}, {"y"});
+    k.output("y");
+    const Graph gk = import_ok(k);
+    CHECK(rel_error(run(gk, {{0.f, 0.f, 0.f, 0.f}})[0], {0 - 1.0, 4 + 2.0, 6 + 2.0, 1 + 1.0}) == 0);
   }
 }
 
