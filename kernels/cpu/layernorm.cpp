@@ -1,6 +1,6 @@
-// CPU layer normalization: per group (the dims from `axis` on), three sweeps in x's and y's
-// strides: the mean, the biased variance as the mean squared deviation from it (two-pass), then
-// the outputs; all in double, f16 storage widened on load. A group is fully read before any of
+// CPU layer normalization: per group (the dims from `axis` on), the mean and biased variance
+// (group_mean_var: two sweeps), then a sweep writing the outputs; all in double, f16 storage
+// widened on load. A group is fully read before any of
 // it is written, which makes x == y (same layout) safe. No allocation.
 #include <cmath>
 
@@ -18,27 +18,12 @@ Status layernorm_forward(int axis, float alpha, float beta, const TensorDesc& x_
   const int64_t* dims = x_desc.dims() + axis;
   const int64_t* xs = x_desc.strides() + axis;
   const int64_t* ys = y_desc.strides() + axis;
-  int64_t inner = 1;
-  for (int i = 0; i < inner_rank; ++i) inner *= dims[i];
-  const double count = static_cast<double>(inner);
   StridedWalk groups(axis, x_desc.dims(), x_desc.strides(), y_desc.strides());
   do {
     const int64_t xo = groups.off[0], yo = groups.off[1];
-    double sum = 0.0;
-    {
-      StridedWalk w(inner_rank, dims, xs);
-      do sum += load(t, x, xo + w.off[0]); while (w.next());
-    }
-    const double mean = sum / count;
-    double squares = 0.0;
-    {
-      StridedWalk w(inner_rank, dims, xs);
-      do {
-        const double d = load(t, x, xo + w.off[0]) - mean;
-        squares += d * d;
-      } while (w.next());
-    }
-    const double inv_std = 1.0 / std::sqrt(squares / count + epsilon);
+    double mean = 0.0, var = 0.0;
+    group_mean_var(t, x, xo, inner_rank, dims, xs, &mean, &var);
+    const double inv_std = 1.0 / std::sqrt(var + epsilon);
     StridedWalk w(inner_rank, dims, xs, ys);
     int64_t i = 0;
     do {

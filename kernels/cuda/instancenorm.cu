@@ -19,63 +19,6 @@ namespace jet {
 namespace cuda {
 namespace {
 
-// The spatial dims of one plane with x and y strides: size-1 dims dropped, neighbours contiguous
-// in both x and y merged. At least one dim (extent 1 for a single-element plane).
-struct PlaneDims {
-  int rank;
-  int64_t dims[3];
-  int64_t xs[3];
-  int64_t ys[3];
-  int64_t count;
-
-  __device__ __forceinline__ void offsets(int64_t i, int64_t* xo, int64_t* yo) const {
-    if (rank == 1) {
-      *xo = i * xs[0];
-      *yo = i * ys[0];
-      return;
-    }
-    int64_t a = 0, b = 0;
-    // Unrolled with constant indices so the parameter arrays stay out of local memory.
-#pragma unroll
-    for (int j = 2; j >= 0; --j) {
-      if (j >= rank) continue;
-      const int64_t q = i / dims[j];
-      const int64_t r = i - q * dims[j];
-      a += r * xs[j];
-      b += r * ys[j];
-      i = q;
-    }
-    *xo = a;
-    *yo = b;
-  }
-};
-
-PlaneDims make_plane_dims(const TensorDesc& xd, const TensorDesc& yd) {
-  PlaneDims p{};
-  for (int i = 2; i < xd.rank(); ++i) {
-    if (xd.dim(i) == 1) continue;
-    if (p.rank > 0 && p.xs[p.rank - 1] == xd.stride(i) * xd.dim(i) &&
-        p.ys[p.rank - 1] == yd.stride(i) * xd.dim(i)) {
-      p.dims[p.rank - 1] *= xd.dim(i);
-      p.xs[p.rank - 1] = xd.stride(i);
-      p.ys[p.rank - 1] = yd.stride(i);
-      continue;
-    }
-    p.dims[p.rank] = xd.dim(i);
-    p.xs[p.rank] = xd.stride(i);
-    p.ys[p.rank] = yd.stride(i);
-    ++p.rank;
-  }
-  if (p.rank == 0) {
-    p.rank = 1;
-    p.dims[0] = 1;
-    p.xs[0] = p.ys[0] = 0;
-  }
-  p.count = 1;
-  for (int j = 0; j < p.rank; ++j) p.count *= p.dims[j];
-  return p;
-}
-
 struct PlaneBases {
   int64_t channels, planes;
   int64_t xs_n, xs_c, ys_n, ys_c;
@@ -85,7 +28,7 @@ struct PlaneBases {
 // 1024 may use on every architecture.
 template <class T>
 __global__ void __launch_bounds__(1024)
-    instancenorm_planes(PlaneDims pd, PlaneBases pb, float alpha, const T* x, float beta, T* y,
+    instancenorm_planes(MergedDims pd, PlaneBases pb, float alpha, const T* x, float beta, T* y,
                         const float* __restrict__ scale, const float* __restrict__ bias,
                         double epsilon) {
   __shared__ double partial[32];
@@ -126,7 +69,7 @@ __global__ void __launch_bounds__(1024)
 template <class T>
 Status run(const Handle& h, float alpha, float beta, const TensorDesc& xd, const void* x,
            const TensorDesc& yd, void* y, const float* scale, const float* bias, double epsilon) {
-  const PlaneDims pd = make_plane_dims(xd, yd);
+  const MergedDims pd = merge_dims(xd, yd, 2, xd.rank());
   PlaneBases pb;
   pb.channels = xd.dim(1);
   pb.planes = xd.dim(0) * xd.dim(1);

@@ -5,6 +5,7 @@
 
 #include "../api/backend.h"
 #include "cuda_common.cuh"
+#include "elementwise.cuh"  // FastDiv
 
 namespace jet {
 namespace cuda {
@@ -32,6 +33,69 @@ struct CompensatedSum {
 };
 
 // max/min that propagate NaN from either operand (as PyTorch and the CPU backend do).
+// Dims [begin, end) of x and y in their order (a row-major index over them stays one: layernorm
+// indexes its parameters by it), size-1 dims dropped, neighbours contiguous in both x and y
+// merged; index decomposition through FastDiv (elementwise.cuh). At least one dim (extent 1,
+// strides 0, when there is none). instancenorm's planes and layernorm's groups and rows.
+struct MergedDims {
+  int rank;
+  int64_t dims[kMaxRank];
+  int64_t xs[kMaxRank];
+  int64_t ys[kMaxRank];
+  FastDiv div[kMaxRank];
+  int64_t count;
+
+  __device__ __forceinline__ void offsets(int64_t i, int64_t* xo, int64_t* yo) const {
+    if (rank == 1) {
+      *xo = i * xs[0];
+      *yo = i * ys[0];
+      return;
+    }
+    int64_t a = 0, b = 0;
+    // Unrolled with constant indices so the parameter arrays stay out of local memory.
+#pragma unroll
+    for (int j = kMaxRank - 1; j >= 0; --j) {
+      if (j >= rank) continue;
+      const int64_t q = div[j].div(i);
+      const int64_t r = i - q * dims[j];
+      a += r * xs[j];
+      b += r * ys[j];
+      i = q;
+    }
+    *xo = a;
+    *yo = b;
+  }
+};
+
+inline MergedDims merge_dims(const TensorDesc& xd, const TensorDesc& yd, int begin, int end) {
+  MergedDims m{};
+  for (int i = begin; i < end; ++i) {
+    if (xd.dim(i) == 1) continue;
+    if (m.rank > 0 && m.xs[m.rank - 1] == xd.stride(i) * xd.dim(i) &&
+        m.ys[m.rank - 1] == yd.stride(i) * xd.dim(i)) {
+      m.dims[m.rank - 1] *= xd.dim(i);
+      m.xs[m.rank - 1] = xd.stride(i);
+      m.ys[m.rank - 1] = yd.stride(i);
+      continue;
+    }
+    m.dims[m.rank] = xd.dim(i);
+    m.xs[m.rank] = xd.stride(i);
+    m.ys[m.rank] = yd.stride(i);
+    ++m.rank;
+  }
+  if (m.rank == 0) {
+    m.rank = 1;
+    m.dims[0] = 1;
+    m.xs[0] = m.ys[0] = 0;
+  }
+  m.count = 1;
+  for (int j = 0; j < m.rank; ++j) {
+    m.count *= m.dims[j];
+    m.div[j] = FastDiv::make(m.dims[j]);
+  }
+  return m;
+}
+
 // The sum of v over the block (instancenorm, layernorm), returned to every thread. blockDim.x is a multiple of 32 and at
 // most 1024; every thread must call it (it holds barriers). `partial` has 32 doubles. The
 // threads' sums are combined in double: a few dozen double adds per plane and pass, negligible
