@@ -32,35 +32,18 @@ __global__ void __launch_bounds__(1024)
                         const float* __restrict__ scale, const float* __restrict__ bias,
                         double epsilon) {
   __shared__ double partial[32];
-  const float count = static_cast<float>(pd.count);
   for (int64_t p = blockIdx.x; p < pb.planes; p += gridDim.x) {
     const int64_t n = p / pb.channels;
     const int64_t c = p - n * pb.channels;
     const T* xp = x + n * pb.xs_n + c * pb.xs_c;
     T* yp = y + n * pb.ys_n + c * pb.ys_c;
-    const float x0 = to_f32(xp[0]);  // read before the barriers below, so in place is safe
-    CompensatedSum shifted;
-    for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
-      int64_t xo, yo;
-      pd.offsets(i, &xo, &yo);
-      shifted.add(to_f32(xp[xo]) - x0);
-    }
-    const float mean_minus_x0 = block_sum(shifted.value(), partial) / count;
-    CompensatedSum squares;
-    for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
-      int64_t xo, yo;
-      pd.offsets(i, &xo, &yo);
-      const float d = (to_f32(xp[xo]) - x0) - mean_minus_x0;
-      squares.add(d * d);
-    }
-    const float var = block_sum(squares.value(), partial) / count;
-    const double inv_std = 1.0 / sqrt(static_cast<double>(var) + epsilon);
-    const float factor = static_cast<float>(static_cast<double>(scale[c]) * inv_std);
+    const GroupStats g = group_stats(pd, xp, epsilon, partial);
+    const float factor = static_cast<float>(static_cast<double>(scale[c]) * g.inv_std);
     const float shift = bias[c];
     for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
       int64_t xo, yo;
       pd.offsets(i, &xo, &yo);
-      const float d = (to_f32(xp[xo]) - x0) - mean_minus_x0;
+      const float d = (to_f32(xp[xo]) - g.x0) - g.mean_minus_x0;
       blend_store(yp + yo, alpha, d * factor + shift, beta);
     }
   }

@@ -1,5 +1,6 @@
 // CUDA layer normalization: one block per group (the dims from `axis` on; grid-stride over the
-// groups), three sweeps over the group's elements by the block's threads, as instancenorm.cu:
+// groups), three sweeps over the group's elements by the block's threads, the first two in
+// group_stats (reduction.cuh, shared with instancenorm.cu):
 //   1. the mean, accumulated as sum(x - x0) with x0 the group's first element (shifted data keep
 //      f32 accuracy when the mean is large next to the spread);
 //   2. the biased variance as the mean squared deviation from that mean (two-pass);
@@ -24,33 +25,17 @@ __global__ void __launch_bounds__(1024)
                      const float* __restrict__ scale, const float* __restrict__ bias,
                      double epsilon) {
   __shared__ double partial[32];
-  const float count = static_cast<float>(inner.count);
   for (int64_t g = blockIdx.x; g < outer.count; g += gridDim.x) {
     int64_t gx, gy;
     outer.offsets(g, &gx, &gy);
     const T* xp = x + gx;
     T* yp = y + gy;
-    const float x0 = to_f32(xp[0]);  // read before the barriers below, so in place is safe
-    CompensatedSum shifted;
+    const GroupStats st = group_stats(inner, xp, epsilon, partial);
+    const float inv_std = static_cast<float>(st.inv_std);
     for (int64_t i = threadIdx.x; i < inner.count; i += blockDim.x) {
       int64_t xo, yo;
       inner.offsets(i, &xo, &yo);
-      shifted.add(to_f32(xp[xo]) - x0);
-    }
-    const float mean_minus_x0 = block_sum(shifted.value(), partial) / count;
-    CompensatedSum squares;
-    for (int64_t i = threadIdx.x; i < inner.count; i += blockDim.x) {
-      int64_t xo, yo;
-      inner.offsets(i, &xo, &yo);
-      const float d = (to_f32(xp[xo]) - x0) - mean_minus_x0;
-      squares.add(d * d);
-    }
-    const float var = block_sum(squares.value(), partial) / count;
-    const float inv_std = static_cast<float>(1.0 / sqrt(static_cast<double>(var) + epsilon));
-    for (int64_t i = threadIdx.x; i < inner.count; i += blockDim.x) {
-      int64_t xo, yo;
-      inner.offsets(i, &xo, &yo);
-      float v = ((to_f32(xp[xo]) - x0) - mean_minus_x0) * inv_std;
+      float v = ((to_f32(xp[xo]) - st.x0) - st.mean_minus_x0) * inv_std;
       if (scale) v *= scale[i];
       if (bias) v += bias[i];
       blend_store(yp + yo, alpha, v, beta);

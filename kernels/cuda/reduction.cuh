@@ -114,6 +114,40 @@ __device__ __forceinline__ float block_sum(float v, double* partial) {
   return static_cast<float>(total);
 }
 
+// The mean and 1 / sqrt(biased variance + epsilon) of one group of elements (dims d from xp), by
+// the whole block (barriers inside: every thread calls it), two-pass on shifted data: the mean as
+// sum(x - x0) / count with x0 the group's first element (terms of the size of the spread, not of
+// the mean), then the squared deviations from it. x0 is read before the first barrier and the
+// group is read completely before the caller writes any of it: in place is safe.
+struct GroupStats {
+  float x0, mean_minus_x0;  // x - mean = (x - x0) - mean_minus_x0, nearly exact
+  double inv_std;
+};
+template <class T>
+__device__ __forceinline__ GroupStats group_stats(const MergedDims& d, const T* xp, double epsilon,
+                                                  double* partial) {
+  GroupStats g;
+  const float count = static_cast<float>(d.count);
+  g.x0 = to_f32(xp[0]);
+  CompensatedSum shifted;
+  for (int64_t i = threadIdx.x; i < d.count; i += blockDim.x) {
+    int64_t xo, yo;
+    d.offsets(i, &xo, &yo);
+    shifted.add(to_f32(xp[xo]) - g.x0);
+  }
+  g.mean_minus_x0 = block_sum(shifted.value(), partial) / count;
+  CompensatedSum squares;
+  for (int64_t i = threadIdx.x; i < d.count; i += blockDim.x) {
+    int64_t xo, yo;
+    d.offsets(i, &xo, &yo);
+    const float v = (to_f32(xp[xo]) - g.x0) - g.mean_minus_x0;
+    squares.add(v * v);
+  }
+  const float var = block_sum(squares.value(), partial) / count;
+  g.inv_std = 1.0 / sqrt(static_cast<double>(var) + epsilon);
+  return g;
+}
+
 __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a < b || a != a) ? a : b; }
 
