@@ -93,6 +93,11 @@ const OpEntry kOps[] = {
     {"ReduceMax", 1, import_reduce_max},
     {"ReduceMin", 1, import_reduce_min},
     {"ReduceSum", 1, import_reduce_sum},
+    {"ReduceL1", 1, import_reduce_l1},
+    {"ReduceL2", 1, import_reduce_l2},
+    {"ReduceSumSquare", 1, import_reduce_sum_square},
+    {"ReduceLogSum", 1, import_reduce_log_sum},
+    {"ReduceLogSumExp", 1, import_reduce_log_sum_exp},
     // Transposed convolution, normalization across channels / per instance, resizing.
     {"ConvTranspose", 1, import_conv_transpose},
     {"LRN", 1, import_lrn},

@@ -886,78 +886,155 @@ namespace {
 
 enum class Reduce { MEAN, MAX, MIN, SUM };
 
-// Reductions of computed tensors over exactly the spatial dims are global pooling; constants fold.
-// `axes_input_opset`: the opset from which axes is an input (ReduceSum 13, the others 18).
-Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
+// A reduction's axes (normalized, sorted, unique; empty axes: all, unless noop), keepdims and the
+// output dims. `axes_input_opset`: the opset from which axes is an input.
+struct ReduceAxes {
+  std::vector<int64_t> axes, out;
+  bool keepdims = true;
+  bool noop = false;  // no axes and noop_with_empty_axes: the input passes through
+};
+
+Status reduce_axes(Importer& im, int64_t axes_input_opset, ReduceAxes* r) {
   Status st = im.require_input(0, "data");
   if (!st.ok()) return st;
-  std::vector<int64_t> axes;
   int64_t keepdims = 1, noop = 0;
   st = im.attr_int("keepdims", 1, &keepdims);
   if (st.ok() && im.opset >= axes_input_opset) {
     st = im.attr_int("noop_with_empty_axes", 0, &noop);
-    if (st.ok() && im.has_input(1)) st = im.ints_input(1, "axes", &axes);
+    if (st.ok() && im.has_input(1)) st = im.ints_input(1, "axes", &r->axes);
   } else if (st.ok()) {
-    st = im.attr_ints("axes", &axes);
+    st = im.attr_ints("axes", &r->axes);
   }
   if (!st.ok()) return st;
+  r->keepdims = keepdims != 0;
   const std::vector<int64_t> dims = im.input_dims(0);
   const int64_t rank = static_cast<int64_t>(dims.size());
-  if (axes.empty() && noop) {
-    ++im.removed_ops[im.node->op_type()];
-    return im.set_output_value(0, im.input(0));
+  if (r->axes.empty() && noop) {
+    r->noop = true;
+    return Status::success();
   }
-  if (axes.empty()) {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  if (r->axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) r->axes.push_back(d);
   }
-  for (int64_t& a : axes) {
+  for (int64_t& a : r->axes) {
     st = im.normalize_axis(a, rank, "axis", &a);
     if (!st.ok()) return st;
   }
-  std::sort(axes.begin(), axes.end());
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  std::vector<int64_t> out;
+  std::sort(r->axes.begin(), r->axes.end());
+  r->axes.erase(std::unique(r->axes.begin(), r->axes.end()), r->axes.end());
   for (int64_t d = 0; d < rank; ++d) {
-    const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
-    if (!reduced) out.push_back(dims[d]);
-    if (reduced && keepdims) out.push_back(1);
+    const bool reduced = std::binary_search(r->axes.begin(), r->axes.end(), d);
+    if (!reduced) r->out.push_back(dims[d]);
+    if (reduced && r->keepdims) r->out.push_back(1);
+  }
+  return Status::success();
+}
+
+// IR tensor x reduced over `axes` with its rank kept: over exactly the spatial dims a GLOBAL_POOL
+// (SUM as the mean times the count), any other axes (and MIN) a REDUCE node.
+Status reduce_ir(Importer& im, Reduce kind, int x, const std::vector<int64_t>& axes, const std::string& name, int* y) {
+  const std::vector<int64_t> dims = im.g->tensors[x].dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
+  for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
+  if (!spatial || kind == Reduce::MIN) {
+    static const ReduceOp ops[] = {ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM};
+    return im.ir_check(im.g->reduce(name, x, ops[static_cast<int>(kind)], axes, y));
+  }
+  Status st = im.ir_check(im.g->global_pool(kind == Reduce::SUM ? name + "/pool" : name, x,
+                                            kind == Reduce::MAX ? PoolMode::MAX : PoolMode::AVG_INCLUDE_PAD, y));
+  if (!st.ok() || kind != Reduce::SUM) return st;
+  // sum = mean * count: the window holds every spatial element.
+  int64_t count = 1;
+  for (int64_t d = 2; d < rank; ++d) count *= dims[d];
+  int s = -1;
+  st = scalar_constant(im, "count", im.g->tensors[x].dtype, static_cast<size_t>(rank), static_cast<float>(count), &s);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(name, TensorOp::MUL, *y, s, y));
+  return st;
+}
+
+// Reductions of computed tensors; constants fold.
+Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
+  ReduceAxes r;
+  Status st = reduce_axes(im, axes_input_opset, &r);
+  if (!st.ok()) return st;
+  if (r.noop) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
   }
   if (im.is_constant(0)) {
     static const ReduceKind kinds[] = {ReduceKind::MEAN, ReduceKind::MAX, ReduceKind::MIN, ReduceKind::SUM};
-    Constant r;
-    st = reduce_constant(im.constant(0), axes, keepdims != 0, kinds[static_cast<int>(kind)], &r);
+    Constant c;
+    st = reduce_constant(im.constant(0), r.axes, r.keepdims, kinds[static_cast<int>(kind)], &c);
     if (!st.ok()) return st;
-    return im.folded(std::move(r));
+    return im.folded(std::move(c));
   }
-  bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
-  for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
+  if (r.out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
   int x = -1, y = -1;
-  if (!spatial || kind == Reduce::MIN) {
-    // Any other axes: a REDUCE node (the rank is kept), relabelled when keepdims is 0.
-    if (out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
-    static const ReduceOp ops[] = {ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM};
-    st = im.ir_input(0, &x);
-    if (st.ok()) st = im.ir_check(im.g->reduce(keepdims ? im.ir_name() : im.ir_name("reduce"), x,
-                                               ops[static_cast<int>(kind)], axes, &y));
-    if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  st = im.ir_input(0, &x);
+  if (st.ok()) st = reduce_ir(im, kind, x, r.axes, r.keepdims ? im.ir_name() : im.ir_name("reduce"), &y);
+  if (st.ok() && !r.keepdims) st = im.reshape_to(y, r.out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp of float tensors, composed
+// of a sum and element-wise math: sum(|x|), sqrt(sum(x^2)), sum(x^2), log(sum(x)), and
+// m + log(sum(exp(x - m))) with m the max (no overflow of exp). Constants fold the same way.
+enum class ReduceMath { L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP };
+
+Status reduce_math(Importer& im, ReduceMath kind) {
+  ReduceAxes r;
+  Status st = reduce_axes(im, 18, &r);
+  if (!st.ok()) return st;
+  if (r.noop) return im.unsupported("noop_with_empty_axes with no axes");
+  const bool squares = kind == ReduceMath::L2 || kind == ReduceMath::SUM_SQUARE;
+  if (im.is_constant(0)) {
+    Constant c = im.constant(0);
+    if (c.is_int()) return im.unsupported("an integer tensor (float tensors only)");
+    Constant m;
+    if (kind == ReduceMath::LOG_SUM_EXP) {
+      st = reduce_constant(c, r.axes, true, ReduceKind::MAX, &m);
+      if (!st.ok()) return st;
+      c = expand_constant(m, c.dims);
+      for (size_t i = 0; i < c.floats.size(); ++i) c.floats[i] = std::exp(im.constant(0).floats[i] - c.floats[i]);
+    }
+    for (float& v : c.floats) v = kind == ReduceMath::L1 ? std::fabs(v) : (squares ? v * v : v);
+    Constant s;
+    st = reduce_constant(c, r.axes, true, ReduceKind::SUM, &s);
     if (!st.ok()) return st;
-    return im.set_output(0, y);
+    for (size_t i = 0; i < s.floats.size(); ++i) {
+      float& v = s.floats[i];
+      if (kind == ReduceMath::L2) v = std::sqrt(v);
+      if (kind == ReduceMath::LOG_SUM) v = std::log(v);
+      if (kind == ReduceMath::LOG_SUM_EXP) v = std::log(v) + m.floats[i];
+    }
+    s.dims = r.out;
+    return im.folded(std::move(s));
   }
+  if (r.out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
+  int x = -1, t = -1, m = -1, y = -1;
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
-  const DType dt = im.g->tensors[x].dtype;
-  const bool more = kind == Reduce::SUM || !keepdims;
-  st = im.ir_check(im.g->global_pool(more ? im.ir_name("pool") : im.ir_name(), x,
-                                     kind == Reduce::MAX ? PoolMode::MAX : PoolMode::AVG_INCLUDE_PAD, &y));
-  if (st.ok() && kind == Reduce::SUM) {
-    // sum = mean * count: the window holds every spatial element.
-    int64_t count = 1;
-    for (int64_t d = 2; d < rank; ++d) count *= dims[d];
-    int s = -1;
-    st = scalar_constant(im, "count", dt, static_cast<size_t>(rank), static_cast<float>(count), &s);
-    if (st.ok()) st = im.ir_check(im.g->op_tensor(keepdims ? im.ir_name() : im.ir_name("sum"), TensorOp::MUL, y, s, &y));
+  t = x;
+  if (kind == ReduceMath::L1) {
+    st = im.ir_check(im.g->activation(im.ir_name("abs"), x, ActivationDesc::of(ActivationMode::ABS), &t));
+  } else if (squares) {
+    st = im.ir_check(im.g->op_tensor(im.ir_name("square"), TensorOp::MUL, x, x, &t));
+  } else if (kind == ReduceMath::LOG_SUM_EXP) {
+    int d = -1;
+    st = reduce_ir(im, Reduce::MAX, x, r.axes, im.ir_name("max"), &m);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("shifted"), TensorOp::SUB, x, m, &d));
+    if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("exp"), d, ActivationDesc::of(ActivationMode::EXP), &t));
   }
-  if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  if (st.ok()) st = reduce_ir(im, Reduce::SUM, t, r.axes, im.ir_name("sum"), &y);
+  if (st.ok() && kind == ReduceMath::L2)
+    st = im.ir_check(im.g->activation(im.ir_name("sqrt"), y, ActivationDesc::of(ActivationMode::SQRT), &y));
+  if (st.ok() && (kind == ReduceMath::LOG_SUM || kind == ReduceMath::LOG_SUM_EXP))
+    st = im.ir_check(im.g->activation(im.ir_name("log"), y, ActivationDesc::of(ActivationMode::LOG), &y));
+  if (st.ok() && kind == ReduceMath::LOG_SUM_EXP)
+    st = im.ir_check(im.g->op_tensor(im.ir_name("plus_max"), TensorOp::ADD, y, m, &y));
+  if (st.ok() && !r.keepdims) st = im.reshape_to(y, r.out, "", &y);
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }
@@ -968,6 +1045,11 @@ Status import_reduce_mean(Importer& im) { return reduce(im, Reduce::MEAN, 18); }
 Status import_reduce_max(Importer& im) { return reduce(im, Reduce::MAX, 18); }
 Status import_reduce_min(Importer& im) { return reduce(im, Reduce::MIN, 18); }
 Status import_reduce_sum(Importer& im) { return reduce(im, Reduce::SUM, 13); }
+Status import_reduce_l1(Importer& im) { return reduce_math(im, ReduceMath::L1); }
+Status import_reduce_l2(Importer& im) { return reduce_math(im, ReduceMath::L2); }
+Status import_reduce_sum_square(Importer& im) { return reduce_math(im, ReduceMath::SUM_SQUARE); }
+Status import_reduce_log_sum(Importer& im) { return reduce_math(im, ReduceMath::LOG_SUM); }
+Status import_reduce_log_sum_exp(Importer& im) { return reduce_math(im, ReduceMath::LOG_SUM_EXP); }
 
 // ---- Pad ------------------------------------------------------------------------------------------
 

@@ -2348,6 +2348,68 @@ TEST_CASE("onnx import: InstanceNormalization, LRN and reductions over any axes 
   }
 }
 
+TEST_CASE("onnx import: ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp match float64") {
+  const std::vector<int64_t> xd = {2, 5, 3, 7};
+  const std::vector<float> x = random_values(210, 71, 0.1f, 3.f);  // positive: LogSum is defined
+  const auto map = [](const std::vector<float>& v, double (*f)(double)) {
+    std::vector<float> r(v.size());
+    for (size_t i = 0; i < v.size(); ++i) r[i] = static_cast<float>(f(v[i]));
+    return r;
+  };
+  struct Case {
+    const char* op;
+    double (*pre)(double);
+    double (*post)(double);
+  };
+  const Case cases[] = {
+      {"ReduceL1", [](double v) { return std::fabs(v); }, [](double v) { return v; }},
+      {"ReduceL2", [](double v) { return v * v; }, [](double v) { return std::sqrt(v); }},
+      {"ReduceSumSquare", [](double v) { return v * v; }, [](double v) { return v; }},
+      {"ReduceLogSum", [](double v) { return v; }, [](double v) { return std::log(v); }},
+      {"ReduceLogSumExp", [](double v) { return std::exp(v); }, [](double v) { return std::log(v); }},
+  };
+  for (const Case& c : cases) {
+    // Axes {1}: a REDUCE; {2, 3}: the spatial dims, a GLOBAL_POOL; keepdims 1 and 0.
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{1}, std::vector<int64_t>{2, 3}}) {
+      for (int64_t keepdims : {1, 0}) {
+        CAPTURE(std::string(c.op));
+        CAPTURE(axes.size());
+        CAPTURE(keepdims);
+        OnnxModel m(18);
+        m.input("x", xd);
+        m.initializer_i64("axes", {static_cast<int64_t>(axes.size())}, axes);
+        jet::test::attr_int(m.node(c.op, {"x", "axes"}, {"y"}), "keepdims", keepdims);
+        m.output("y");
+        const Graph g = import_ok(m);
+        std::vector<double> want = ref_reduce(map(x, c.pre), xd, axes, "sum");
+        for (double& v : want) v = c.post(v);
+        CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
+      }
+    }
+  }
+  SUBCASE("constants fold; LogSumExp subtracts the max, so large inputs do not overflow") {
+    OnnxModel m(18);
+    m.input("x", {2});
+    m.initializer("c", {2, 2}, {1000.f, 1001.f, -2.f, 3.f});
+    m.initializer_i64("axes", {1}, {1});
+    jet::test::attr_int(m.node("ReduceLogSumExp", {"c", "axes"}, {"l"}), "keepdims", 0);
+    m.node("Add", {"x", "l"}, {"y"});
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::REDUCE) == 0);
+    const std::vector<double> want = {1001.0 + std::log1p(std::exp(-1.0)), 3.0 + std::log1p(std::exp(-5.0))};
+    CHECK(rel_error(run(g, {{0.f, 0.f}})[0], want) < 1e-6);
+    OnnxModel big(18);
+    big.input("x", {2, 3});
+    big.initializer_i64("axes", {1}, {1});
+    big.node("ReduceLogSumExp", {"x", "axes"}, {"y"});
+    big.output("y");
+    const Graph gb = import_ok(big);
+    const std::vector<double> wb = {1001.0 + std::log(1 + std::exp(-1.0) + std::exp(-2.0)), 2.0 + std::log(1 + 2 * std::exp(-1.0))};
+    CHECK(rel_error(run(gb, {{1000.f, 1001.f, 999.f, 1.f, 2.f, 1.f}})[0], wb) < 1e-6);
+  }
+}
+
 TEST_CASE("onnx import: the new op types survive the passes, the writer and the f16 conversion") {
   const uint32_t seed = fresh_seed();
   MESSAGE("seed " << seed);
