@@ -401,13 +401,6 @@ Status execute_op_tensor(const Handle& h, const PreparedOp& p, const void* const
 // ---------------------------------------------------------------------------------------------
 // Gemm: gemm_forward. inputs: a, b[, bias]. y = alpha * op(a) @ op(b) + beta * bias.
 
-struct GemmPrepared {
-  GemmDesc gemm;
-  float alpha = 1.f;
-  int bias_input = -1;
-  TensorDesc bias_view;  // y's rank
-};
-
 Status prepare_gemm(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::GemmParams& gp = *a.op.params_as_GemmParams();
   JET_RETURN_IF_ERROR(expect_inputs(*p, gp.has_bias() ? 3 : 2, "a, b[, bias] as has_bias says"));
@@ -487,12 +480,6 @@ Status execute_gemm(const Handle& h, const PreparedOp& p, const void* const* in,
 
 // ---------------------------------------------------------------------------------------------
 // Softmax: softmax_forward in CHANNEL mode over a (outer, axis, inner) view. In place allowed.
-
-struct SoftmaxPrepared {
-  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
-  SoftmaxMode mode = SoftmaxMode::CHANNEL;
-  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
-};
 
 Status prepare_softmax(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::SoftmaxParams& sp = *a.op.params_as_SoftmaxParams();
@@ -584,10 +571,6 @@ Status execute_concat(const Handle& h, const PreparedOp& p, const void* const* i
 // ---------------------------------------------------------------------------------------------
 // Reshape: same bytes, new dims; a copy unless the output took over the input's region.
 
-struct ReshapePrepared {
-  TensorDesc x_view, y_view;  // 1-D views of the same element count
-};
-
 Status prepare_reshape(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
   const TensorDesc& x = input(a, *p, 0).desc;
@@ -661,11 +644,6 @@ Status read_exact(const flatbuffers::Vector<int64_t>* v, int n, const char* what
 // ---------------------------------------------------------------------------------------------
 // Slice: transform_tensor from a strided view of x (slice, transpose, split). inputs: x.
 
-struct SlicePrepared {
-  TensorDesc view;     // the strided view of x that is copied into y
-  size_t offset_bytes = 0;  // where the view starts in x
-};
-
 Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   SlicePrepared& sl = p->data.emplace<SlicePrepared>();
   const fb::SliceParams& sp = *a.op.params_as_SliceParams();
@@ -714,13 +692,6 @@ Status execute_slice(const Handle& h, const PreparedOp& p, const void* const* in
 
 // ---------------------------------------------------------------------------------------------
 // Pad: pad_forward (constant, reflect, edge; negative pads crop). inputs: x.
-
-struct PadPrepared {
-  PadMode mode = PadMode::CONSTANT;
-  int64_t pad_begin[kMaxRank] = {};
-  int64_t pad_end[kMaxRank] = {};
-  float value = 0.f;
-};
 
 Status prepare_pad(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const fb::PadParams& pp = *a.op.params_as_PadParams();
@@ -798,13 +769,6 @@ Status execute_resize(const Handle& h, const PreparedOp& p, const void* const* i
 
 // ---------------------------------------------------------------------------------------------
 // ConvTranspose: conv_backward_data, then the bias by add_tensor. inputs: x, w[, bias].
-
-struct ConvTransposePrepared {
-  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
-  ConvDesc conv;
-  int bias_input = -1;
-  TensorDesc bias_view;  // 1, C_out, 1...
-};
 
 Status prepare_conv_transpose(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   const fb::ConvTransposeParams& cp = *a.op.params_as_ConvTransposeParams();

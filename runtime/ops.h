@@ -29,6 +29,44 @@ struct ConvPrepared {
   TensorDesc bias_view;     // 1, K, 1... over the bias constant
 };
 
+// The prepared data of the ops whose backward rules (the training add-on, runtime/training/)
+// read it too; the other ops' structs are defined next to their functions in ops.cpp.
+struct GemmPrepared {
+  GemmDesc gemm;
+  float alpha = 1.f;
+  int bias_input = -1;
+  TensorDesc bias_view;  // y's rank
+};
+
+struct SoftmaxPrepared {
+  SoftmaxAlgo algo = SoftmaxAlgo::ACCURATE;
+  SoftmaxMode mode = SoftmaxMode::CHANNEL;
+  TensorDesc x_view, y_view;  // rank 3..5 views the kernel takes
+};
+
+struct ReshapePrepared {
+  TensorDesc x_view, y_view;  // 1-D views of the same element count
+};
+
+struct PadPrepared {
+  PadMode mode = PadMode::CONSTANT;
+  int64_t pad_begin[kMaxRank] = {};
+  int64_t pad_end[kMaxRank] = {};
+  float value = 0.f;
+};
+
+struct SlicePrepared {
+  TensorDesc view;     // the strided view of x that is copied into y
+  size_t offset_bytes = 0;  // where the view starts in x
+};
+
+struct ConvTransposePrepared {
+  FilterDesc filter;  // C_in x C_out/groups x window (the forward convolution's K x C)
+  ConvDesc conv;
+  int bias_input = -1;
+  TensorDesc bias_view;  // 1, C_out, 1...
+};
+
 // What a prepare function gets: the op as stored, the validated tensors, the backend.
 struct PrepareArgs {
   const fb::Op& op;

@@ -113,8 +113,10 @@ if want sanitizer; then
         echo "racecheck|$build/tests/$suite|$tc"; echo "memcheck|$build/tests/$suite|$tc"
       done <<<"$("$build/tests/$suite" -ltc 2>/dev/null | grep -vE '^\[doctest\]|^=+$|^$' || true)"
     done
-    # tests/training/jet_train_gpu_tests: the training add-on's CUDA kernels (JET_BUILD_TRAINING).
-    for exe in "$build"/tests/jet_test_* "$build"/tests/training/jet_train_gpu_tests; do
+    # tests/training/jet_train_gpu_tests: the training add-on's CUDA kernels (JET_BUILD_TRAINING);
+    # jet_train_trainer_cuda: the trainer on CUDA.
+    for exe in "$build"/tests/jet_test_* "$build"/tests/training/jet_train_gpu_tests \
+               "$build"/tests/training/jet_train_trainer_cuda; do
       [ -x "$exe" ] || continue
       [[ " $split_suites " == *" $(basename "$exe") "* ]] && continue
       echo "racecheck|$exe|"; echo "memcheck|$exe|"; done

@@ -502,24 +502,6 @@ struct ConvEpi {
     T* yp = y + w.yo + k * g.ys_c;
     *yp = from_f32<T>(finish(w, k, acc, yp));
   }
-  // The tensor-core engine's L2 prefetch (gemm_mma.cuh, HasPrefetch): the residual's (fused)
-  // or the old y's (beta != 0) lines of rows r0 .. r0 + rows - 1, columns c0 .. c0 + cols - 1 of
-  // group z, when channels are contiguous (NHWC). A row's first element, then every 128 bytes,
-  // then its last element: every line the row touches, and no address outside it.
-  __device__ __forceinline__ void prefetch(int z, int r0, int rows, int c0, int cols, int tid,
-                                           int nthreads) const {
-    const bool residual = e.fused && e.z && e.zs_c == 1;
-    const bool old_y = !e.fused && e.beta != 0.f && g.ys_c == 1;
-    if (!residual && !old_y) return;
-    constexpr int kLine = 128 / sizeof(T);
-    for (int r = tid; r < rows; r += nthreads) {
-      const Row w = row(z, r0 + r);
-      const int64_t k = w.k0 + c0;
-      const T* p = residual ? static_cast<const T*>(e.z) + w.zo + k : y + w.yo + k;
-      for (int c = 0; c < cols; c += kLine) gemm::prefetch_l2(p + c);
-      gemm::prefetch_l2(p + cols - 1);
-    }
-  }
   // Channels col .. col + 7 (the tensor-core engine's epilogue). NHWC f16 with 16-byte aligned
   // rows: conv_store's formula on 8 values at once, with 16-byte loads of the residual, the bias
   // and (beta != 0) the old y, and one 16-byte store; otherwise one store() each.

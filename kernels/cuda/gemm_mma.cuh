@@ -192,22 +192,6 @@ struct HasStore8<E, decltype(std::declval<const E&>().store8(std::declval<const 
                                                           0, static_cast<const float*>(nullptr)))>
     : std::true_type {};
 
-// Epilogues that read memory besides the accumulators (a residual, or the old y for beta != 0)
-// may provide prefetch(z, r0, rows, c0, cols, tid, nthreads): called by every thread of a block
-// before its main loop, it asks the L2 for the lines the epilogue of the tile (rows r0.., columns
-// c0..) will read. The epilogue's loads then hit the L2 instead of waiting one DRAM round trip
-// per 16-byte segment (a thread's segments are loaded and stored one after another: the stores
-// may alias the loads), and the DRAM reads overlap the main loop.
-template <class E, class = void>
-struct HasPrefetch : std::false_type {};
-template <class E>
-struct HasPrefetch<E, decltype(std::declval<const E&>().prefetch(0, 0, 0, 0, 0, 0, 0))>
-    : std::true_type {};
-
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-}
-
 template <class E>
 __device__ __forceinline__ void store_row8(const E& ep, const typename E::Row& er, int col,
                                            int left, const float* v) {
@@ -269,8 +253,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     const int k_begin = split * k_per_split;
     const int k_end = min(K, k_begin + k_per_split);
     const int nk = (k_end - k_begin + BK - 1) / BK;
-    if constexpr (HasPrefetch<E>::value)
-      ep.prefetch(z, m0, min(BM, M - m0), n0, min(BN, N - n0), tid, THREADS);
     __syncthreads();  // the previous problem's shared reads are done
     const LA A = la.bind(z);
     const LB B = lb.bind(z);

@@ -1,0 +1,161 @@
+// jet::Trainer on the CUDA backend against the CPU backend: the same model, batches and
+// optimizer give the same losses (1e-4 relative) and parameters; create makes one device
+// allocation and steps none (host or device); save works from the path form and says why not from
+// an engine that dropped its file. Without a usable CUDA device it exits 77 (ctest: Skipped).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "common/alloc_counter.h"
+#include "device_memory.h"
+#include "training/trainer_models.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+LoadOptions cuda_options() {
+  LoadOptions o;
+  o.backend = Backend::CUDA;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA trainer: the CPU trainer's losses and parameters, no allocation per step") {
+  const Bytes bytes = small_model(false);
+  for (OptimizerKind opt : {OptimizerKind::SGD, OptimizerKind::ADAMW}) {
+    TrainerConfig cfg;
+    cfg.optimizer = opt;
+    cfg.sgd.lr = 0.05f;
+    cfg.sgd.momentum = 0.9f;
+    cfg.clip_grad_norm = 2.f;
+    std::unique_ptr<Trainer> cpu, gpu;
+    REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &cpu));
+    std::shared_ptr<Engine> engine;
+    REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), cuda_options(), &engine));
+    const uint64_t device_before = rt::device_alloc_count();
+    REQUIRE_OK(Trainer::create(engine, cfg, &gpu));
+    CHECK(rt::device_alloc_count() == device_before + 1);
+    std::vector<Batch> batches(10);
+    for (size_t s = 0; s < batches.size(); ++s) {
+      float lc = 0.f, lg = 0.f;
+      REQUIRE_OK(cpu->step(batches[s].view(), &lc));
+      REQUIRE_OK(gpu->step(batches[s].view(), &lg));
+      INFO("step " << s << ": cpu " << lc << ", cuda " << lg);
+      CHECK(std::fabs(lc - lg) <= 1e-4f * std::fabs(lc));
+    }
+    for (size_t i = 0; i < cpu->parameters().size(); ++i) {
+      std::vector<float> a, b;
+      REQUIRE_OK(cpu->parameter_values(static_cast<int>(i), &a));
+      REQUIRE_OK(gpu->parameter_values(static_cast<int>(i), &b));
+      float scale = 0.f, diff = 0.f;
+      for (size_t k = 0; k < a.size(); ++k) {
+        scale = std::max(scale, std::fabs(a[k]));
+        diff = std::max(diff, std::fabs(a[k] - b[k]));
+      }
+      INFO(cpu->parameters()[i].name);
+      CHECK(diff <= 1e-3f * scale);
+    }
+    EvalResult ec, eg;
+    REQUIRE_OK(cpu->evaluate(batches[0].view(), &ec));
+    REQUIRE_OK(gpu->evaluate(batches[0].view(), &eg));
+    CHECK(std::fabs(ec.loss - eg.loss) <= 1e-4f * std::fabs(ec.loss));
+    CHECK(ec.correct == eg.correct);
+    if (alloc_counting_available()) {
+      bool all_ok = true;
+      const uint64_t device_steps = rt::device_alloc_count();
+      arm_alloc_counter();
+      for (int i = 0; i < 20; ++i) {
+        float loss = 0.f;
+        all_ok = all_ok && gpu->step(batches[static_cast<size_t>(i) % batches.size()].view(), &loss).ok();
+      }
+      const long count = disarm_alloc_counter();
+      CHECK(all_ok);
+      CHECK(count == 0);
+      CHECK(rt::device_alloc_count() == device_steps);
+    }
+    // The engine dropped its file after the upload: save says how to get one.
+    std::vector<uint8_t> saved;
+    const Status st = gpu->save(&saved);
+    CHECK(st.code() == StatusCode::NOT_SUPPORTED);
+    CHECK(contains(st.message(), "create the trainer from the model's path"));
+  }
+}
+
+TEST_CASE("CUDA trainer from a path: save writes what the CPU trainer would") {
+  const Bytes bytes = small_model(false);
+  TempFile file("trainer_cuda");
+  {
+    std::ofstream f(file.path(), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  TrainerConfig cfg;
+  std::unique_ptr<Trainer> gpu;
+  REQUIRE_OK(Trainer::create(file.path(), cuda_options(), cfg, &gpu));
+  Batch batch;
+  for (int i = 0; i < 3; ++i) REQUIRE_OK(gpu->step(batch.view(), nullptr));
+  std::vector<uint8_t> saved;
+  REQUIRE_OK(gpu->save(&saved));
+  std::shared_ptr<Engine> reloaded;
+  REQUIRE_OK(Engine::load(saved.data(), saved.size(), cuda_options(), &reloaded));
+  std::unique_ptr<Trainer> again;
+  REQUIRE_OK(Trainer::create(reloaded, cfg, &again));
+  EvalResult a, b;
+  REQUIRE_OK(gpu->evaluate(batch.view(), &a));
+  REQUIRE_OK(again->evaluate(batch.view(), &b));
+  CHECK(a.loss == b.loss);
+}
+
+TEST_CASE("CUDA trainer: every rule's gradients equal the CPU trainer's") {
+  const Bytes bytes = every_rule_model();
+  TrainerConfig cfg;
+  cfg.loss = LossKind::MSE;
+  cfg.sgd.lr = 0.f;
+  std::unique_ptr<Trainer> cpu, gpu;
+  REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &cpu));
+  std::shared_ptr<Engine> engine;
+  REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), cuda_options(), &engine));
+  REQUIRE_OK(Trainer::create(engine, cfg, &gpu));
+  const std::vector<float> images = random_floats(kRuleBatch * 4 * 6 * 6, -1.f, 1.f);
+  const std::vector<float> targets = random_floats(kRuleBatch * 5, 0.f, 0.4f);
+  const TrainBatch batch{images.data(), nullptr, targets.data()};
+  float lc = 0.f, lg = 0.f;
+  REQUIRE_OK(cpu->step(batch, &lc));
+  REQUIRE_OK(gpu->step(batch, &lg));
+  CHECK(std::fabs(lc - lg) <= 1e-5f * std::fabs(lc));
+  for (size_t i = 0; i < cpu->parameters().size(); ++i) {
+    std::vector<float> a, b;
+    REQUIRE_OK(cpu->parameter_gradient(static_cast<int>(i), &a));
+    REQUIRE_OK(gpu->parameter_gradient(static_cast<int>(i), &b));
+    float scale = 0.f, diff = 0.f;
+    for (size_t k = 0; k < a.size(); ++k) {
+      scale = std::max(scale, std::fabs(a[k]));
+      diff = std::max(diff, std::fabs(a[k] - b[k]));
+    }
+    INFO(cpu->parameters()[i].name << ": largest difference " << diff << ", largest |gradient| " << scale);
+    CHECK(scale > 0.f);
+    CHECK(diff <= 1e-4f * scale);
+  }
+}
+
+TEST_CASE("CUDA trainer: PyTorch's losses (tests/data/torch_small_cnn)") { check_torch_reference(Backend::CUDA); }
+
+int main(int argc, char** argv) {
+  bool listing = false;
+  for (int i = 1; i < argc; ++i) listing = listing || std::strncmp(argv[i], "-l", 2) == 0 ||
+                                           std::strncmp(argv[i], "--list", 6) == 0;
+  Handle h;
+  const Status s = listing ? Status() : Handle::cuda(0, nullptr, &h);
+  if (!s.ok()) {
+    std::fprintf(stderr, "trainer CUDA tests skipped: %s\n", s.to_string().c_str());
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
