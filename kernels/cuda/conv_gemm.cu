@@ -463,6 +463,11 @@ struct ConvEpi {
   ConvOut e;
   T* y;
   int out[3];
+  // Decided once on the host (make_epi): every 8-channel group of y (and of the residual, the
+  // bias and the old y, where read) is 16 contiguous, 16-byte aligned bytes, so store8 goes
+  // straight to its vector code with no per-segment stride or alignment tests (for 1x1 layers
+  // of small depth the epilogue is most of the kernel's instructions).
+  bool vec8;
 
   struct Row {
     int64_t yo, zo;  // y and z offsets of (n, o0, o1, o2)
@@ -508,7 +513,7 @@ struct ConvEpi {
   __device__ __forceinline__ void store8(const Row& w, int col, const float* acc) const {
     const int64_t k = w.k0 + col;
     T* yp = y + w.yo + k * g.ys_c;
-    if (!std::is_same<T, __half>::value || g.ys_c != 1 || !aligned16_dev(yp)) {
+    if (!std::is_same<T, __half>::value || !vec8) {
 #pragma unroll
       for (int q = 0; q < 8; ++q) store(w, col + q, acc[q]);
       return;
@@ -518,15 +523,14 @@ struct ConvEpi {
     for (int q = 0; q < 8; ++q) v[q] = e.alpha1 * acc[q];
     if (e.fused) {
       if (e.z) {
-        const T* zp = static_cast<const T*>(e.z) + w.zo + k * e.zs_c;
         float zv[8];
-        load8(zp, e.zs_c, zv);
+        unpack8(*reinterpret_cast<const uint4*>(static_cast<const T*>(e.z) + w.zo + k), zv);
 #pragma unroll
         for (int q = 0; q < 8; ++q) v[q] += e.alpha2 * zv[q];
       }
       if (e.bias) {
         float bv[8];
-        load8(static_cast<const T*>(e.bias) + k * e.bias_stride, e.bias_stride, bv);
+        unpack8(*reinterpret_cast<const uint4*>(static_cast<const T*>(e.bias) + k), bv);
 #pragma unroll
         for (int q = 0; q < 8; ++q) v[q] += bv[q];
       }
@@ -539,7 +543,7 @@ struct ConvEpi {
       }
     } else if (e.beta != 0.f) {
       float old[8];
-      load8(yp, 1, old);
+      unpack8(*reinterpret_cast<const uint4*>(yp), old);
 #pragma unroll
       for (int q = 0; q < 8; ++q) v[q] += e.beta * old[q];
     }
@@ -553,24 +557,15 @@ struct ConvEpi {
   }
 
  private:
-  static __device__ __forceinline__ bool aligned16_dev(const void* p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  }
-  // Eight values p[0], p[s], ..., p[7 s] as floats: one 16-byte load when contiguous and aligned.
-  static __device__ __forceinline__ void load8(const T* p, int64_t s, float* out) {
-    if (std::is_same<T, __half>::value && s == 1 && aligned16_dev(p)) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(p);
-      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+  // Eight f16 values packed in 16 bytes, as floats.
+  static __device__ __forceinline__ void unpack8(const uint4& raw, float* out) {
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[q]));
-        out[2 * q] = f.x;
-        out[2 * q + 1] = f.y;
-      }
-      return;
+    for (int q = 0; q < 4; ++q) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[q]));
+      out[2 * q] = f.x;
+      out[2 * q + 1] = f.y;
     }
-#pragma unroll
-    for (int q = 0; q < 8; ++q) out[q] = to_f32(p[q * s]);
   }
 };
 
@@ -579,6 +574,16 @@ struct ConvEpi {
 namespace {
 using namespace conv_gemm_detail;
 
+// Whether every 8 consecutive channels (from a multiple of 8, within a group) of a tensor at p
+// with these strides are 16 contiguous bytes at a 16-byte aligned address (f16).
+bool channel_groups_vec8(const void* p, int64_t cs, int64_t ns, const int64_t* ss,
+                         int64_t group_channels) {
+  bool ok = p && reinterpret_cast<uintptr_t>(p) % 16 == 0 && cs == 1 && ns % 8 == 0 &&
+            group_channels % 8 == 0;
+  for (int i = 0; i < 3; ++i) ok = ok && ss[i] % 8 == 0;
+  return ok;
+}
+
 template <class T>
 ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
   ConvEpi<T> ep;
@@ -586,6 +591,12 @@ ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
   ep.e = e;
   ep.y = static_cast<T*>(y);
   for (int i = 0; i < 3; ++i) ep.out[i] = static_cast<int>(g.out[i]);
+  // Channel k0 = group * kg: with kg % 8 == 0 every 8-channel group starts 16-byte aligned.
+  bool v = std::is_same<T, __half>::value && channel_groups_vec8(y, g.ys_c, g.ys_n, g.ys, g.kg);
+  if (e.fused && e.z) v = v && channel_groups_vec8(e.z, e.zs_c, e.zs_n, e.zs, g.kg);
+  if (e.fused && e.bias)
+    v = v && e.bias_stride == 1 && reinterpret_cast<uintptr_t>(e.bias) % 16 == 0;
+  ep.vec8 = v;
   return ep;
 }
 

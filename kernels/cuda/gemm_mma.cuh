@@ -358,14 +358,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     for (int r = tid; r < BM; r += THREADS)
       if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
     const int g = lane >> 2, t = lane & 3;
-#pragma unroll
+    // The band loop is not unrolled, so that the store code (most of the epilogue's
+    // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
+#pragma unroll 1
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int ii = 0; ii < MI; ++ii) {
+        if (ii != i) continue;
 #pragma unroll
-        for (int j = 0; j < NI; ++j)
-          *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN + j * 8 +
-                                     2 * t) = make_float2(acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+            *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN +
+                                       j * 8 + 2 * t) =
+                make_float2(acc[ii][j][h * 2], acc[ii][j][h * 2 + 1]);
+      }
       __syncthreads();
       for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
         const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
