@@ -671,6 +671,33 @@ Status Graph::instancenorm(const std::string& name, int x, int scale, int bias, 
   return finish(Node{name, op, {x, scale, bias}, {}, InstanceNormAttrs{epsilon}}, tx.dtype, tx.dims, y);
 }
 
+Status Graph::layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y) {
+  const OpType op = OpType::LAYERNORM;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  const int rank = static_cast<int>(tx.dims.size());
+  if (rank < 1 || rank > kMaxRank) return bad(op, name, "x " + dims_text(tx.dims) + " must have rank 1..8");
+  if (axis < 0 || axis >= rank) return bad(op, name, "axis " + std::to_string(axis) + " is outside x's rank");
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) return bad(op, name, "epsilon must be finite and > 0");
+  int64_t inner = 1;
+  for (int d = axis; d < rank; ++d) inner *= tx.dims[d];
+  LayerNormAttrs a{axis, epsilon, scale >= 0, bias >= 0};
+  Node nd{name, op, {x}, {}, a};
+  const int params[2] = {scale, bias};
+  const char* pnames[2] = {"scale", "bias"};
+  for (int i = 0; i < 2; ++i) {
+    if (params[i] < 0) continue;
+    JET_RETURN_IF_ERROR(check_tensor(name, params[i], pnames[i]));
+    if (tensors[params[i]].elements() != inner) {
+      return bad(op, name, std::string(pnames[i]) + " has " + std::to_string(tensors[params[i]].elements()) +
+                               " elements, expected " + std::to_string(inner) + " (x's dims from axis " +
+                               std::to_string(axis) + " on)");
+    }
+    nd.inputs.push_back(params[i]);
+  }
+  return finish(std::move(nd), tx.dtype, tx.dims, y);
+}
+
 Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
   const OpType op = OpType::LRN;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -788,6 +815,11 @@ Status check_node(const Graph& g, int node) {
       want_inputs = 2 + (std::get<ConvTransposeAttrs>(n.attrs).has_bias ? 1 : 0);
       break;
     case OpType::INSTANCENORM: want_inputs = 3; break;
+    case OpType::LAYERNORM: {
+      const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
+      want_inputs = 1 + (a.has_scale ? 1 : 0) + (a.has_bias ? 1 : 0);
+      break;
+    }
     case OpType::POOL:
     case OpType::GLOBAL_POOL:
     case OpType::ACTIVATION:

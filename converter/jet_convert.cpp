@@ -67,9 +67,10 @@ const char kUsage[] =
     "                             e.g. --preprocess imagenet, --preprocess range=-1:1,resize=letterbox\n"
     "  --outputs NAME,...         cut the graph: these tensors become the outputs, and only what\n"
     "                             they depend on is converted (e.g. before post-processing)\n"
-    "  --no-fuse                  no batchnorm folding and no epilogue fusion (debugging)\n"
+    "  --no-fuse                  no batchnorm folding, epilogue or layernorm fusion (debugging)\n"
     "  --disable-pass NAME        turn one optimization pass off: fold_constants, fold_reshapes,\n"
-    "                             fold_batchnorm, fuse_epilogues, eliminate_dead_nodes\n"
+    "                             fold_batchnorm, fuse_epilogues, fuse_layernorm,\n"
+    "                             eliminate_dead_nodes\n"
     "  --verbose                  report what every ONNX node became\n";
 
 int usage_error(const std::string& msg) { return jet::tools::usage_error("jet-convert", kUsage, msg); }

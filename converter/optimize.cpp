@@ -307,11 +307,14 @@ bool OptimizeOptions::disable(const std::string& name) {
     fold_batchnorm = false;
   } else if (name == "fuse_epilogues") {
     fuse_epilogues = false;
+  } else if (name == "fuse_layernorm") {
+    fuse_layernorm = false;
   } else if (name == "eliminate_dead_nodes") {
     eliminate_dead_nodes = false;
   } else if (name == "fuse") {
     fold_batchnorm = false;
     fuse_epilogues = false;
+    fuse_layernorm = false;
   } else {
     return false;
   }
@@ -561,6 +564,144 @@ Status fuse_epilogues(ir::Graph* g, OptimizeReport* report) {
   return finish(g, drop, "fuse_epilogues");
 }
 
+namespace {
+
+bool is_node(const ir::Graph& g, int i, ir::OpType op) { return i >= 0 && g.nodes[i].op == op; }
+bool is_tensor_op(const ir::Graph& g, int i, TensorOp op) {
+  return is_node(g, i, ir::OpType::OP_TENSOR) && std::get<ir::OpTensorAttrs>(g.nodes[i].attrs).op == op;
+}
+// A mean over some dims: REDUCE MEAN, or GLOBAL_POOL AVG (the importer's form of a mean over
+// exactly the spatial dims; there is no padding, so both averages agree).
+bool is_mean(const ir::Graph& g, int i) {
+  if (is_node(g, i, ir::OpType::REDUCE)) return std::get<ir::ReduceAttrs>(g.nodes[i].attrs).op == ReduceOp::MEAN;
+  if (!is_node(g, i, ir::OpType::GLOBAL_POOL)) return false;
+  const PoolMode m = std::get<ir::GlobalPoolAttrs>(g.nodes[i].attrs).mode;
+  return m == PoolMode::AVG_INCLUDE_PAD || m == PoolMode::AVG_EXCLUDE_PAD;
+}
+// The other input of binary node i than t, or -1 when both are t.
+int other_input(const ir::Node& n, int t) {
+  if (n.inputs[0] == t && n.inputs[1] != t) return n.inputs[1];
+  if (n.inputs[1] == t && n.inputs[0] != t) return n.inputs[0];
+  return -1;
+}
+// The first dim a REDUCE from x to m reduces, when the reduced dims are exactly x's dims from it
+// on (dims of size 1 anywhere count as either); -1 otherwise.
+int reduced_suffix(const std::vector<int64_t>& x, const std::vector<int64_t>& m) {
+  if (x.size() != m.size()) return -1;
+  int axis = static_cast<int>(x.size());
+  while (axis > 0 && (m[axis - 1] == 1 || x[axis - 1] == 1)) --axis;
+  for (int d = 0; d < axis; ++d) {
+    if (m[d] != x[d]) return -1;
+  }
+  for (size_t d = axis; d < x.size(); ++d) {
+    if (m[d] != 1) return -1;
+  }
+  return axis < static_cast<int>(x.size()) ? axis : -1;
+}
+// A constant that broadcasts to dims `out` varying only in the dims from `axis` on, as the
+// normalized group's inner values (row-major); false otherwise.
+bool group_values(const ir::Tensor& c, const std::vector<int64_t>& out, int axis, std::vector<float>* v) {
+  if (!is_f32_constant(c) || c.dims.size() > out.size()) return false;
+  const size_t pad = out.size() - c.dims.size();
+  for (size_t d = 0; d < out.size(); ++d) {
+    const int64_t cd = d < pad ? 1 : c.dims[d - pad];
+    if (cd != 1 && (cd != out[d] || static_cast<int>(d) < axis)) return false;
+  }
+  int64_t inner = 1;
+  for (size_t d = axis; d < out.size(); ++d) inner *= out[d];
+  v->assign(static_cast<size_t>(inner), 0.f);
+  std::vector<int64_t> idx(out.size(), 0);
+  for (int64_t i = 0; i < inner; ++i) {
+    int64_t rest = i, flat = 0;
+    for (size_t d = out.size(); d-- > static_cast<size_t>(axis);) {
+      idx[d] = rest % out[d];
+      rest /= out[d];
+    }
+    for (size_t d = pad; d < out.size(); ++d) {
+      const int64_t cd = c.dims[d - pad];
+      flat = flat * cd + (cd == 1 ? 0 : idx[d]);
+    }
+    (*v)[static_cast<size_t>(i)] = c.data[static_cast<size_t>(flat)];
+  }
+  return true;
+}
+
+}  // namespace
+
+Status fuse_layernorm(ir::Graph* g, OptimizeReport* report) {
+  if (!g) return bad("fuse_layernorm: graph is null");
+  std::vector<int> order;
+  Status st = ir::check_graph(*g, &order);
+  if (!st.ok()) return st;
+  NameSet names(*g);
+  std::vector<bool> drop(g->nodes.size(), false);
+  int fused = 0;
+  for (int r1 : order) {
+    if (drop[r1] || !is_mean(*g, r1)) continue;
+    const std::vector<std::vector<int>> readers = readers_of(*g, drop);
+    const int x = g->nodes[r1].inputs[0], m = g->nodes[r1].outputs[0];
+    const std::vector<int64_t>& xd = g->tensors[x].dims;
+    const int axis = reduced_suffix(xd, g->tensors[m].dims);
+    if (axis < 0) continue;
+    // d = x - mean, read by the square and by the division.
+    const int sub = only_reader(*g, readers, m);
+    if (!is_tensor_op(*g, sub, TensorOp::SUB) || g->nodes[sub].inputs[0] != x || g->nodes[sub].inputs[1] != m) continue;
+    const int d = g->nodes[sub].outputs[0];
+    if (g->tensors[d].kind != ir::TensorKind::ACTIVATION || g->tensors[d].dims != xd || readers[d].size() != 3) continue;
+    int sq = -1, div = -1;
+    for (int r : readers[d]) {
+      if (is_tensor_op(*g, r, TensorOp::MUL) && g->nodes[r].inputs[0] == d && g->nodes[r].inputs[1] == d) sq = r;
+      if (is_tensor_op(*g, r, TensorOp::DIV) && g->nodes[r].inputs[0] == d) div = r;
+    }
+    if (sq < 0 || div < 0) continue;
+    const int r2 = only_reader(*g, readers, g->nodes[sq].outputs[0]);
+    if (!is_mean(*g, r2) || g->tensors[g->nodes[r2].outputs[0]].dims != g->tensors[m].dims) continue;
+    const int v = g->nodes[r2].outputs[0];
+    const int add = only_reader(*g, readers, v);
+    if (!is_tensor_op(*g, add, TensorOp::ADD)) continue;
+    const int eps_t = other_input(g->nodes[add], v);
+    if (eps_t < 0 || !is_f32_constant(g->tensors[eps_t]) || g->tensors[eps_t].elements() != 1) continue;
+    const double eps = g->tensors[eps_t].data[0];
+    if (!(eps > 0) || !std::isfinite(eps)) continue;
+    const int sqrt_n = only_reader(*g, readers, g->nodes[add].outputs[0]);
+    if (!is_node(*g, sqrt_n, ir::OpType::ACTIVATION) ||
+        std::get<ir::ActivationAttrs>(g->nodes[sqrt_n].attrs).act.mode != ActivationMode::SQRT)
+      continue;
+    if (only_reader(*g, readers, g->nodes[sqrt_n].outputs[0]) != div || g->nodes[div].inputs[1] != g->nodes[sqrt_n].outputs[0])
+      continue;
+    // Optional scale (Mul) and bias (Add) by constants that vary only over the normalized dims.
+    int last = div;
+    std::vector<float> scale, bias;
+    const int mul = only_reader(*g, readers, g->nodes[div].outputs[0]);
+    if (is_tensor_op(*g, mul, TensorOp::MUL) && g->tensors[g->nodes[mul].outputs[0]].dims == xd) {
+      const int c = other_input(g->nodes[mul], g->nodes[div].outputs[0]);
+      if (c >= 0 && group_values(g->tensors[c], xd, axis, &scale)) last = mul;
+    }
+    const int badd = only_reader(*g, readers, g->nodes[last].outputs[0]);
+    if (is_tensor_op(*g, badd, TensorOp::ADD) && g->tensors[g->nodes[badd].outputs[0]].dims == xd) {
+      const int c = other_input(g->nodes[badd], g->nodes[last].outputs[0]);
+      if (c >= 0 && group_values(g->tensors[c], xd, axis, &bias)) last = badd;
+    }
+    ir::Node& ln = g->nodes[last];
+    const std::string base = g->nodes[r1].name;
+    ln.op = ir::OpType::LAYERNORM;
+    ln.attrs = ir::LayerNormAttrs{axis, eps, !scale.empty(), !bias.empty()};
+    ln.inputs = {x};
+    const int64_t inner = static_cast<int64_t>(std::max(scale.size(), bias.size()));
+    if (!scale.empty()) ln.inputs.push_back(add_constant(g, &names, base + ".scale", {inner}, std::move(scale)));
+    if (!bias.empty()) ln.inputs.push_back(add_constant(g, &names, base + ".bias", {inner}, std::move(bias)));
+    for (int n : {r1, sub, sq, r2, add, sqrt_n, div, mul}) {
+      if (n >= 0 && n != last && (n != mul || last != div)) drop[n] = true;
+    }
+    ++fused;
+  }
+  if (report) {
+    report->layernorms_fused += fused;
+    if (fused) report->notes.push_back("fuse_layernorm: " + count_text(fused, "decomposed layer normalization", "decomposed layer normalizations") + " became LAYERNORM");
+  }
+  return finish(g, drop, "fuse_layernorm");
+}
+
 Status eliminate_dead_nodes(ir::Graph* g, OptimizeReport* report) {
   if (!g) return bad("eliminate_dead_nodes: graph is null");
   std::vector<int> order;
@@ -603,6 +744,7 @@ Status optimize_graph(ir::Graph* g, const OptimizeOptions& options, OptimizeRepo
     if (options.fold_reshapes && (st = fold_reshapes(g, r), !st.ok())) return st;
     if (options.fold_batchnorm && (st = fold_batchnorm(g, r), !st.ok())) return st;
     if (options.fuse_epilogues && (st = fuse_epilogues(g, r), !st.ok())) return st;
+    if (options.fuse_layernorm && (st = fuse_layernorm(g, r), !st.ok())) return st;
     if (options.eliminate_dead_nodes && (st = eliminate_dead_nodes(g, r), !st.ok())) return st;
     if (g->nodes.size() == before) break;
   }

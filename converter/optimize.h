@@ -18,6 +18,10 @@
 //                         of the conv's dims (the residual z), CONV -> ACTIVATION: one CONV with
 //                         act(conv(x, w) + z + bias), the order conv_bias_act_forward computes;
 //                         Mul(x, Sigmoid(x)) -> ACTIVATION swish (SiLU);
+//   fuse_layernorm        layer normalization written out as ONNX exporters do, ReduceMean ->
+//                         Sub -> Pow(2) (or Mul of itself) -> ReduceMean -> Add(eps) -> Sqrt ->
+//                         Div [-> Mul(scale) [-> Add(bias)]] over a suffix of x's dims with
+//                         constant eps, scale and bias: one LAYERNORM;
 //   eliminate_dead_nodes  nodes whose outputs nobody reads (and that are not graph outputs), and
 //                         constants and activations nothing refers to any more.
 // The importer already removes Identity and Dropout and evaluates shape subgraphs (Shape, Gather,
@@ -44,10 +48,11 @@ struct OptimizeOptions {
   bool fold_reshapes = true;
   bool fold_batchnorm = true;
   bool fuse_epilogues = true;
+  bool fuse_layernorm = true;
   bool eliminate_dead_nodes = true;
 
-  // Turns off the pass named `name` (the names above; "fuse" turns off fold_batchnorm and
-  // fuse_epilogues, as jet-convert --no-fuse). false for an unknown name.
+  // Turns off the pass named `name` (the names above; "fuse" turns off fold_batchnorm,
+  // fuse_epilogues and fuse_layernorm, as jet-convert --no-fuse). false for an unknown name.
   bool disable(const std::string& name);
 };
 
@@ -60,6 +65,7 @@ struct OptimizeReport {
   int residuals_fused = 0;    // adds merged into a conv as its residual input
   int activations_fused = 0;  // activations merged into a conv's epilogue
   int swish_fused = 0;        // Mul(x, Sigmoid(x)) pairs that became one swish activation
+  int layernorms_fused = 0;   // decomposed layer normalizations that became one LAYERNORM
   int dead_removed = 0;       // nodes removed because nothing read them
   // One line per pass that changed something ("fold_batchnorm: 20 batchnorms into conv weights").
   std::vector<std::string> notes;
@@ -74,6 +80,7 @@ Status fold_constants(ir::Graph* g, OptimizeReport* report);
 Status fold_reshapes(ir::Graph* g, OptimizeReport* report);
 Status fold_batchnorm(ir::Graph* g, OptimizeReport* report);
 Status fuse_epilogues(ir::Graph* g, OptimizeReport* report);
+Status fuse_layernorm(ir::Graph* g, OptimizeReport* report);
 Status eliminate_dead_nodes(ir::Graph* g, OptimizeReport* report);
 
 }  // namespace jet

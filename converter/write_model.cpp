@@ -295,6 +295,11 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
     case ir::OpType::REDUCE:
       return {fb::OpParams::ReduceParams,
               fb::CreateReduceParams(b, static_cast<int32_t>(std::get<ir::ReduceAttrs>(n.attrs).op)).Union()};
+    case ir::OpType::LAYERNORM: {
+      const ir::LayerNormAttrs& a = std::get<ir::LayerNormAttrs>(n.attrs);
+      return {fb::OpParams::LayerNormParams,
+              fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias).Union()};
+    }
     case ir::OpType::COUNT:
       break;
   }

@@ -840,6 +840,47 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 }
 
 // ---------------------------------------------------------------------------------------------
+// LayerNorm: layernorm_forward over x's dims from `axis` on. inputs: x[, scale][, bias] (f32, one
+// packed value per element of a group). In place allowed.
+
+struct LayerNormPrepared {
+  int axis = 0;
+  double epsilon = 1e-5;
+  int scale_input = -1, bias_input = -1;
+};
+
+Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  LayerNormPrepared& l = p->data.emplace<LayerNormPrepared>();
+  const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();
+  const size_t want = 1 + (lp.has_scale() ? 1 : 0) + (lp.has_bias() ? 1 : 0);
+  JET_RETURN_IF_ERROR(expect_inputs(*p, want, "x[, scale][, bias]"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  if (lp.axis() < 0 || lp.axis() >= x.rank())
+    return bad("axis " + std::to_string(lp.axis()) + " is outside x's rank " + std::to_string(x.rank()));
+  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "layernorm keeps the dtype"));
+  const int64_t inner = product(x.dims(), lp.axis(), x.rank());
+  for (size_t k = 1; k < want; ++k) {
+    const TensorDesc& t = input(a, *p, k).desc;
+    JET_RETURN_IF_ERROR(expect_dtype(t, input_name(a, *p, k), DType::F32, "layernorm parameters are f32"));
+    if (t.elements() != inner || !t.is_packed())
+      return bad("parameter '" + input_name(a, *p, k) + "' has dims " + dims_text(t) + ", expected " +
+                 std::to_string(inner) + " packed elements (one per element of a normalized group)");
+  }
+  l.axis = lp.axis();
+  l.scale_input = lp.has_scale() ? 1 : -1;
+  l.bias_input = lp.has_bias() ? (lp.has_scale() ? 2 : 1) : -1;
+  return read_epsilon(lp.epsilon(), &l.epsilon);
+}
+
+Status execute_layernorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                         size_t) {
+  const LayerNormPrepared& l = p.data.as<LayerNormPrepared>();
+  const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(in[l.scale_input]);
+  const float* bias = l.bias_input < 0 ? nullptr : static_cast<const float*>(in[l.bias_input]);
+  return layernorm_forward(h, l.axis, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out, scale, bias, l.epsilon);
+}
+
+// ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
 
 Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {

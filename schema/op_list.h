@@ -48,5 +48,6 @@
   X(CONV_TRANSPOSE, conv_transpose, ConvTransposeAttrs, ConvTransposeParams, "ConvTranspose", false, STRIDED_X, false)  \
   X(INSTANCENORM,   instancenorm,   InstanceNormAttrs,  InstanceNormParams,  "InstanceNorm",  true,  STRIDED_X, true)   \
   X(LRN,            lrn,            LrnAttrs,           LrnParams,           "LRN",           true,  STRIDED,   false)  \
-  X(REDUCE,         reduce,         ReduceAttrs,        ReduceParams,        "Reduce",        false, STRIDED,   false)
+  X(REDUCE,         reduce,         ReduceAttrs,        ReduceParams,        "Reduce",        false, STRIDED,   false)  \
+  X(LAYERNORM,      layernorm,      LayerNormAttrs,     LayerNormParams,     "LayerNorm",     true,  STRIDED_X, true)
 // clang-format on

@@ -432,6 +432,13 @@ Status fold_binary(BinaryOp op, const Constant& a, const Constant& b, const std:
         case BinaryOp::EQUAL: v = x == y; break;
         case BinaryOp::LESS: v = x < y; break;
         case BinaryOp::GREATER: v = x > y; break;
+        case BinaryOp::MOD:
+        case BinaryOp::FMOD:
+          if (y == 0) return bad(what, "integer Mod by zero");
+          overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+          if (!overflow) v = x % y;  // the dividend's sign
+          if (op == BinaryOp::MOD && v != 0 && (v < 0) != (y < 0)) v += y;
+          break;
         case BinaryOp::POW:
           if (y < 0) return bad(what, "integer Pow with a negative exponent");
           overflow = !int_pow(x, y, &v);
@@ -450,6 +457,11 @@ Status fold_binary(BinaryOp op, const Constant& a, const Constant& b, const std:
         case BinaryOp::MAX: v = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
         case BinaryOp::MIN: v = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); break;
         case BinaryOp::POW: v = std::pow(x, y); break;
+        case BinaryOp::FMOD: v = std::fmod(x, y); break;
+        case BinaryOp::MOD:
+          v = std::fmod(x, y);
+          if (v != 0.f && (v < 0.f) != (y < 0.f)) v += y;
+          break;
         case BinaryOp::EQUAL: r.ints.push_back(x == y); continue;
         case BinaryOp::LESS: r.ints.push_back(x < y); continue;
         case BinaryOp::GREATER: r.ints.push_back(x > y); continue;

@@ -66,7 +66,8 @@ Status decode_tensor(const onnx::TensorProto& t, const std::string& what,
 // Multidirectional (numpy) broadcasting of two shapes.
 bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                       std::vector<int64_t>* out);
-enum class BinaryOp { ADD, SUB, MUL, DIV, MAX, MIN, EQUAL, LESS, GREATER, POW };
+// MOD: the result has the divisor's sign (ONNX Mod, fmod = 0); FMOD: the dividend's (C's fmod).
+enum class BinaryOp { ADD, SUB, MUL, DIV, MAX, MIN, EQUAL, LESS, GREATER, POW, MOD, FMOD };
 Status fold_binary(BinaryOp op, const Constant& a, const Constant& b, const std::string& what,
                    Constant* out);
 // Values converted to ONNX element type `to` (float -> int truncates toward zero, as C and
@@ -240,7 +241,6 @@ Status import_not(Importer& im);
 Status import_equal(Importer& im);
 Status import_less(Importer& im);
 Status import_greater(Importer& im);
-Status import_unary_math(Importer& im);  // Neg, Sqrt, Reciprocal, Abs, Floor, Ceil (constants)
 Status import_reduce_prod(Importer& im);
 Status import_split(Importer& im);
 // ops_nn.cpp
@@ -249,16 +249,18 @@ Status import_max_pool(Importer& im);
 Status import_average_pool(Importer& im);
 Status import_global_average_pool(Importer& im);
 Status import_global_max_pool(Importer& im);
-Status import_relu(Importer& im);
+// An activation without attributes (Relu, Exp, Sqrt, ...): one op table line each,
+// {"Exp", 1, import_activation<ActivationMode::EXP>}. Constant inputs are folded.
+Status import_activation_mode(Importer& im, ActivationMode mode);
+template <ActivationMode M>
+Status import_activation(Importer& im) {
+  return import_activation_mode(im, M);
+}
+Status import_gelu(Importer& im);
 Status import_leaky_relu(Importer& im);
-Status import_sigmoid(Importer& im);
-Status import_tanh(Importer& im);
 Status import_elu(Importer& im);
 Status import_selu(Importer& im);
 Status import_hard_sigmoid(Importer& im);
-Status import_hard_swish(Importer& im);
-Status import_softplus(Importer& im);
-Status import_mish(Importer& im);
 Status import_clip(Importer& im);
 Status import_prelu(Importer& im);
 Status import_add(Importer& im);
@@ -269,6 +271,7 @@ Status import_max(Importer& im);
 Status import_min(Importer& im);
 Status import_sum(Importer& im);
 Status import_pow(Importer& im);
+Status import_mod(Importer& im);
 Status import_gemm(Importer& im);
 Status import_matmul(Importer& im);
 Status import_softmax(Importer& im);
@@ -280,10 +283,17 @@ Status import_reduce_mean(Importer& im);
 Status import_reduce_max(Importer& im);
 Status import_reduce_min(Importer& im);
 Status import_reduce_sum(Importer& im);
+Status import_reduce_l1(Importer& im);
+Status import_reduce_l2(Importer& im);
+Status import_reduce_sum_square(Importer& im);
+Status import_reduce_log_sum(Importer& im);
+Status import_reduce_log_sum_exp(Importer& im);
 Status import_pad(Importer& im);
 Status import_conv_transpose(Importer& im);
 Status import_instance_norm(Importer& im);
 Status import_lrn(Importer& im);
+Status import_layer_norm(Importer& im);
+Status import_group_norm(Importer& im);
 Status import_resize(Importer& im);
 Status import_upsample(Importer& im);
 

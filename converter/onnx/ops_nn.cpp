@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "importer.h"
 
@@ -52,9 +53,55 @@ Status scalar_constant(Importer& im, const std::string& suffix, DType dt, size_t
   return im.ir_constant_values(im.ir_name(suffix), dt, std::vector<int64_t>(std::max<size_t>(rank, 1), 1), {value}, t);
 }
 
+// An activation of a constant is evaluated here, by the kernels' own formula (the CPU backend's
+// activation_forward), so that shape arithmetic through float (Cast, Mul, Floor, Cast) stays
+// constant for the ops that need constant inputs. Integer constants take the modes that are exact
+// on integers.
+Status fold_activation(Importer& im, const ActivationDesc& act) {
+  Constant r = im.constant(0);
+  if (r.is_int()) {
+    const int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+    for (int64_t& v : r.ints) {
+      if (v == kMin && (act.mode == ActivationMode::NEG || act.mode == ActivationMode::ABS))
+        return im.bad(std::string(activation_mode_name(act.mode)) + " of " + std::to_string(v) + " overflows int64");
+      switch (act.mode) {
+        case ActivationMode::IDENTITY:
+        case ActivationMode::FLOOR:
+        case ActivationMode::CEIL:
+        case ActivationMode::ROUND: break;
+        case ActivationMode::NEG: v = -v; break;
+        case ActivationMode::ABS: v = v < 0 ? -v : v; break;
+        case ActivationMode::SIGN: v = (v > 0) - (v < 0); break;
+        case ActivationMode::RELU: v = v < 0 ? 0 : v; break;
+        case ActivationMode::CLIPPED_RELU:
+        case ActivationMode::CLIP: {  // integer Clip bounds are exact in float; the range saturates
+          const double lo = act.mode == ActivationMode::CLIP ? act.alpha : 0.0;
+          const double hi = act.mode == ActivationMode::CLIP ? act.beta : act.alpha;
+          const double d = static_cast<double>(v);
+          const double b = d < lo ? std::ceil(lo) : (d > hi ? std::floor(hi) : d);
+          if (b != d) v = b >= 9.2233720368547758e18 ? kMax : (b <= -9.2233720368547758e18 ? kMin : static_cast<int64_t>(b));
+          break;
+        }
+        default:
+          return im.unsupported(std::string(activation_mode_name(act.mode)) + " of an integer tensor");
+      }
+    }
+    return im.folded(std::move(r));
+  }
+  if (!r.floats.empty()) {
+    const TensorDesc d = TensorDesc::packed(DType::F32, {static_cast<int64_t>(r.floats.size())});
+    const Status st = activation_forward(Handle::cpu(), act, 1.f, d, r.floats.data(), 0.f, d, r.floats.data());
+    if (!st.ok()) return im.bad(st.message());
+  }
+  return im.folded(std::move(r));
+}
+
 Status activation(Importer& im, const ActivationDesc& act) {
+  Status st = im.require_input(0, "X");
+  if (!st.ok()) return st;
+  if (im.is_constant(0)) return fold_activation(im, act);
   int x = -1, y = -1;
-  Status st = im.ir_input(0, &x);
+  st = im.ir_input(0, &x);
   if (!st.ok()) return st;
   st = im.ir_check(im.g->activation(im.ir_name(), x, act, &y));
   if (!st.ok()) return st;
@@ -251,12 +298,18 @@ Status import_global_max_pool(Importer& im) { return global_pool(im, PoolMode::M
 
 // ---- activations ----------------------------------------------------------------------------------
 
-Status import_relu(Importer& im) { return activation(im, ActivationDesc::relu()); }
-Status import_sigmoid(Importer& im) { return activation(im, ActivationDesc::sigmoid()); }
-Status import_tanh(Importer& im) { return activation(im, ActivationDesc::tanh()); }
-Status import_hard_swish(Importer& im) { return activation(im, ActivationDesc::hard_swish()); }
-Status import_softplus(Importer& im) { return activation(im, ActivationDesc::softplus()); }
-Status import_mish(Importer& im) { return activation(im, ActivationDesc::mish()); }
+Status import_activation_mode(Importer& im, ActivationMode mode) {
+  return activation(im, ActivationDesc::of(mode));
+}
+
+Status import_gelu(Importer& im) {
+  std::string approximate;
+  Status st = im.attr_string("approximate", "none", &approximate);
+  if (!st.ok()) return st;
+  if (approximate == "none") return activation(im, ActivationDesc::of(ActivationMode::GELU));
+  if (approximate == "tanh") return activation(im, ActivationDesc::of(ActivationMode::GELU_TANH));
+  return im.bad("unknown approximate '" + approximate + "' (none or tanh)");
+}
 
 Status import_leaky_relu(Importer& im) {
   float alpha = 0.01f;
@@ -461,26 +514,46 @@ Status import_pow(Importer& im) {
     if (!st.ok()) return st;
     return im.folded(std::move(r));
   }
-  float e = 0.f;
-  if (!im.is_constant(1) || im.constant(1).elements() != 1 || im.is_constant(0)) {
-    return im.unsupported("Pow has no IR op yet (only a constant exponent of 1 or 2 on a computed tensor)");
+  if (!im.is_constant(1) || im.constant(1).elements() != 1) {
+    // A computed or non-scalar exponent: op_tensor POW with broadcasting (float operands).
+    return elementwise(im, TensorOp::POW, BinaryOp::POW, false);
   }
+  // A scalar exponent (float or integer): 1 and 2 exactly, others through POW.
+  float e = 0.f;
   st = im.float_scalar_input(1, "exponent", &e);
   if (!st.ok()) return st;
   int x = -1, y = -1;
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
+  const DType dt = im.g->tensors[x].dtype;
   const std::vector<int64_t> out = left_pad(im.g->tensors[x].dims, im.input_dims(1).size());
   if (e == 1.f) {
     st = im.reshape_to(x, out, "", &y);
-  } else if (e == 2.f) {
-    st = im.reshape_to(x, out, "rank", &x);
-    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MUL, x, x, &y));
   } else {
-    return im.unsupported("Pow with exponent " + std::to_string(e) + " has no IR op yet (only 1 and 2)");
+    st = im.reshape_to(x, out, "rank", &x);
+    if (st.ok() && e == 2.f) {
+      st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MUL, x, x, &y));
+    } else if (st.ok()) {
+      int c = -1;
+      st = scalar_constant(im, "exponent", dt, out.size(), e, &c);
+      if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::POW, x, c, &y));
+    }
   }
   if (!st.ok()) return st;
   return im.set_output(0, y);
+}
+
+// Mod: fmod = 1 is C's fmod (the dividend's sign), the only form ONNX allows for floats; fmod = 0
+// (the divisor's sign, integer semantics) is folded on constants only.
+Status import_mod(Importer& im) {
+  int64_t fmod = 0;
+  Status st = im.attr_int("fmod", 0, &fmod);
+  if (!st.ok()) return st;
+  if (fmod != 0 && fmod != 1) return im.bad("fmod is " + std::to_string(fmod) + ", not 0 or 1");
+  DType dt = DType::F32;
+  if (!fmod && computed_dtype(im, 0, 2, &dt))
+    return im.unsupported("Mod with fmod = 0 (integer semantics) of a computed tensor");
+  return elementwise(im, TensorOp::MOD, fmod ? BinaryOp::FMOD : BinaryOp::MOD, false);
 }
 
 // ---- Gemm and MatMul ------------------------------------------------------------------------------
@@ -813,78 +886,155 @@ namespace {
 
 enum class Reduce { MEAN, MAX, MIN, SUM };
 
-// Reductions of computed tensors over exactly the spatial dims are global pooling; constants fold.
-// `axes_input_opset`: the opset from which axes is an input (ReduceSum 13, the others 18).
-Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
+// A reduction's axes (normalized, sorted, unique; empty axes: all, unless noop), keepdims and the
+// output dims. `axes_input_opset`: the opset from which axes is an input.
+struct ReduceAxes {
+  std::vector<int64_t> axes, out;
+  bool keepdims = true;
+  bool noop = false;  // no axes and noop_with_empty_axes: the input passes through
+};
+
+Status reduce_axes(Importer& im, int64_t axes_input_opset, ReduceAxes* r) {
   Status st = im.require_input(0, "data");
   if (!st.ok()) return st;
-  std::vector<int64_t> axes;
   int64_t keepdims = 1, noop = 0;
   st = im.attr_int("keepdims", 1, &keepdims);
   if (st.ok() && im.opset >= axes_input_opset) {
     st = im.attr_int("noop_with_empty_axes", 0, &noop);
-    if (st.ok() && im.has_input(1)) st = im.ints_input(1, "axes", &axes);
+    if (st.ok() && im.has_input(1)) st = im.ints_input(1, "axes", &r->axes);
   } else if (st.ok()) {
-    st = im.attr_ints("axes", &axes);
+    st = im.attr_ints("axes", &r->axes);
   }
   if (!st.ok()) return st;
+  r->keepdims = keepdims != 0;
   const std::vector<int64_t> dims = im.input_dims(0);
   const int64_t rank = static_cast<int64_t>(dims.size());
-  if (axes.empty() && noop) {
-    ++im.removed_ops[im.node->op_type()];
-    return im.set_output_value(0, im.input(0));
+  if (r->axes.empty() && noop) {
+    r->noop = true;
+    return Status::success();
   }
-  if (axes.empty()) {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  if (r->axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) r->axes.push_back(d);
   }
-  for (int64_t& a : axes) {
+  for (int64_t& a : r->axes) {
     st = im.normalize_axis(a, rank, "axis", &a);
     if (!st.ok()) return st;
   }
-  std::sort(axes.begin(), axes.end());
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  std::vector<int64_t> out;
+  std::sort(r->axes.begin(), r->axes.end());
+  r->axes.erase(std::unique(r->axes.begin(), r->axes.end()), r->axes.end());
   for (int64_t d = 0; d < rank; ++d) {
-    const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
-    if (!reduced) out.push_back(dims[d]);
-    if (reduced && keepdims) out.push_back(1);
+    const bool reduced = std::binary_search(r->axes.begin(), r->axes.end(), d);
+    if (!reduced) r->out.push_back(dims[d]);
+    if (reduced && r->keepdims) r->out.push_back(1);
+  }
+  return Status::success();
+}
+
+// IR tensor x reduced over `axes` with its rank kept: over exactly the spatial dims a GLOBAL_POOL
+// (SUM as the mean times the count), any other axes (and MIN) a REDUCE node.
+Status reduce_ir(Importer& im, Reduce kind, int x, const std::vector<int64_t>& axes, const std::string& name, int* y) {
+  const std::vector<int64_t> dims = im.g->tensors[x].dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
+  for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
+  if (!spatial || kind == Reduce::MIN) {
+    static const ReduceOp ops[] = {ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM};
+    return im.ir_check(im.g->reduce(name, x, ops[static_cast<int>(kind)], axes, y));
+  }
+  Status st = im.ir_check(im.g->global_pool(kind == Reduce::SUM ? name + "/pool" : name, x,
+                                            kind == Reduce::MAX ? PoolMode::MAX : PoolMode::AVG_INCLUDE_PAD, y));
+  if (!st.ok() || kind != Reduce::SUM) return st;
+  // sum = mean * count: the window holds every spatial element.
+  int64_t count = 1;
+  for (int64_t d = 2; d < rank; ++d) count *= dims[d];
+  int s = -1;
+  st = scalar_constant(im, "count", im.g->tensors[x].dtype, static_cast<size_t>(rank), static_cast<float>(count), &s);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(name, TensorOp::MUL, *y, s, y));
+  return st;
+}
+
+// Reductions of computed tensors; constants fold.
+Status reduce(Importer& im, Reduce kind, int64_t axes_input_opset) {
+  ReduceAxes r;
+  Status st = reduce_axes(im, axes_input_opset, &r);
+  if (!st.ok()) return st;
+  if (r.noop) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
   }
   if (im.is_constant(0)) {
     static const ReduceKind kinds[] = {ReduceKind::MEAN, ReduceKind::MAX, ReduceKind::MIN, ReduceKind::SUM};
-    Constant r;
-    st = reduce_constant(im.constant(0), axes, keepdims != 0, kinds[static_cast<int>(kind)], &r);
+    Constant c;
+    st = reduce_constant(im.constant(0), r.axes, r.keepdims, kinds[static_cast<int>(kind)], &c);
     if (!st.ok()) return st;
-    return im.folded(std::move(r));
+    return im.folded(std::move(c));
   }
-  bool spatial = rank >= 3 && rank <= 5 && static_cast<int64_t>(axes.size()) == rank - 2;
-  for (size_t i = 0; spatial && i < axes.size(); ++i) spatial = axes[i] == static_cast<int64_t>(i) + 2;
+  if (r.out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
   int x = -1, y = -1;
-  if (!spatial || kind == Reduce::MIN) {
-    // Any other axes: a REDUCE node (the rank is kept), relabelled when keepdims is 0.
-    if (out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
-    static const ReduceOp ops[] = {ReduceOp::MEAN, ReduceOp::MAX, ReduceOp::MIN, ReduceOp::SUM};
-    st = im.ir_input(0, &x);
-    if (st.ok()) st = im.ir_check(im.g->reduce(keepdims ? im.ir_name() : im.ir_name("reduce"), x,
-                                               ops[static_cast<int>(kind)], axes, &y));
-    if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  st = im.ir_input(0, &x);
+  if (st.ok()) st = reduce_ir(im, kind, x, r.axes, r.keepdims ? im.ir_name() : im.ir_name("reduce"), &y);
+  if (st.ok() && !r.keepdims) st = im.reshape_to(y, r.out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp of float tensors, composed
+// of a sum and element-wise math: sum(|x|), sqrt(sum(x^2)), sum(x^2), log(sum(x)), and
+// m + log(sum(exp(x - m))) with m the max (no overflow of exp). Constants fold the same way.
+enum class ReduceMath { L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP };
+
+Status reduce_math(Importer& im, ReduceMath kind) {
+  ReduceAxes r;
+  Status st = reduce_axes(im, 18, &r);
+  if (!st.ok()) return st;
+  if (r.noop) return im.unsupported("noop_with_empty_axes with no axes");
+  const bool squares = kind == ReduceMath::L2 || kind == ReduceMath::SUM_SQUARE;
+  if (im.is_constant(0)) {
+    Constant c = im.constant(0);
+    if (c.is_int()) return im.unsupported("an integer tensor (float tensors only)");
+    Constant m;
+    if (kind == ReduceMath::LOG_SUM_EXP) {
+      st = reduce_constant(c, r.axes, true, ReduceKind::MAX, &m);
+      if (!st.ok()) return st;
+      c = expand_constant(m, c.dims);
+      for (size_t i = 0; i < c.floats.size(); ++i) c.floats[i] = std::exp(im.constant(0).floats[i] - c.floats[i]);
+    }
+    for (float& v : c.floats) v = kind == ReduceMath::L1 ? std::fabs(v) : (squares ? v * v : v);
+    Constant s;
+    st = reduce_constant(c, r.axes, true, ReduceKind::SUM, &s);
     if (!st.ok()) return st;
-    return im.set_output(0, y);
+    for (size_t i = 0; i < s.floats.size(); ++i) {
+      float& v = s.floats[i];
+      if (kind == ReduceMath::L2) v = std::sqrt(v);
+      if (kind == ReduceMath::LOG_SUM) v = std::log(v);
+      if (kind == ReduceMath::LOG_SUM_EXP) v = std::log(v) + m.floats[i];
+    }
+    s.dims = r.out;
+    return im.folded(std::move(s));
   }
+  if (r.out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
+  int x = -1, t = -1, m = -1, y = -1;
   st = im.ir_input(0, &x);
   if (!st.ok()) return st;
-  const DType dt = im.g->tensors[x].dtype;
-  const bool more = kind == Reduce::SUM || !keepdims;
-  st = im.ir_check(im.g->global_pool(more ? im.ir_name("pool") : im.ir_name(), x,
-                                     kind == Reduce::MAX ? PoolMode::MAX : PoolMode::AVG_INCLUDE_PAD, &y));
-  if (st.ok() && kind == Reduce::SUM) {
-    // sum = mean * count: the window holds every spatial element.
-    int64_t count = 1;
-    for (int64_t d = 2; d < rank; ++d) count *= dims[d];
-    int s = -1;
-    st = scalar_constant(im, "count", dt, static_cast<size_t>(rank), static_cast<float>(count), &s);
-    if (st.ok()) st = im.ir_check(im.g->op_tensor(keepdims ? im.ir_name() : im.ir_name("sum"), TensorOp::MUL, y, s, &y));
+  t = x;
+  if (kind == ReduceMath::L1) {
+    st = im.ir_check(im.g->activation(im.ir_name("abs"), x, ActivationDesc::of(ActivationMode::ABS), &t));
+  } else if (squares) {
+    st = im.ir_check(im.g->op_tensor(im.ir_name("square"), TensorOp::MUL, x, x, &t));
+  } else if (kind == ReduceMath::LOG_SUM_EXP) {
+    int d = -1;
+    st = reduce_ir(im, Reduce::MAX, x, r.axes, im.ir_name("max"), &m);
+    if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("shifted"), TensorOp::SUB, x, m, &d));
+    if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("exp"), d, ActivationDesc::of(ActivationMode::EXP), &t));
   }
-  if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  if (st.ok()) st = reduce_ir(im, Reduce::SUM, t, r.axes, im.ir_name("sum"), &y);
+  if (st.ok() && kind == ReduceMath::L2)
+    st = im.ir_check(im.g->activation(im.ir_name("sqrt"), y, ActivationDesc::of(ActivationMode::SQRT), &y));
+  if (st.ok() && (kind == ReduceMath::LOG_SUM || kind == ReduceMath::LOG_SUM_EXP))
+    st = im.ir_check(im.g->activation(im.ir_name("log"), y, ActivationDesc::of(ActivationMode::LOG), &y));
+  if (st.ok() && kind == ReduceMath::LOG_SUM_EXP)
+    st = im.ir_check(im.g->op_tensor(im.ir_name("plus_max"), TensorOp::ADD, y, m, &y));
+  if (st.ok() && !r.keepdims) st = im.reshape_to(y, r.out, "", &y);
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }
@@ -895,6 +1045,11 @@ Status import_reduce_mean(Importer& im) { return reduce(im, Reduce::MEAN, 18); }
 Status import_reduce_max(Importer& im) { return reduce(im, Reduce::MAX, 18); }
 Status import_reduce_min(Importer& im) { return reduce(im, Reduce::MIN, 18); }
 Status import_reduce_sum(Importer& im) { return reduce(im, Reduce::SUM, 13); }
+Status import_reduce_l1(Importer& im) { return reduce_math(im, ReduceMath::L1); }
+Status import_reduce_l2(Importer& im) { return reduce_math(im, ReduceMath::L2); }
+Status import_reduce_sum_square(Importer& im) { return reduce_math(im, ReduceMath::SUM_SQUARE); }
+Status import_reduce_log_sum(Importer& im) { return reduce_math(im, ReduceMath::LOG_SUM); }
+Status import_reduce_log_sum_exp(Importer& im) { return reduce_math(im, ReduceMath::LOG_SUM_EXP); }
 
 // ---- Pad ------------------------------------------------------------------------------------------
 
@@ -1126,6 +1281,122 @@ Status import_instance_norm(Importer& im) {
   }
   int y = -1;
   st = im.ir_check(im.g->instancenorm(im.ir_name(), x, params[0], params[1], epsilon, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+// LayerNormalization (opset 17): axis, epsilon; Scale and the optional B constant, each of the
+// normalized shape (x's dims from axis on) or broadcast to it. stash_type is ignored: the
+// statistics are always computed in f32 or better. Y is one LAYERNORM; the Mean and InvStdDev
+// outputs, when used, are computed beside it from the definition (REDUCE MEAN; SUB, MUL, REDUCE
+// MEAN, ADD eps, SQRT, RECIPROCAL), with the group's dims kept as 1.
+Status import_layer_norm(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  st = im.attr_int("axis", -1, &axis);
+  if (st.ok()) st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  st = im.normalize_axis(axis, static_cast<int64_t>(xd.size()), "axis", &axis);
+  if (!st.ok()) return st;
+  if (!(epsilon > 0.f) || !std::isfinite(epsilon)) return im.bad("epsilon must be finite and > 0");
+  const std::vector<int64_t> normalized(xd.begin() + axis, xd.end());
+  int64_t inner = 1;
+  for (int64_t d : normalized) inner *= d;
+  int params[2] = {-1, -1};
+  const char* names[2] = {"Scale", "B"};
+  for (int i = 0; i < 2; ++i) {
+    if (!im.has_input(i + 1)) {
+      if (i == 0) return im.bad("has no Scale input");
+      continue;
+    }
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->is_int()) return im.bad(std::string(names[i]) + " must be a float tensor");
+    std::vector<int64_t> bd;
+    if (pc->elements() == inner) {
+      // layernorm_forward reads its parameters as float32 whatever x's dtype.
+      st = im.ir_constant(im.input(i + 1).constant, DType::F32, {inner}, &params[i]);
+    } else if (pc->dims.size() <= normalized.size() && broadcast_shapes(pc->dims, normalized, &bd) && bd == normalized) {
+      const Constant e = expand_constant(*pc, normalized);
+      st = im.ir_constant_values(im.ir_name(names[i]), DType::F32, {inner}, e.floats, &params[i]);
+    } else {
+      return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", which do not broadcast to " +
+                    dims_text(normalized) + " (x's dims from axis " + std::to_string(axis) + " on)");
+    }
+    if (!st.ok()) return st;
+  }
+  int y = -1;
+  st = im.ir_check(im.g->layernorm(im.ir_name(), x, params[0], params[1], static_cast<int>(axis), epsilon, &y));
+  if (st.ok()) st = im.set_output(0, y);
+  if (!st.ok() || (!im.output_used(1) && !im.output_used(2))) return st;
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < static_cast<int64_t>(xd.size()); ++d) axes.push_back(d);
+  int mean = -1, d = -1, sq = -1, var = -1, eps = -1, ve = -1, sd = -1, inv = -1;
+  st = im.ir_check(im.g->reduce(im.ir_name("mean"), x, ReduceOp::MEAN, axes, &mean));
+  if (st.ok()) st = im.set_output(1, mean);
+  if (!st.ok() || !im.output_used(2)) return st;
+  const DType dt = im.g->tensors[x].dtype;
+  st = im.ir_check(im.g->op_tensor(im.ir_name("centered"), TensorOp::SUB, x, mean, &d));
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("squares"), TensorOp::MUL, d, d, &sq));
+  if (st.ok()) st = im.ir_check(im.g->reduce(im.ir_name("var"), sq, ReduceOp::MEAN, axes, &var));
+  if (st.ok()) st = scalar_constant(im, "epsilon", dt, xd.size(), epsilon, &eps);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("var_eps"), TensorOp::ADD, var, eps, &ve));
+  if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("std"), ve, ActivationDesc::of(ActivationMode::SQRT), &sd));
+  if (st.ok()) st = im.ir_check(im.g->activation(im.ir_name("inv_std"), sd, ActivationDesc::of(ActivationMode::RECIPROCAL), &inv));
+  if (!st.ok()) return st;
+  return im.set_output(2, inv);
+}
+
+// GroupNormalization (18+): x [N, C, ...] in num_groups groups of C / num_groups channels, each
+// normalized over its channels and spatial dims, then a per-channel scale and bias: a RESHAPE to
+// [N, G, rest], a LAYERNORM over the last dim, a RESHAPE back, OP_TENSOR MUL and ADD by constants.
+// scale and bias have num_groups values before opset 21 (one per group) and C from 21.
+Status import_group_norm(Importer& im) {
+  int x = -1;
+  Status st = im.ir_input(0, &x);
+  if (!st.ok()) return st;
+  int64_t groups = 0;
+  float epsilon = 1e-5f;
+  st = im.attr_int("num_groups", 0, &groups);
+  if (st.ok()) st = im.attr_float("epsilon", 1e-5f, &epsilon);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> xd = im.g->tensors[x].dims;
+  const DType dt = im.g->tensors[x].dtype;
+  if (xd.size() < 3) return im.bad("X " + dims_text(xd) + " must have rank >= 3");
+  const int64_t c = xd[1];
+  if (groups < 1 || c % groups != 0)
+    return im.bad("num_groups " + std::to_string(groups) + " does not divide C = " + std::to_string(c));
+  if (!(epsilon > 0.f) || !std::isfinite(epsilon)) return im.bad("epsilon must be finite and > 0");
+  const int64_t per_param = im.opset >= 21 ? c : groups;
+  std::vector<float> params[2];
+  const char* names[2] = {"scale", "bias"};
+  for (int i = 0; i < 2; ++i) {
+    const Constant* pc = nullptr;
+    st = im.constant_input(i + 1, names[i], &pc);
+    if (!st.ok()) return st;
+    if (pc->is_int() || pc->elements() != per_param)
+      return im.bad(std::string(names[i]) + " has dims " + dims_text(pc->dims) + ", expected " + std::to_string(per_param) +
+                    " float values");
+    for (int64_t k = 0; k < c; ++k) params[i].push_back(pc->floats[static_cast<size_t>(im.opset >= 21 ? k : k / (c / groups))]);
+  }
+  int64_t rest = 1;
+  for (size_t d = 1; d < xd.size(); ++d) rest *= xd[d];
+  rest /= groups;
+  std::vector<int64_t> pdims(xd.size(), 1);
+  pdims[1] = c;
+  int g3 = -1, n3 = -1, n = -1, s = -1, b = -1, scaled = -1, y = -1;
+  st = im.ir_check(im.g->reshape(im.ir_name("groups"), x, {xd[0], groups, rest}, &g3));
+  if (st.ok()) st = im.ir_check(im.g->layernorm(im.ir_name("normalize"), g3, -1, -1, 2, epsilon, &n3));
+  if (st.ok()) st = im.ir_check(im.g->reshape(im.ir_name("ungroup"), n3, xd, &n));
+  if (st.ok()) st = im.ir_constant_values(im.ir_name("scale"), dt, pdims, params[0], &s);
+  if (st.ok()) st = im.ir_constant_values(im.ir_name("bias"), dt, pdims, params[1], &b);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name("scaled"), TensorOp::MUL, n, s, &scaled));
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::ADD, scaled, b, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

@@ -688,35 +688,6 @@ Status import_equal(Importer& im) { return fold_compare(im, BinaryOp::EQUAL, "Eq
 Status import_less(Importer& im) { return fold_compare(im, BinaryOp::LESS, "Less"); }
 Status import_greater(Importer& im) { return fold_compare(im, BinaryOp::GREATER, "Greater"); }
 
-Status import_unary_math(Importer& im) {
-  const std::string& op = im.node->op_type();
-  Status st = require_constants(im, 1, op.c_str());
-  if (st.ok()) st = im.require_input(0, "X");
-  if (!st.ok()) return st;
-  Constant r = im.constant(0);
-  if (r.is_int()) {
-    for (int64_t& v : r.ints) {
-      if (op == "Neg") {
-        v = -v;
-      } else if (op == "Abs") {
-        v = v < 0 ? -v : v;
-      } else if (op != "Floor" && op != "Ceil") {
-        return im.bad("needs a float tensor");
-      }
-    }
-  } else {
-    for (float& v : r.floats) {
-      if (op == "Neg") v = -v;
-      if (op == "Abs") v = std::fabs(v);
-      if (op == "Sqrt") v = std::sqrt(v);
-      if (op == "Reciprocal") v = 1.f / v;
-      if (op == "Floor") v = std::floor(v);
-      if (op == "Ceil") v = std::ceil(v);
-    }
-  }
-  return im.folded(std::move(r));
-}
-
 Status import_reduce_prod(Importer& im) {
   Status st = require_constants(im, 1, "ReduceProd");
   if (st.ok()) st = im.require_input(0, "data");

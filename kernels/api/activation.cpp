@@ -7,22 +7,10 @@
 namespace jet {
 
 const char* activation_mode_name(ActivationMode m) {
-  switch (m) {
-    case ActivationMode::IDENTITY: return "identity";
-    case ActivationMode::RELU: return "relu";
-    case ActivationMode::SIGMOID: return "sigmoid";
-    case ActivationMode::TANH: return "tanh";
-    case ActivationMode::CLIPPED_RELU: return "clipped_relu";
-    case ActivationMode::LEAKY_RELU: return "leaky_relu";
-    case ActivationMode::ELU: return "elu";
-    case ActivationMode::SWISH: return "swish";
-    case ActivationMode::HARD_SWISH: return "hard_swish";
-    case ActivationMode::HARD_SIGMOID: return "hard_sigmoid";
-    case ActivationMode::CLIP: return "clip";
-    case ActivationMode::SELU: return "selu";
-    case ActivationMode::SOFTPLUS: return "softplus";
-    case ActivationMode::MISH: return "mish";
-  }
+#define JET_ACTIVATION_NAME(e, v, name) \
+  case ActivationMode::e: return name;
+  switch (m) { JET_ACTIVATION_MODES(JET_ACTIVATION_NAME) }
+#undef JET_ACTIVATION_NAME
   return "unknown-activation";
 }
 

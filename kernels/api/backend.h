@@ -112,6 +112,9 @@ Status batchnorm_forward_inference(float alpha, float beta, const TensorDesc& x_
 Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,
                             const TensorDesc& y_desc, void* y, const float* scale,
                             const float* bias, double epsilon);
+Status layernorm_forward(int axis, float alpha, float beta, const TensorDesc& x_desc, const void* x,
+                         const TensorDesc& y_desc, void* y, const float* scale, const float* bias,
+                         double epsilon);
 Status prelu_forward(float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y);
@@ -190,6 +193,9 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
 Status instancenorm_forward(const Handle& handle, float alpha, float beta,
                             const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                             void* y, const float* scale, const float* bias, double epsilon);
+Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta,
+                         const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y,
+                         const float* scale, const float* bias, double epsilon);
 Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y);

@@ -12,6 +12,8 @@ const char* tensor_op_name(TensorOp op) {
     case TensorOp::DIV: return "div";
     case TensorOp::MIN: return "min";
     case TensorOp::MAX: return "max";
+    case TensorOp::POW: return "pow";
+    case TensorOp::MOD: return "mod";
   }
   return "unknown-tensor-op";
 }

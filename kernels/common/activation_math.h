@@ -29,6 +29,19 @@ JET_HOST_DEVICE inline float softplus_f(float x) {
   return x > 20.f ? x : (x < -20.f ? expf(x) : log1pf(expf(x)));
 }
 
+// sin, cos and tan of large arguments take a slow argument reduction through a local array.
+// Inlined into every kernel with a fused activation epilogue (conv_direct, winograd) it changed
+// their register allocation and gave each a 32-64 byte stack frame; out of line, their registers
+// are as without these modes, and only a call for a trig mode uses the stack (-Xptxas -v).
+#if defined(__CUDACC__)
+#define JET_NOINLINE __noinline__
+#else
+#define JET_NOINLINE
+#endif
+JET_HOST_DEVICE JET_NOINLINE inline float trig_f(ActivationMode mode, float x) {
+  return mode == ActivationMode::SIN ? sinf(x) : (mode == ActivationMode::COS ? cosf(x) : tanf(x));
+}
+
 // NaN in gives NaN out for every mode (the same in ONNX and PyTorch); +-inf follow each formula.
 JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, float b, float x) {
   switch (mode) {
@@ -46,6 +59,25 @@ JET_HOST_DEVICE inline float apply_activation(ActivationMode mode, float a, floa
     case ActivationMode::SELU: return b * (x > 0.f ? x : a * expm1f(x));
     case ActivationMode::SOFTPLUS: return softplus_f(x);
     case ActivationMode::MISH: return x * tanhf(softplus_f(x));
+    case ActivationMode::EXP: return expf(x);
+    case ActivationMode::LOG: return logf(x);
+    case ActivationMode::SQRT: return sqrtf(x);
+    case ActivationMode::RECIPROCAL: return 1.f / x;
+    case ActivationMode::ABS: return fabsf(x);
+    case ActivationMode::NEG: return -x;
+    case ActivationMode::FLOOR: return floorf(x);
+    case ActivationMode::CEIL: return ceilf(x);
+    // rintf rounds halves to even in the default rounding mode, which jet never changes.
+    case ActivationMode::ROUND: return rintf(x);
+    case ActivationMode::SIGN: return x > 0.f ? 1.f : (x < 0.f ? -1.f : x);
+    case ActivationMode::SIN:
+    case ActivationMode::COS:
+    case ActivationMode::TAN: return trig_f(mode, x);
+    case ActivationMode::ERF: return erff(x);
+    case ActivationMode::SOFTSIGN: return x / (1.f + fabsf(x));
+    case ActivationMode::GELU: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case ActivationMode::GELU_TANH:
+      return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }

@@ -62,6 +62,29 @@ struct StridedWalk {
   }
 };
 
+// Mean and biased variance (divided by the count) of the elements of one strided group, two-pass
+// in double: the variance is the mean squared deviation from the mean, so a large mean next to a
+// small spread costs no accuracy (instancenorm's planes, layernorm's groups).
+inline void group_mean_var(DType t, const void* x, int64_t xo, int rank, const int64_t* dims,
+                           const int64_t* xs, double* mean, double* var) {
+  double sum = 0.0, count = 0.0;
+  {
+    StridedWalk w(rank, dims, xs);
+    do {
+      sum += load(t, x, xo + w.off[0]);
+      count += 1.0;
+    } while (w.next());
+  }
+  *mean = sum / count;
+  double squares = 0.0;
+  StridedWalk w(rank, dims, xs);
+  do {
+    const double d = load(t, x, xo + w.off[0]) - *mean;
+    squares += d * d;
+  } while (w.next());
+  *var = squares / count;
+}
+
 // Strides of `b` as seen from c's dims: 0 where b broadcasts (b's dim is 1).
 inline void broadcast_strides(const TensorDesc& b, int64_t* out) {
   for (int i = 0; i < b.rank(); ++i) out[i] = b.dim(i) == 1 ? 0 : b.stride(i);

@@ -20,29 +20,14 @@ Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, c
   const int64_t* dims = x_desc.dims() + 2;
   const int64_t* xs = x_desc.strides() + 2;
   const int64_t* ys = y_desc.strides() + 2;
-  int64_t plane = 1;
-  for (int i = 0; i < spatial; ++i) plane *= dims[i];
-  const double count = static_cast<double>(plane);
 
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t xo = n * x_desc.stride(0) + c * x_desc.stride(1);
       const int64_t yo = n * y_desc.stride(0) + c * y_desc.stride(1);
-      double sum = 0.0;
-      {
-        StridedWalk w(spatial, dims, xs);
-        do sum += load(t, x, xo + w.off[0]); while (w.next());
-      }
-      const double mean = sum / count;
-      double squares = 0.0;
-      {
-        StridedWalk w(spatial, dims, xs);
-        do {
-          const double d = load(t, x, xo + w.off[0]) - mean;
-          squares += d * d;
-        } while (w.next());
-      }
-      const double factor = static_cast<double>(scale[c]) / std::sqrt(squares / count + epsilon);
+      double mean = 0.0, var = 0.0;
+      group_mean_var(t, x, xo, spatial, dims, xs, &mean, &var);
+      const double factor = static_cast<double>(scale[c]) / std::sqrt(var + epsilon);
       const double shift = bias[c];
       StridedWalk w(spatial, dims, xs, ys);
       do {

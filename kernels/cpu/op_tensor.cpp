@@ -1,31 +1,12 @@
 // CPU op_tensor: one pass over c's index space, a and b read through broadcast strides (0 on the
 // dims where they have size 1). Each element reads a and b before writing c at the same index, so
 // c may alias an input of the same layout.
-#include <cmath>
-
 #include "../api/backend.h"
+#include "../common/tensor_op_math.h"
 #include "cpu_common.h"
 
 namespace jet {
 namespace cpu {
-
-namespace {
-
-// MIN and MAX propagate a NaN from either side (as std::fmin/fmax would not), so a NaN input is
-// never silently replaced.
-inline float apply_op(TensorOp op, float a, float b) {
-  switch (op) {
-    case TensorOp::ADD: return a + b;
-    case TensorOp::SUB: return a - b;
-    case TensorOp::MUL: return a * b;
-    case TensorOp::DIV: return a / b;
-    case TensorOp::MIN: return std::isnan(a) ? a : (a < b ? a : b);
-    case TensorOp::MAX: return std::isnan(a) ? a : (a > b ? a : b);
-  }
-  return a;  // not reached: the front end rejects unknown ops
-}
-
-}  // namespace
 
 Status op_tensor(TensorOp op, float alpha1, const TensorDesc& a_desc, const void* a, float alpha2,
                  const TensorDesc& b_desc, const void* b, float beta, const TensorDesc& c_desc,
@@ -38,7 +19,7 @@ Status op_tensor(TensorOp op, float alpha1, const TensorDesc& a_desc, const void
   do {
     const float va = alpha1 * load(t, a, w.off[0]);
     const float vb = alpha2 * load(t, b, w.off[1]);
-    blend_store(t, c, w.off[2], 1.f, apply_op(op, va, vb), beta);
+    blend_store(t, c, w.off[2], 1.f, apply_tensor_op(op, va, vb), beta);
   } while (w.next());
   return Status();
 }

@@ -19,81 +19,6 @@ namespace jet {
 namespace cuda {
 namespace {
 
-// The spatial dims of one plane with x and y strides: size-1 dims dropped, neighbours contiguous
-// in both x and y merged. At least one dim (extent 1 for a single-element plane).
-struct PlaneDims {
-  int rank;
-  int64_t dims[3];
-  int64_t xs[3];
-  int64_t ys[3];
-  int64_t count;
-
-  __device__ __forceinline__ void offsets(int64_t i, int64_t* xo, int64_t* yo) const {
-    if (rank == 1) {
-      *xo = i * xs[0];
-      *yo = i * ys[0];
-      return;
-    }
-    int64_t a = 0, b = 0;
-    // Unrolled with constant indices so the parameter arrays stay out of local memory.
-#pragma unroll
-    for (int j = 2; j >= 0; --j) {
-      if (j >= rank) continue;
-      const int64_t q = i / dims[j];
-      const int64_t r = i - q * dims[j];
-      a += r * xs[j];
-      b += r * ys[j];
-      i = q;
-    }
-    *xo = a;
-    *yo = b;
-  }
-};
-
-PlaneDims make_plane_dims(const TensorDesc& xd, const TensorDesc& yd) {
-  PlaneDims p{};
-  for (int i = 2; i < xd.rank(); ++i) {
-    if (xd.dim(i) == 1) continue;
-    if (p.rank > 0 && p.xs[p.rank - 1] == xd.stride(i) * xd.dim(i) &&
-        p.ys[p.rank - 1] == yd.stride(i) * xd.dim(i)) {
-      p.dims[p.rank - 1] *= xd.dim(i);
-      p.xs[p.rank - 1] = xd.stride(i);
-      p.ys[p.rank - 1] = yd.stride(i);
-      continue;
-    }
-    p.dims[p.rank] = xd.dim(i);
-    p.xs[p.rank] = xd.stride(i);
-    p.ys[p.rank] = yd.stride(i);
-    ++p.rank;
-  }
-  if (p.rank == 0) {
-    p.rank = 1;
-    p.dims[0] = 1;
-    p.xs[0] = p.ys[0] = 0;
-  }
-  p.count = 1;
-  for (int j = 0; j < p.rank; ++j) p.count *= p.dims[j];
-  return p;
-}
-
-// The sum of v over the block, returned to every thread. blockDim.x is a multiple of 32 and at
-// most 1024; every thread must call it (it holds barriers). `partial` has 32 doubles. The
-// threads' sums are combined in double: a few dozen double adds per plane and pass, negligible
-// next to the per-element work even where f64 is slow (Jetson), and the combination then adds no
-// rounding of its own to the f32 per-thread sums however long the plane.
-__device__ __forceinline__ float block_sum(float v, double* partial) {
-  double d = v;
-  for (int s = 16; s > 0; s /= 2) d += __shfl_xor_sync(0xffffffffu, d, s);
-  const int warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 == 0) partial[warp] = d;
-  __syncthreads();
-  double total = 0.0;
-  const int warps = blockDim.x / 32;
-  for (int i = 0; i < warps; ++i) total += partial[i];  // the same order in every thread
-  __syncthreads();  // partial is rewritten by the next call
-  return static_cast<float>(total);
-}
-
 struct PlaneBases {
   int64_t channels, planes;
   int64_t xs_n, xs_c, ys_n, ys_c;
@@ -103,39 +28,22 @@ struct PlaneBases {
 // 1024 may use on every architecture.
 template <class T>
 __global__ void __launch_bounds__(1024)
-    instancenorm_planes(PlaneDims pd, PlaneBases pb, float alpha, const T* x, float beta, T* y,
+    instancenorm_planes(MergedDims pd, PlaneBases pb, float alpha, const T* x, float beta, T* y,
                         const float* __restrict__ scale, const float* __restrict__ bias,
                         double epsilon) {
   __shared__ double partial[32];
-  const float count = static_cast<float>(pd.count);
   for (int64_t p = blockIdx.x; p < pb.planes; p += gridDim.x) {
     const int64_t n = p / pb.channels;
     const int64_t c = p - n * pb.channels;
     const T* xp = x + n * pb.xs_n + c * pb.xs_c;
     T* yp = y + n * pb.ys_n + c * pb.ys_c;
-    const float x0 = to_f32(xp[0]);  // read before the barriers below, so in place is safe
-    CompensatedSum shifted;
-    for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
-      int64_t xo, yo;
-      pd.offsets(i, &xo, &yo);
-      shifted.add(to_f32(xp[xo]) - x0);
-    }
-    const float mean_minus_x0 = block_sum(shifted.value(), partial) / count;
-    CompensatedSum squares;
-    for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
-      int64_t xo, yo;
-      pd.offsets(i, &xo, &yo);
-      const float d = (to_f32(xp[xo]) - x0) - mean_minus_x0;
-      squares.add(d * d);
-    }
-    const float var = block_sum(squares.value(), partial) / count;
-    const double inv_std = 1.0 / sqrt(static_cast<double>(var) + epsilon);
-    const float factor = static_cast<float>(static_cast<double>(scale[c]) * inv_std);
+    const GroupStats g = group_stats(pd, xp, epsilon, partial);
+    const float factor = static_cast<float>(static_cast<double>(scale[c]) * g.inv_std);
     const float shift = bias[c];
     for (int64_t i = threadIdx.x; i < pd.count; i += blockDim.x) {
       int64_t xo, yo;
       pd.offsets(i, &xo, &yo);
-      const float d = (to_f32(xp[xo]) - x0) - mean_minus_x0;
+      const float d = (to_f32(xp[xo]) - g.x0) - g.mean_minus_x0;
       blend_store(yp + yo, alpha, d * factor + shift, beta);
     }
   }
@@ -144,7 +52,7 @@ __global__ void __launch_bounds__(1024)
 template <class T>
 Status run(const Handle& h, float alpha, float beta, const TensorDesc& xd, const void* x,
            const TensorDesc& yd, void* y, const float* scale, const float* bias, double epsilon) {
-  const PlaneDims pd = make_plane_dims(xd, yd);
+  const MergedDims pd = merge_dims(xd, yd, 2, xd.rank());
   PlaneBases pb;
   pb.channels = xd.dim(1);
   pb.planes = xd.dim(0) * xd.dim(1);

@@ -5,23 +5,12 @@
 // or one vector (NHWC) per vector of c. Each thread reads its a and b elements before writing
 // the same c elements, so c may alias a or b of the same layout.
 #include "../api/backend.h"
+#include "../common/tensor_op_math.h"
 #include "elementwise.cuh"
 
 namespace jet {
 namespace cuda {
 namespace {
-
-// MIN and MAX propagate a NaN from either side, as the CPU backend does: a NaN a is returned,
-// and a NaN b fails both comparisons so b is returned.
-template <TensorOp Op>
-__device__ __forceinline__ float apply_op(float a, float b) {
-  if (Op == TensorOp::ADD) return a + b;
-  if (Op == TensorOp::SUB) return a - b;
-  if (Op == TensorOp::MUL) return a * b;
-  if (Op == TensorOp::DIV) return a / b;
-  if (Op == TensorOp::MIN) return isnan(a) ? a : (a < b ? a : b);
-  return isnan(a) ? a : (a > b ? a : b);
-}
 
 template <class T, TensorOp Op>
 struct TensorOpOp {
@@ -36,7 +25,7 @@ struct TensorOpOp {
     float va[V], vb[V];
     load_v<V>(a, off[1], l.inner_stride(1), l.vec[1], va);
     load_v<V>(b, off[2], l.inner_stride(2), l.vec[2], vb);
-    for (int k = 0; k < V; ++k) va[k] = apply_op<Op>(alpha1 * va[k], alpha2 * vb[k]);
+    for (int k = 0; k < V; ++k) va[k] = apply_tensor_op(Op, alpha1 * va[k], alpha2 * vb[k]);
     blend_store_v<V>(c, off[0], l.inner_stride(0), l.vec[0], 1.f, va, beta);
   }
 };
@@ -63,6 +52,8 @@ Status run(const Handle& h, TensorOp op, float alpha1, const TensorDesc& ad, con
     case TensorOp::DIV: return run_op<T, TensorOp::DIV>(h, alpha1, a, alpha2, b, beta, c, l);
     case TensorOp::MIN: return run_op<T, TensorOp::MIN>(h, alpha1, a, alpha2, b, beta, c, l);
     case TensorOp::MAX: return run_op<T, TensorOp::MAX>(h, alpha1, a, alpha2, b, beta, c, l);
+    case TensorOp::POW: return run_op<T, TensorOp::POW>(h, alpha1, a, alpha2, b, beta, c, l);
+    case TensorOp::MOD: return run_op<T, TensorOp::MOD>(h, alpha1, a, alpha2, b, beta, c, l);
   }
   return make_status(StatusCode::INTERNAL_ERROR, "op_tensor: unknown op reached the backend");
 }

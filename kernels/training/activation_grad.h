@@ -44,6 +44,35 @@ JET_HOST_DEVICE inline float activation_derivative(ActivationMode mode, float a,
       const float t = tanhf(softplus_f(x));
       return t + x * sigmoid_f(x) * (1.f - t * t);
     }
+    case ActivationMode::EXP: return expf(x);
+    case ActivationMode::LOG: return 1.f / x;
+    case ActivationMode::SQRT: return 0.5f / sqrtf(x);
+    case ActivationMode::RECIPROCAL: return -1.f / (x * x);
+    case ActivationMode::ABS: return x > 0.f ? 1.f : (x < 0.f ? -1.f : 0.f);
+    case ActivationMode::NEG: return -1.f;
+    case ActivationMode::FLOOR:
+    case ActivationMode::CEIL:
+    case ActivationMode::ROUND:
+    case ActivationMode::SIGN: return 0.f;  // piecewise constant (PyTorch: 0 everywhere)
+    case ActivationMode::SIN: return cosf(x);
+    case ActivationMode::COS: return -sinf(x);
+    case ActivationMode::TAN: {
+      const float t = tanf(x);
+      return 1.f + t * t;
+    }
+    case ActivationMode::ERF: return 1.1283791670955126f * expf(-x * x);  // 2 / sqrt(pi)
+    case ActivationMode::SOFTSIGN: {
+      const float d = 1.f + fabsf(x);
+      return 1.f / (d * d);
+    }
+    case ActivationMode::GELU:  // Phi(x) + x * phi(x)
+      return 0.5f * (1.f + erff(x * 0.70710678118654752f)) +
+             x * 0.39894228040143268f * expf(-0.5f * x * x);
+    case ActivationMode::GELU_TANH: {
+      const float k = 0.79788456080286536f;
+      const float t = tanhf(k * (x + 0.044715f * x * x * x));
+      return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k * (1.f + 3.f * 0.044715f * x * x);
+    }
   }
   return 1.f;
 }

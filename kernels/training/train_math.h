@@ -37,6 +37,8 @@ JET_HOST_DEVICE inline void op_tensor_partials(TensorOp op, float u, float v, fl
       *du = u == v ? 0.5f : (u > v ? 0.f : 1.f);
       *dv = u == v ? 0.5f : (u < v ? 0.f : 1.f);
       return;
+    case TensorOp::POW:  // not reached: op_tensor_backward answers NOT_SUPPORTED
+    case TensorOp::MOD: *du = *dv = NAN; return;
   }
   *du = *dv = 0.f;
 }

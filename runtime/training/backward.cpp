@@ -457,13 +457,10 @@ constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm
 // ---------------------------------------------------------------------------------------------
 // No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
 //
-// LayerNorm (being added to op_list.h with fn `layernorm`): declared ahead so that the table
-// compiles when its line lands ([[maybe_unused]] until then). Its rule can be composed like
-// InstanceNorm's: batch norm's backward over the view [1, rows, normalized elements] with scale 1
-// applied to dy * scale (dx), layernorm_forward without scale and bias for xhat, and sums over the
-// rows of dy * xhat (dscale) and dy (dbias).
-[[maybe_unused]] constexpr BackwardRule backward_layernorm{nullptr, nullptr, nullptr, nullptr,
-                                                           "LayerNorm has no backward rule yet"};
+// LayerNorm: its rule can be composed like InstanceNorm's: batch norm's backward over the view
+// [1, rows, normalized elements] with scale 1 applied to dy * scale (dx), layernorm_forward without
+// scale and bias for xhat, and sums over the rows of dy * xhat (dscale) and dy (dbias).
+constexpr BackwardRule backward_layernorm{nullptr, nullptr, nullptr, nullptr, "LayerNorm has no backward rule yet"};
 
 
 

@@ -198,6 +198,14 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return instancenorm_forward(h, 1.f, 0.f, in_desc(0), in(0), y, yp, static_cast<const float*>(in(1)),
                                   static_cast<const float*>(in(2)), std::get<ir::InstanceNormAttrs>(n.attrs).epsilon);
     }
+    case ir::OpType::LAYERNORM: {
+      const Status st = f32_params(g, n, 1, "layernorm");
+      if (!st.ok()) return st;
+      const ir::LayerNormAttrs& a = std::get<ir::LayerNormAttrs>(n.attrs);
+      const float* scale = a.has_scale ? static_cast<const float*>(in(1)) : nullptr;
+      const float* bias = a.has_bias ? static_cast<const float*>(in(a.has_scale ? 2 : 1)) : nullptr;
+      return layernorm_forward(h, a.axis, 1.f, 0.f, in_desc(0), in(0), y, yp, scale, bias, a.epsilon);
+    }
     case ir::OpType::LRN:
       return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y, yp);
     case ir::OpType::REDUCE:

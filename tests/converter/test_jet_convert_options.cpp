@@ -64,12 +64,12 @@ std::shared_ptr<Engine> load(const std::string& path) {
   return e;
 }
 
-// x [dims] -> Relu -> "features" -> Erf (unsupported) -> "post" (the model's output).
-std::string relu_then_erf(const std::vector<int64_t>& dims) {
+// x [dims] -> Relu -> "features" -> Acos (unsupported) -> "post" (the model's output).
+std::string relu_then_acos(const std::vector<int64_t>& dims) {
   OnnxModel m(17);
   m.input("x", dims);
   m.node("Relu", {"x"}, {"features"}, "relu");
-  m.node("Erf", {"features"}, {"post"}, "erf");
+  m.node("Acos", {"features"}, {"post"}, "acos");
   m.output("post");
   return m.bytes();
 }
@@ -89,35 +89,35 @@ TEST_CASE("jet-convert: unsupported ops are summarized per op type, then all lis
   TempDir dir;
   OnnxModel m(17);
   m.input("x", {1, 3, 4, 4});
-  m.node("Erf", {"x"}, {"e0"}, "erf0");
-  m.node("Erf", {"x"}, {"e1"}, "erf1");
-  m.node("Erf", {"x"}, {"e2"}, "erf2");
-  m.node("Cos", {"x"}, {"c0"}, "cos0");
+  m.node("Acos", {"x"}, {"e0"}, "acos0");
+  m.node("Acos", {"x"}, {"e1"}, "acos1");
+  m.node("Acos", {"x"}, {"e2"}, "acos2");
+  m.node("Atan", {"x"}, {"c0"}, "atan0");
   for (const char* out : {"e0", "e1", "e2", "c0"}) m.output(out);
   dir.write("bad.onnx", m.bytes());
   const Result r = jet_convert("'" + dir.file("bad.onnx") + "' -o '" + dir.file("bad.jet") + "'");
   INFO(r.output);
   CHECK(r.status == 1);
   CHECK(contains(r.output, "4 unsupported ops of 2 types"));
-  const size_t erf_line = r.output.find("  Erf ");
-  REQUIRE(erf_line != std::string::npos);
-  const std::string line = r.output.substr(erf_line, r.output.find('\n', erf_line) - erf_line);
-  CHECK(contains(line, " 3  first: 'erf0'"));
-  CHECK(r.output.find("  Erf ") < r.output.find("  Cos "));  // the most frequent first
+  const size_t acos_line = r.output.find("  Acos ");
+  REQUIRE(acos_line != std::string::npos);
+  const std::string line = r.output.substr(acos_line, r.output.find('\n', acos_line) - acos_line);
+  CHECK(contains(line, " 3  first: 'acos0'"));
+  CHECK(r.output.find("  Acos ") < r.output.find("  Atan "));  // the most frequent first
   const size_t full = r.output.find("the full list:");
   REQUIRE(full != std::string::npos);
-  CHECK(erf_line < full);
-  for (const char* node : {"'erf0'", "'erf1'", "'erf2'", "'cos0'"}) CHECK(r.output.find(node, full) != std::string::npos);
+  CHECK(acos_line < full);
+  for (const char* node : {"'acos0'", "'acos1'", "'acos2'", "'atan0'"}) CHECK(r.output.find(node, full) != std::string::npos);
   CHECK(contains(r.output, "--outputs"));
   CHECK_FALSE(exists(dir.file("bad.jet")));
 }
 
 TEST_CASE("jet-convert --outputs: the graph is cut at the named tensors; an unknown name is an error") {
   TempDir dir;
-  dir.write("m.onnx", relu_then_erf({1, 3, 4, 4}));
+  dir.write("m.onnx", relu_then_acos({1, 3, 4, 4}));
   const std::string in = "'" + dir.file("m.onnx") + "' -o '" + dir.file("m.jet") + "'";
   const Result whole = jet_convert(in);
-  CHECK(whole.status == 1);  // Erf is unsupported
+  CHECK(whole.status == 1);  // Acos is unsupported
   const Result cut = jet_convert(in + " --outputs=features");
   INFO(cut.output);
   REQUIRE(cut.status == 0);

@@ -33,6 +33,7 @@ TEST_CASE("onnx import: not built (libonnx-dev and protobuf not found at configu
 #include "ir.h"
 #include "onnx_builder.h"
 #include "onnx_import.h"
+#include "optimize.h"
 #include "passes.h"
 #include "write_model.h"
 
@@ -359,6 +360,351 @@ TEST_CASE("onnx import: broadcasting Add/Mul/Sub/Div/Max/Min match float64") {
     const std::vector<double> t = ref_broadcast(x, xd, cst, cd, xd, f);
     const std::vector<float> tf(t.begin(), t.end());
     CHECK(rel_error(run(g, {x, y})[0], ref_broadcast(y, yd, tf, xd, xd, f)) < 1e-6);
+  }
+}
+
+TEST_CASE("onnx import: element-wise math (Exp ... Gelu) becomes activation modes and matches float64") {
+  struct Case {
+    const char* op;
+    int64_t opset;
+    ActivationMode mode;
+    double (*f)(double);
+  };
+  const double pi = 3.14159265358979323846;
+  static const Case cases[] = {
+      {"Exp", 13, ActivationMode::EXP, [](double x) { return std::exp(x); }},
+      {"Log", 13, ActivationMode::LOG, [](double x) { return std::log(x); }},
+      {"Sqrt", 13, ActivationMode::SQRT, [](double x) { return std::sqrt(x); }},
+      {"Reciprocal", 13, ActivationMode::RECIPROCAL, [](double x) { return 1.0 / x; }},
+      {"Abs", 13, ActivationMode::ABS, [](double x) { return std::fabs(x); }},
+      {"Neg", 13, ActivationMode::NEG, [](double x) { return -x; }},
+      {"Floor", 13, ActivationMode::FLOOR, [](double x) { return std::floor(x); }},
+      {"Ceil", 13, ActivationMode::CEIL, [](double x) { return std::ceil(x); }},
+      {"Round", 11, ActivationMode::ROUND, [](double x) { return std::nearbyint(x); }},
+      {"Sign", 13, ActivationMode::SIGN, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }},
+      {"Sin", 7, ActivationMode::SIN, [](double x) { return std::sin(x); }},
+      {"Cos", 7, ActivationMode::COS, [](double x) { return std::cos(x); }},
+      {"Tan", 7, ActivationMode::TAN, [](double x) { return std::tan(x); }},
+      {"Erf", 13, ActivationMode::ERF, [](double x) { return std::erf(x); }},
+      {"Softsign", 13, ActivationMode::SOFTSIGN, [](double x) { return x / (1 + std::fabs(x)); }},
+      {"Gelu", 20, ActivationMode::GELU, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+  };
+  const std::vector<int64_t> xd = {2, 3, 5};
+  // Positive inputs for Log and Sqrt; a 2.5 and a -0.5 check Round's halves to even.
+  std::vector<float> x = random_values(30, 21, 0.1f, 3.f), xs = random_values(30, 22, -3.f, 3.f);
+  xs[0] = 2.5f;
+  xs[1] = -0.5f;
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.op));
+    const bool positive = c.mode == ActivationMode::LOG || c.mode == ActivationMode::SQRT;
+    const std::vector<float>& in = positive ? x : xs;
+    OnnxModel m(c.opset);
+    m.input("x", xd);
+    m.node(c.op, {"x"}, {"y"});
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(std::get<ActivationAttrs>(only_node(g, OpType::ACTIVATION).attrs).act.mode == c.mode);
+    std::vector<double> want(in.size());
+    for (size_t i = 0; i < in.size(); ++i) want[i] = c.f(in[i]);
+    CHECK(rel_error(run(g, {in})[0], want) < 1e-6);
+  }
+  SUBCASE("Gelu approximate = tanh; an unknown approximation is an error") {
+    OnnxModel m(20);
+    m.input("x", xd);
+    jet::test::attr_string(m.node("Gelu", {"x"}, {"y"}), "approximate", "tanh");
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(std::get<ActivationAttrs>(only_node(g, OpType::ACTIVATION).attrs).act.mode == ActivationMode::GELU_TANH);
+    std::vector<double> want(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double v = xs[i];
+      want[i] = 0.5 * v * (1 + std::tanh(std::sqrt(2 / pi) * (v + 0.044715 * v * v * v)));
+    }
+    CHECK(rel_error(run(g, {xs})[0], want) < 1e-6);
+    OnnxModel bad(20);
+    bad.input("x", xd);
+    jet::test::attr_string(bad.node("Gelu", {"x"}, {"y"}), "approximate", "fast");
+    bad.output("y");
+    Graph gb;
+    CHECK(import_model(bad, &gb).code() == StatusCode::BAD_PARAM);
+  }
+  SUBCASE("constants fold with the kernels' formula: Exp(Floor(Sqrt(c))), and Neg, Abs of int64 shapes") {
+    OnnxModel m(13);
+    m.input("x", {4});
+    m.initializer_i64("k", {2}, {-2, 2});
+    m.node("Neg", {"k"}, {"nk"});
+    m.node("Abs", {"nk"}, {"ak"});
+    m.node("Reshape", {"x", "ak"}, {"r"});  // needs a constant shape: {2, 2}
+    m.output("r");
+    const Graph g = import_ok(m);
+    CHECK(g.tensors[output_tensor(g)].dims == std::vector<int64_t>{2, 2});
+    OnnxModel ok(13);
+    ok.input("x", {4});
+    ok.initializer("c", {4}, {0.25f, 4.f, 10.f, 0.f});
+    ok.node("Sqrt", {"c"}, {"s"});
+    ok.node("Floor", {"s"}, {"f"});
+    ok.node("Exp", {"f"}, {"e"});
+    ok.node("Add", {"x", "e"}, {"y"});
+    ok.output("y");
+    const Graph g2 = import_ok(ok);
+    CHECK(count_op(g2, OpType::ACTIVATION) == 0);
+    const std::vector<float> xv = {1.f, 2.f, 3.f, 4.f};
+    const std::vector<double> want = {1 + 1.0, 2 + std::exp(2.0), 3 + std::exp(3.0), 4 + 1.0};
+    CHECK(rel_error(run(g2, {xv})[0], want) < 1e-6);
+  }
+}
+
+TEST_CASE("onnx import: Pow and Mod of computed tensors with broadcasting match float64") {
+  const std::vector<int64_t> xd = {2, 3, 4}, ed = {3, 1};
+  std::vector<float> x = random_values(24, 31, 0.5f, 2.f), e = random_values(3, 32, -2.f, 2.f);
+  SUBCASE("Pow: computed exponent, constant scalar exponent 0.5 and integer 3, constant base") {
+    OnnxModel m(15);
+    m.input("x", xd);
+    m.input("e", ed);
+    m.initializer("half", {}, {0.5f});
+    m.initializer_i64("three", {}, {3});
+    m.initializer("base", {1}, {1.5f});
+    m.node("Pow", {"x", "e"}, {"p"});
+    m.node("Pow", {"x", "half"}, {"h"});
+    m.node("Pow", {"x", "three"}, {"t"});
+    m.node("Pow", {"base", "e"}, {"b"});
+    m.output("p");
+    m.output("h");
+    m.output("t");
+    m.output("b");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::OP_TENSOR) == 4);
+    const auto out = run(g, {x, e});
+    const auto pw = [](double a, double b) { return std::pow(a, b); };
+    CHECK(rel_error(out[0], ref_broadcast(x, xd, e, ed, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[1], ref_broadcast(x, xd, {0.5f}, {1}, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[2], ref_broadcast(x, xd, {3.f}, {1}, xd, pw)) < 1e-6);
+    CHECK(rel_error(out[3], ref_broadcast({1.5f}, {1}, e, ed, {3, 1}, pw)) < 1e-6);
+  }
+  SUBCASE("Mod: fmod = 1 with mixed signs; fmod = 0 folds constants and is NOT_SUPPORTED on computed floats") {
+    for (float& v : x) v *= 3.f;
+    x[0] = -x[0];
+    e = {1.25f, -0.75f, 2.f};
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.input("e", ed);
+    jet::test::attr_int(m.node("Mod", {"x", "e"}, {"y"}), "fmod", 1);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::OP_TENSOR) == 1);
+    const auto fm = [](double a, double b) { return std::fmod(a, b); };
+    CHECK(rel_error(run(g, {x, e})[0], ref_broadcast(x, xd, e, ed, xd, fm)) < 1e-6);
+    OnnxModel z(13);
+    z.input("x", xd);
+    z.input("e", ed);
+    z.node("Mod", {"x", "e"}, {"y"}, "mod0");
+    z.output("y");
+    check_one_unsupported(z, "mod0", "fmod = 0");
+    // Integer constants, fmod = 0: the divisor's sign (-7 mod 3 = 2, 7 mod -3 = -2).
+    OnnxModel c(13);
+    c.input("x", {2});
+    c.initializer_i64("a", {2}, {-7, 7});
+    c.initializer_i64("b", {2}, {3, -3});
+    c.node("Mod", {"a", "b"}, {"m"});
+    jet::test::attr_int(c.node("Cast", {"m"}, {"mf"}), "to", onnx::TensorProto::FLOAT);
+    c.node("Add", {"x", "mf"}, {"y"});
+    c.output("y");
+    const Graph gc = import_ok(c);
+    CHECK(rel_error(run(gc, {{0.f, 0.f}})[0], {2.0, -2.0}) == 0);
+    // Clip of integer constants folds too: Clip(0, 6) (relu6) and Clip(-1, 2).
+    OnnxModel k(13);
+    k.input("x", {4});
+    k.initializer_i64("v", {4}, {-3, 4, 9, 1});
+    k.initializer_i64("zero", {}, {0});
+    k.initializer_i64("six", {}, {6});
+    k.initializer_i64("m1", {}, {-1});
+    k.initializer_i64("two", {}, {2});
+    k.node("Clip", {"v", "zero", "six"}, {"r6"});
+    k.node("Clip", {"v", "m1", "two"}, {"c2"});
+    k.node("Add", {"r6", "c2"}, {"s"});
+    jet::test::attr_int(k.node("Cast", {"s"}, {"sf"}), "to", onnx::TensorProto::FLOAT);
+    k.node("Add", {"x", "sf"}, {"y"});
+    k.output("y");
+    const Graph gk = import_ok(k);
+    CHECK(rel_error(run(gk, {{0.f, 0.f, 0.f, 0.f}})[0], {0 - 1.0, 4 + 2.0, 6 + 2.0, 1 + 1.0}) == 0);
+  }
+}
+
+namespace {
+
+// Layer normalization over the dims from `axis` on of a packed x, in double.
+std::vector<double> ref_layernorm(const std::vector<float>& x, const std::vector<int64_t>& dims, int axis,
+                                  const std::vector<float>& scale, const std::vector<float>& bias, double eps) {
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis); d < dims.size(); ++d) inner *= dims[d];
+  std::vector<double> y(x.size());
+  for (size_t g0 = 0; g0 < x.size(); g0 += static_cast<size_t>(inner)) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += x[g0 + i];
+    mean /= static_cast<double>(inner);
+    for (int64_t i = 0; i < inner; ++i) var += (x[g0 + i] - mean) * (x[g0 + i] - mean);
+    var /= static_cast<double>(inner);
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (x[g0 + i] - mean) / std::sqrt(var + eps);
+      if (!scale.empty()) v *= scale[static_cast<size_t>(i) % scale.size()];
+      if (!bias.empty()) v += bias[static_cast<size_t>(i) % bias.size()];
+      y[g0 + i] = v;
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: LayerNormalization (axis, epsilon, optional B, broadcast Scale) matches float64") {
+  const std::vector<int64_t> xd = {2, 3, 4, 5};
+  const std::vector<float> x = random_values(120, 41, -2.f, 3.f);
+  for (int64_t axis : {-1, 2, 0}) {
+    for (bool with_bias : {true, false}) {
+      CAPTURE(axis);
+      CAPTURE(with_bias);
+      const int a = static_cast<int>(axis < 0 ? axis + 4 : axis);
+      std::vector<int64_t> nd(xd.begin() + a, xd.end());
+      int64_t inner = 1;
+      for (int64_t d : nd) inner *= d;
+      const std::vector<float> scale = random_values(static_cast<size_t>(inner), 42, 0.5f, 1.5f);
+      const std::vector<float> bias = random_values(static_cast<size_t>(inner), 43);
+      OnnxModel m(17);
+      m.input("x", xd);
+      m.initializer("s", nd, scale);
+      if (with_bias) m.initializer("b", nd, bias);
+      onnx::NodeProto* n = m.node("LayerNormalization", with_bias ? std::vector<std::string>{"x", "s", "b"}
+                                                                  : std::vector<std::string>{"x", "s"}, {"y"});
+      jet::test::attr_int(n, "axis", axis);
+      jet::test::attr_float(n, "epsilon", 1e-3f);
+      m.output("y");
+      const Graph g = import_ok(m);
+      CHECK(count_op(g, OpType::LAYERNORM) == 1);
+      CHECK(rel_error(run(g, {x})[0], ref_layernorm(x, xd, a, scale, with_bias ? bias : std::vector<float>{},
+                                                    static_cast<double>(1e-3f))) < 1e-5);
+    }
+  }
+  SUBCASE("a Scale of [1, 5] broadcasts over normalized dims [4, 5]; the Mean and InvStdDev outputs") {
+    const std::vector<float> scale = random_values(5, 44, 0.5f, 1.5f);
+    OnnxModel m(17);
+    m.input("x", xd);
+    m.initializer("s", {1, 5}, scale);
+    jet::test::attr_int(m.node("LayerNormalization", {"x", "s"}, {"y"}), "axis", 2);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(rel_error(run(g, {x})[0], ref_layernorm(x, xd, 2, scale, {}, static_cast<double>(1e-5f))) < 1e-5);
+    OnnxModel mm(17);
+    mm.input("x", xd);
+    mm.initializer("s", {5}, scale);
+    jet::test::attr_int(mm.node("LayerNormalization", {"x", "s"}, {"y", "mean", "inv_std"}), "axis", 3);
+    mm.output("y");
+    mm.output("mean");
+    mm.output("inv_std");
+    const Graph gm = import_ok(mm);
+    CHECK(gm.tensors[output_tensor(gm, 1)].dims == std::vector<int64_t>{2, 3, 4, 1});
+    const auto out = run(gm, {x});
+    std::vector<double> mean(24), inv_std(24);
+    for (size_t r = 0; r < 24; ++r) {
+      double s = 0, q = 0;
+      for (size_t k = 0; k < 5; ++k) s += x[r * 5 + k];
+      mean[r] = s / 5;
+      for (size_t k = 0; k < 5; ++k) q += (x[r * 5 + k] - mean[r]) * (x[r * 5 + k] - mean[r]);
+      inv_std[r] = 1 / std::sqrt(q / 5 + static_cast<double>(1e-5f));
+    }
+    CHECK(rel_error(out[1], mean) < 1e-6);
+    CHECK(rel_error(out[2], inv_std) < 1e-5);
+  }
+}
+
+TEST_CASE("onnx import: GroupNormalization (per-group parameters before opset 21, per-channel from 21) matches float64") {
+  const std::vector<int64_t> xd = {2, 6, 3, 5};
+  const std::vector<float> x = random_values(180, 61, -2.f, 3.f);
+  for (int64_t opset : {18, 21}) {
+    CAPTURE(opset);
+    const int64_t groups = 3, per = opset >= 21 ? 6 : 3;
+    const std::vector<float> scale = random_values(static_cast<size_t>(per), 62, 0.5f, 1.5f);
+    const std::vector<float> bias = random_values(static_cast<size_t>(per), 63);
+    OnnxModel m(opset);
+    m.input("x", xd);
+    m.initializer("s", {per}, scale);
+    m.initializer("b", {per}, bias);
+    onnx::NodeProto* n = m.node("GroupNormalization", {"x", "s", "b"}, {"y"});
+    jet::test::attr_int(n, "num_groups", groups);
+    jet::test::attr_float(n, "epsilon", 1e-3f);
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::LAYERNORM) == 1);
+    // Each (n, group) holds 2 channels x 15 elements, contiguous in NCHW.
+    std::vector<double> want = ref_layernorm(x, {2, 3, 30}, 2, {}, {}, static_cast<double>(1e-3f));
+    for (size_t i = 0; i < want.size(); ++i) {
+      const size_t ch = (i / 15) % 6, k = opset >= 21 ? ch : ch / 2;
+      want[i] = want[i] * scale[k] + bias[k];
+    }
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
+  }
+}
+
+TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, Div, Mul, Add) fuses into one LAYERNORM") {
+  const std::vector<float> gamma = random_values(12, 52, 0.5f, 1.5f), beta = random_values(12, 53);
+  for (int variant = 0; variant < 3; ++variant) {
+    // 0: Pow(d, 2), scale and bias; 1: Mul(d, d), scale only; 2: no scale, no bias. Rank 3: the
+    // means over the last (spatial) dim are GLOBAL_POOL AVG; rank 4 (variant 2): REDUCE MEAN.
+    CAPTURE(variant);
+    const std::vector<int64_t> xd = variant == 2 ? std::vector<int64_t>{2, 3, 4, 12} : std::vector<int64_t>{2, 7, 12};
+    const std::vector<float> x = random_values(variant == 2 ? 288 : 168, 51, -2.f, 3.f);
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.initializer("two", {}, {2.f});
+    m.initializer("eps", {}, {1e-5f});
+    m.initializer("gamma", {12}, gamma);
+    m.initializer("beta", {12}, beta);
+    jet::test::attr_ints(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});
+    m.node("Sub", {"x", "mean"}, {"d"});
+    if (variant == 1) {
+      m.node("Mul", {"d", "d"}, {"sq"});
+    } else {
+      m.node("Pow", {"d", "two"}, {"sq"});
+    }
+    jet::test::attr_ints(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+    m.node("Add", {"var", "eps"}, {"ve"});
+    m.node("Sqrt", {"ve"}, {"sd"});
+    m.node("Div", {"d", "sd"}, {variant == 2 ? "y" : "n"});
+    if (variant < 2) m.node("Mul", {"n", "gamma"}, {variant == 0 ? "ns" : "y"});
+    if (variant == 0) m.node("Add", {"ns", "beta"}, {"y"});
+    m.output("y");
+    Graph g = import_ok(m);
+    const int axis = variant == 2 ? 3 : 2;
+    const std::vector<double> want = ref_layernorm(x, xd, axis, variant < 2 ? gamma : std::vector<float>{},
+                                                   variant == 0 ? beta : std::vector<float>{}, static_cast<double>(1e-5f));
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);  // unfused, as imported
+    OptimizeReport report;
+    REQUIRE(optimize_graph(&g, OptimizeOptions(), &report).ok());
+    CHECK(report.layernorms_fused == 1);
+    CHECK(g.nodes.size() == 1);
+    const Node& ln = only_node(g, OpType::LAYERNORM);
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).axis == axis);
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_scale == (variant < 2));
+    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_bias == (variant == 0));
+    CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
+  }
+  SUBCASE("not fused: the reduction is not over a suffix of the dims") {
+    const std::vector<int64_t> xd = {2, 7, 12};
+    OnnxModel m(13);
+    m.input("x", xd);
+    m.initializer("eps", {}, {1e-5f});
+    jet::test::attr_ints(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {1});
+    m.node("Sub", {"x", "mean"}, {"d"});
+    m.node("Mul", {"d", "d"}, {"sq"});
+    jet::test::attr_ints(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {1});
+    m.node("Add", {"var", "eps"}, {"ve"});
+    m.node("Sqrt", {"ve"}, {"sd"});
+    m.node("Div", {"d", "sd"}, {"y"});
+    m.output("y");
+    Graph g = import_ok(m);
+    OptimizeReport report;
+    REQUIRE(optimize_graph(&g, OptimizeOptions(), &report).ok());
+    CHECK(report.layernorms_fused == 0);
+    CHECK(count_op(g, OpType::LAYERNORM) == 0);
   }
 }
 
@@ -1999,6 +2345,68 @@ TEST_CASE("onnx import: InstanceNormalization, LRN and reductions over any axes 
     m.output("y");
     const Graph g = import_ok(m);
     CHECK(rel_error(run(g, {x})[0], ref_reduce(x, xd, {1}, "max")) == 0);
+  }
+}
+
+TEST_CASE("onnx import: ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp match float64") {
+  const std::vector<int64_t> xd = {2, 5, 3, 7};
+  const std::vector<float> x = random_values(210, 71, 0.1f, 3.f);  // positive: LogSum is defined
+  const auto map = [](const std::vector<float>& v, double (*f)(double)) {
+    std::vector<float> r(v.size());
+    for (size_t i = 0; i < v.size(); ++i) r[i] = static_cast<float>(f(v[i]));
+    return r;
+  };
+  struct Case {
+    const char* op;
+    double (*pre)(double);
+    double (*post)(double);
+  };
+  const Case cases[] = {
+      {"ReduceL1", [](double v) { return std::fabs(v); }, [](double v) { return v; }},
+      {"ReduceL2", [](double v) { return v * v; }, [](double v) { return std::sqrt(v); }},
+      {"ReduceSumSquare", [](double v) { return v * v; }, [](double v) { return v; }},
+      {"ReduceLogSum", [](double v) { return v; }, [](double v) { return std::log(v); }},
+      {"ReduceLogSumExp", [](double v) { return std::exp(v); }, [](double v) { return std::log(v); }},
+  };
+  for (const Case& c : cases) {
+    // Axes {1}: a REDUCE; {2, 3}: the spatial dims, a GLOBAL_POOL; keepdims 1 and 0.
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{1}, std::vector<int64_t>{2, 3}}) {
+      for (int64_t keepdims : {1, 0}) {
+        CAPTURE(std::string(c.op));
+        CAPTURE(axes.size());
+        CAPTURE(keepdims);
+        OnnxModel m(18);
+        m.input("x", xd);
+        m.initializer_i64("axes", {static_cast<int64_t>(axes.size())}, axes);
+        jet::test::attr_int(m.node(c.op, {"x", "axes"}, {"y"}), "keepdims", keepdims);
+        m.output("y");
+        const Graph g = import_ok(m);
+        std::vector<double> want = ref_reduce(map(x, c.pre), xd, axes, "sum");
+        for (double& v : want) v = c.post(v);
+        CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
+      }
+    }
+  }
+  SUBCASE("constants fold; LogSumExp subtracts the max, so large inputs do not overflow") {
+    OnnxModel m(18);
+    m.input("x", {2});
+    m.initializer("c", {2, 2}, {1000.f, 1001.f, -2.f, 3.f});
+    m.initializer_i64("axes", {1}, {1});
+    jet::test::attr_int(m.node("ReduceLogSumExp", {"c", "axes"}, {"l"}), "keepdims", 0);
+    m.node("Add", {"x", "l"}, {"y"});
+    m.output("y");
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::REDUCE) == 0);
+    const std::vector<double> want = {1001.0 + std::log1p(std::exp(-1.0)), 3.0 + std::log1p(std::exp(-5.0))};
+    CHECK(rel_error(run(g, {{0.f, 0.f}})[0], want) < 1e-6);
+    OnnxModel big(18);
+    big.input("x", {2, 3});
+    big.initializer_i64("axes", {1}, {1});
+    big.node("ReduceLogSumExp", {"x", "axes"}, {"y"});
+    big.output("y");
+    const Graph gb = import_ok(big);
+    const std::vector<double> wb = {1001.0 + std::log(1 + std::exp(-1.0) + std::exp(-2.0)), 2.0 + std::log(1 + 2 * std::exp(-1.0))};
+    CHECK(rel_error(run(gb, {{1000.f, 1001.f, 999.f, 1.f, 2.f, 1.f}})[0], wb) < 1e-6);
   }
 }
 

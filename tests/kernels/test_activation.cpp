@@ -7,15 +7,14 @@ using namespace jet::test;
 
 namespace {
 
-std::vector<ActivationDesc> all_activations() {
-  return {ActivationDesc::identity(),   ActivationDesc::relu(),
-          ActivationDesc::sigmoid(),    ActivationDesc::tanh(),
-          ActivationDesc::relu6(),      ActivationDesc::leaky_relu(0.1f),
-          ActivationDesc::elu(0.7f),    ActivationDesc::silu(),
-          {ActivationMode::SWISH, 1.7f, 0.f},
-          ActivationDesc::hard_swish(), ActivationDesc::hard_sigmoid(),
-          ActivationDesc::clip(-0.3f, 0.6f), ActivationDesc::selu(),
-          ActivationDesc::softplus(),   ActivationDesc::mish()};
+// 1 / x near 0 overflows f16 where float64 does not (a finite reference, an infinite result):
+// the sweep keeps |x| >= 1/64 for it.
+void keep_away_from_poles(const ActivationDesc& act, HostTensor* x) {
+  if (act.mode != ActivationMode::RECIPROCAL) return;
+  std::vector<double> v = x->to_ref();
+  for (double& e : v)
+    if (std::fabs(e) < 1.0 / 64) e = e < 0 ? -1.0 / 64 : 1.0 / 64;
+  x->from_ref(v);
 }
 
 }  // namespace
@@ -35,7 +34,7 @@ TEST_CASE("activation_forward matches the float64 reference") {
   const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1}, {2, 3, 7}, {3, 13, 5, 7}, {2, 3, 4, 5, 6}, {7}, {5, 1, 3, 1, 2, 3}};
   const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
   for (DType t : {DType::F32, DType::F16}) {
-    for (const ActivationDesc& act : all_activations()) {
+    for (const ActivationDesc& act : ref::every_activation()) {
       for (const auto& dims : shapes) {
         for (Layout lx : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED}) {
           for (Layout ly : {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED}) {
@@ -51,6 +50,7 @@ TEST_CASE("activation_forward matches the float64 reference") {
               CAPTURE(beta);
               HostTensor x(make_desc(t, dims, lx));
               x.fill_random(-4.0, 4.0);
+              keep_away_from_poles(act, &x);
               if (specials_turn()) x.plant_specials();  // NaN stays NaN, +-inf follow the formula
               HostTensor y(make_desc(t, dims, ly));
               if (beta == 0.f) y.poison(); else y.fill_random();

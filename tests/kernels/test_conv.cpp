@@ -303,7 +303,9 @@ void fused_suite(ConvAlgo algo) {
   const std::vector<ActivationDesc> acts = {
       ActivationDesc::identity(),        ActivationDesc::relu(),    ActivationDesc::leaky_relu(0.1f),
       ActivationDesc::silu(),            ActivationDesc::clip(-0.3f, 0.6f), ActivationDesc::sigmoid(),
-      ActivationDesc::elu(0.7f),         ActivationDesc::hard_swish(), ActivationDesc::mish()};
+      ActivationDesc::elu(0.7f),         ActivationDesc::hard_swish(), ActivationDesc::mish(),
+      // exp (detection heads' box decoding), sin (its out-of-line call in device epilogues).
+      ActivationDesc::of(ActivationMode::EXP), ActivationDesc::of(ActivationMode::SIN)};
   const std::vector<ConvCase> cases = {
       make_case("2d groups, asymmetric pad", {2, 4, 7, 5}, {6, 2, 3, 2}, {1, 0}, {0, 1}, {1, 2},
                 {1, 1}, 2, false),

@@ -11,8 +11,13 @@ using namespace jet::test;
 
 namespace {
 
-const TensorOp kAllOps[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL,
-                            TensorOp::DIV, TensorOp::MIN, TensorOp::MAX};
+// Every op (EnumCount: a new op is swept without editing a list).
+std::vector<TensorOp> all_ops() {
+  std::vector<TensorOp> ops;
+  for (int32_t op = 0; op < EnumCount<TensorOp>::value; ++op) ops.push_back(static_cast<TensorOp>(op));
+  return ops;
+}
+const std::vector<TensorOp> kAllOps = all_ops();
 
 struct OpCase {
   std::vector<int64_t> a, b, c;
@@ -37,18 +42,29 @@ const std::vector<OpCase>& op_cases() {
   return cases;
 }
 
-// Random values for an op's inputs; the divisor b keeps |b| in [0.5, 2] with a random sign, so
-// that DIV stays well conditioned.
-void fill_input(HostTensor& t, bool divisor) {
-  if (!divisor) {
+// Random values for operand `second` (b) or a of `op`, in a well-conditioned range:
+// - the divisor of DIV and MOD keeps |b| in [0.5, 2] with a random sign;
+// - MOD's operands have at most 16 fractional bits, so that the scalings' alpha * x are exact in
+//   f32 and fmod (discontinuous at multiples of b) sees the reference's operands exactly;
+// - POW's base keeps |a| in [0.5, 2] (a negative base with a non-integer exponent is NaN on both
+//   sides), its exponent b in [-2, 2], so that the result stays well inside f16's range.
+void fill_operand(HostTensor& t, TensorOp op, bool second) {
+  const bool divisor = second && (op == TensorOp::DIV || op == TensorOp::MOD);
+  const bool base = !second && op == TensorOp::POW;
+  if (!divisor && !base) {
     t.fill_random(-2.0, 2.0);
-    return;
+  } else {
+    t.fill_random(0.5, 2.0);
+    std::vector<double> v = t.to_ref();
+    for (double& e : v)
+      if (uniform(0.0, 1.0) < 0.5) e = -e;
+    t.from_ref(v);
   }
-  t.fill_random(0.5, 2.0);
-  std::vector<double> v = t.to_ref();
-  for (double& e : v)
-    if (uniform(0.0, 1.0) < 0.5) e = -e;
-  t.from_ref(v);
+  if (op == TensorOp::MOD) {
+    std::vector<double> v = t.to_ref();
+    for (double& e : v) e = std::round(e * 65536.0) / 65536.0;
+    t.from_ref(v);
+  }
 }
 
 struct Scaling {
@@ -62,9 +78,9 @@ const Scaling kScalings[] = {{1.f, 1.f, 0.f}, {0.5f, -1.5f, 0.25f}};
 void check_op_tensor(const Handle& h, DType t, TensorOp op, const OpCase& k, const Scaling& s,
                      Layout la, Layout lb, Layout lc) {
   HostTensor a(make_desc(t, k.a, la));
-  fill_input(a, false);
+  fill_operand(a, op, false);
   HostTensor b(make_desc(t, k.b, lb));
-  fill_input(b, op == TensorOp::DIV);
+  fill_operand(b, op, true);
   if (specials_turn()) {  // NaN and +-inf in either operand, as ONNX gives them out
     a.plant_specials();
     b.plant_specials();
@@ -133,7 +149,7 @@ TEST_CASE("op_tensor on large tensors: same layout, per-channel and row operands
   };
   for (const Handle& h : test_handles()) {
     for (DType t : {DType::F32, DType::F16}) {
-      for (TensorOp op : {TensorOp::ADD, TensorOp::DIV, TensorOp::MAX}) {
+      for (TensorOp op : {TensorOp::ADD, TensorOp::DIV, TensorOp::MAX, TensorOp::POW}) {
         for (const OpCase& k : cases) {
           for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST}) {
             const Scaling& s = kScalings[t == DType::F32 ? 0 : 1];
@@ -191,12 +207,11 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
           CAPTURE(std::string(tensor_op_name(op)));
           CAPTURE(std::string(layout_name(l)));
           CAPTURE(s.beta);
-          const bool div = op == TensorOp::DIV;
           HostTensor small(make_desc(t, bias, Layout::CHANNELS_FIRST));
           {  // c aliases a: c = op(alpha1 * c, alpha2 * bias) + beta * c
             HostTensor c(make_desc(t, dims, l));
-            fill_input(c, false);
-            fill_input(small, div);
+            fill_operand(c, op, false);
+            fill_operand(small, op, true);
             const HostTensor before = c;
             Staging st(h);
             void* cc = st.out(c);
@@ -209,8 +224,8 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
           }
           {  // c aliases b: c = op(alpha1 * bias, alpha2 * c) + beta * c
             HostTensor c(make_desc(t, dims, l));
-            fill_input(c, div);
-            fill_input(small, false);
+            fill_operand(c, op, true);
+            fill_operand(small, op, false);
             const HostTensor before = c;
             Staging st(h);
             void* cc = st.out(c);
@@ -223,7 +238,7 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
           }
           {  // c aliases both: c = op(alpha1 * c, alpha2 * c) + beta * c
             HostTensor c(make_desc(t, dims, l));
-            fill_input(c, div);
+            fill_operand(c, op, op == TensorOp::DIV || op == TensorOp::MOD);
             const HostTensor before = c;
             Staging st(h);
             void* cc = st.out(c);
@@ -286,7 +301,7 @@ TEST_CASE("op_tensor rejects invalid input") {
   CHECK_STATUS(run(add, cd, a.data(), bd, nullptr, cd, c.data()), bad);
   CHECK_STATUS(run(add, cd, a.data(), bd, b.data(), cd, nullptr), bad);
   // Unknown op.
-  CHECK_STATUS(run(static_cast<TensorOp>(6), cd, a.data(), bd, b.data(), cd, c.data()), bad);
+  CHECK_STATUS(run(static_cast<TensorOp>(EnumCount<TensorOp>::value), cd, a.data(), bd, b.data(), cd, c.data()), bad);
   CHECK_STATUS(run(static_cast<TensorOp>(-1), cd, a.data(), bd, b.data(), cd, c.data()), bad);
   CHECK(std::string(tensor_op_name(static_cast<TensorOp>(42))) == "unknown-tensor-op");
   // Mismatched dims: a or b does not broadcast to c; c smaller than an input; higher-rank input.

@@ -39,6 +39,8 @@ double tensor_op(TensorOp op, double a, double b) {
     case TensorOp::DIV: return a / b;
     case TensorOp::MIN: return std::isnan(a) || std::isnan(b) ? nan : (a < b ? a : b);
     case TensorOp::MAX: return std::isnan(a) || std::isnan(b) ? nan : (a > b ? a : b);
+    case TensorOp::POW: return std::pow(a, b);
+    case TensorOp::MOD: return std::fmod(a, b);
   }
   return nan;
 }

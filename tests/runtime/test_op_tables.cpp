@@ -122,6 +122,10 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       break;
     }
     case ir::OpType::REDUCE: REQUIRE_OK(g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y)); break;
+    case ir::OpType::LAYERNORM:
+      REQUIRE_OK(g.layernorm("op", x, random_constant(g, "scale", {5, 7}, 0.5f, 2), random_constant(g, "bias", {35}, -1, 1),
+                             2, 1e-5, &y));
+      break;
     case ir::OpType::COUNT: FAIL("not an op type");
   }
   REQUIRE_OK(g.mark_output(y));

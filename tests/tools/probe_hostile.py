@@ -530,11 +530,11 @@ def convert_messages():
     d = scratch("messages")
     p = []
     # Unnamed unsupported nodes get <op>_<index>; a control character in a name is escaped.
-    model = onnx_model([node("Erf", ["x"], ["a"]), node("Erf", ["a"], ["b"], "evil\x1b[31mname")],
+    model = onnx_model([node("Acos", ["x"], ["a"]), node("Acos", ["a"], ["b"], "evil\x1b[31mname")],
                        [("x", [1, 4])], [("b", [1, 4])], opset=17)
     write(os.path.join(d, "m.onnx"), model)
     r = run([CONVERT, os.path.join(d, "m.onnx"), "-o", os.path.join(d, "m.jet")])
-    expect(r, 1, "Erf 'Erf_0'", p)
+    expect(r, 1, "Acos 'Acos_0'", p)
     expect(r, 1, "evil\\x1b[31mname", p)
     if "\x1b" in r.out:
         p.append("a raw ESC reached the terminal")

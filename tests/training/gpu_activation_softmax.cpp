@@ -1,20 +1,15 @@
 // CUDA activation_backward, prelu_backward and softmax_backward against the CPU backend.
 #include <string>
 
+#include "reference/activation.h"
 #include "training/grad_check.h"
 
 using namespace jet;
 using namespace jet::test;
 
 TEST_CASE("CUDA activation_backward matches the CPU for every mode and layout") {
-  const ActivationDesc modes[] = {
-      ActivationDesc::identity(), ActivationDesc::relu(),       ActivationDesc::relu6(),
-      ActivationDesc::sigmoid(),  ActivationDesc::tanh(),       ActivationDesc::leaky_relu(0.1f),
-      ActivationDesc::elu(0.7f),  ActivationDesc::silu(),       ActivationDesc::hard_swish(),
-      ActivationDesc::hard_sigmoid(), ActivationDesc::clip(-0.5f, 0.75f), ActivationDesc::selu(),
-      ActivationDesc::softplus(), ActivationDesc::mish()};
   const int rounds = reduced_tests() ? 2 : 4;
-  for (const ActivationDesc& act : modes) {
+  for (const ActivationDesc& act : ref::every_activation()) {
     for (int round = 0; round < rounds; ++round) {
       // Round 0 is large and packed (the vectorized loop), the others odd and strided.
       const std::vector<int64_t> dims =

@@ -48,6 +48,19 @@ Status instancenorm_forward(const Handle& handle, float alpha, float beta,
                             const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                             void* y, const float* scale, const float* bias, double epsilon);
 
+// Layer normalization (ONNX LayerNormalization): the dims of x from `axis` on form one group of
+// `inner` elements (their product), the dims before it index the groups:
+// y = alpha * ((x - mean) / sqrt(var + epsilon) * scale[i] + bias[i]) + beta * y, with i the
+// element's row-major index within its group, mean and the biased variance of the group.
+// x, y: rank 1..8, same dims and dtype (f32 or f16), any strides; 0 <= axis < rank. scale and
+// bias: `inner` floats each (f32 also for f16 tensors, as instancenorm_forward), in the handle's
+// memory space, or null (1 and 0). Statistics in f32 or better, two-pass as instancenorm_forward.
+// epsilon must be finite and > 0 (INVALID_VALUE otherwise). In place (x == y, one layout) is
+// allowed.
+Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta,
+                         const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y,
+                         const float* scale, const float* bias, double epsilon);
+
 // PReLU: y = alpha * (x >= 0 ? x : slope * x) + beta * y, with slope broadcast to x
 // (slope has x's rank and dtype, each dim 1 or equal to x's: per channel is 1, C, 1, 1).
 // Rank 1..8.

@@ -11,11 +11,13 @@ namespace jet {
 Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
                   float beta, const TensorDesc& c_desc, void* c);
 
-// Values are stable: they are written into model files.
-enum class TensorOp : int32_t { ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5 };
+// Values are stable: they are written into model files. The formulas:
+// kernels/common/tensor_op_math.h. MIN and MAX propagate NaN; POW is powf (a negative base with a
+// non-integer exponent is NaN); MOD is C's fmod (the result has a's sign: ONNX Mod with fmod = 1).
+enum class TensorOp : int32_t { ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5, POW = 6, MOD = 7 };
 template <>
 struct EnumCount<TensorOp> {
-  static constexpr int32_t value = static_cast<int32_t>(TensorOp::MAX) + 1;
+  static constexpr int32_t value = static_cast<int32_t>(TensorOp::MOD) + 1;
 };
 
 const char* tensor_op_name(TensorOp op);
