@@ -330,8 +330,9 @@ Status reduce_strided(const Handle& h, ReduceOp op, float alpha, const TensorDes
   if (!p.inner) {
     p.outs = pow2_at_least(p.outputs, 32);
     // Enough tiles to fill the GPU: 256-thread blocks; otherwise let lanes split the range.
+    // The vector kernel keeps V sums a thread: at most 256 threads (its registers).
     const int64_t tiles = (p.outputs + p.outs - 1) / p.outs;
-    const int threads = tiles >= 4 * sms ? 256 : 1024;
+    const int threads = tiles >= 4 * sms || vec ? 256 : 1024;
     p.lanes = pow2_at_least(p.count, threads / p.outs);
   }
   if (f32) {
