@@ -6,6 +6,8 @@
 //
 // Under AddressSanitizer, ThreadSanitizer or MemorySanitizer (which own malloc) nothing is
 // interposed and alloc_counting_available() is false: the tests say so and skip the counting.
+// It is false as well with JET_TEST_NO_ALLOC_COUNT set (gpu-check's compute-sanitizer runs: the
+// tool allocates inside the CUDA calls it intercepts, on the calling thread).
 #pragma once
 
 namespace jet {
