@@ -220,6 +220,9 @@ TEST_CASE("reduce_forward on large tensors") {
       {{64, 8, 32, 32}, {1, 8, 32, 32}},
       {{8, 32, 1000}, {8, 1, 1000}},
       {{1000003}, {1}},
+      // Enough contiguous kept outputs for the CUDA engine's vector kernel (8 or 4 outputs a
+      // thread, used where they fill 32 per block on every SM: >= 4224 vectors on an H100).
+      {{3, 40000}, {1, 40000}},
   };
   for (const Handle& h : test_handles())
   for (const Case& c : cases)
