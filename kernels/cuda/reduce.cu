@@ -48,6 +48,22 @@ __device__ __forceinline__ int64_t reduced_offset(const ReducePlan& p, int64_t r
   return off;
 }
 
+// x and y offsets of output o (row-major over kept_dims).
+__device__ __forceinline__ void kept_offsets(const ReducePlan& p, int64_t o, int64_t* xo,
+                                             int64_t* yo) {
+  int64_t rest = o;
+  // Unrolled with constant indices, as in reduced_offset.
+#pragma unroll
+  for (int i = kMaxRank - 1; i >= 0; --i) {
+    if (i >= p.kept_rank) continue;
+    const int64_t q = rest / p.kept_dims[i];
+    const int64_t idx = rest - q * p.kept_dims[i];
+    *xo += idx * p.kept_xs[i];
+    *yo += idx * p.kept_ys[i];
+    rest = q;
+  }
+}
+
 template <ReduceOp OP>
 struct Accum;
 
@@ -90,16 +106,8 @@ __global__ void reduce_kernel(ReducePlan p, float alpha, const T* __restrict__ x
       Accum<ACC> acc[V];
       int64_t yo = 0;
       if (o < p.outputs) {
-        int64_t xo = 0, rest = o;
-#pragma unroll
-        for (int i = kMaxRank - 1; i >= 0; --i) {
-          if (i >= p.kept_rank) continue;
-          const int64_t q = rest / p.kept_dims[i];
-          const int64_t idx = rest - q * p.kept_dims[i];
-          xo += idx * p.kept_xs[i];
-          yo += idx * p.kept_ys[i];
-          rest = q;
-        }
+        int64_t xo = 0;
+        kept_offsets(p, o, &xo, &yo);
         // Four 16-byte loads in flight before their adds (the same order as one at a time).
         int64_t r = lane;
         for (; r + 3 * p.lanes < p.count; r += 4 * p.lanes) {
@@ -148,16 +156,8 @@ __global__ void reduce_kernel(ReducePlan p, float alpha, const T* __restrict__ x
       Accum<ACC> acc;
       int64_t yo = 0;
       if (o < p.outputs) {
-        int64_t xo = 0, rest = o;
-#pragma unroll
-        for (int i = kMaxRank - 1; i >= 0; --i) {
-          if (i >= p.kept_rank) continue;
-          const int64_t q = rest / p.kept_dims[i];
-          const int64_t idx = rest - q * p.kept_dims[i];
-          xo += idx * p.kept_xs[i];
-          yo += idx * p.kept_ys[i];
-          rest = q;
-        }
+        int64_t xo = 0;
+        kept_offsets(p, o, &xo, &yo);
         // Eight loads in flight before their adds (in the same order as one at a time: the same
         // sum): a block with few outputs and long ranges (NHWC global pooling of a large map, one
         // block in all) is bound by how many loads each lane keeps in flight.
