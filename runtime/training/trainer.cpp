@@ -823,21 +823,27 @@ Status Trainer::create(const std::string& model_path, const LoadOptions& options
   return Status();
 }
 
-Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct) {
+// The batch's input and labels (or targets) into the plan's buffers; `routine` names errors.
+Status Trainer::upload(const TrainBatch& batch, const char* routine) {
   Impl& m = *impl_;
-  if (!batch.input) return bad("step: the batch has no input");
-  if (m.labels && !batch.labels) return bad("step: softmax cross-entropy needs the batch's labels");
-  if (m.targets && !batch.targets) return bad("step: MSE needs the batch's targets");
-  const DeviceScope scope(m.backend, m.e->options.device);
+  if (!batch.input) return bad(std::string(routine) + ": the batch has no input");
+  if (m.labels && !batch.labels)
+    return bad(std::string(routine) + ": softmax cross-entropy needs the batch's labels");
+  if (m.targets && !batch.targets) return bad(std::string(routine) + ": MSE needs the batch's targets");
   const cudaStream_t stream = m.handle.stream();
   JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.value[static_cast<size_t>(m.input_tensor)], batch.input, m.input_bytes,
                                  true, false, stream));
-  if (m.labels) {
-    JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.labels, batch.labels, static_cast<size_t>(m.batch) * 4, true, false, stream));
-  } else {
-    const size_t n = static_cast<size_t>(m.e->tensors[static_cast<size_t>(m.loss_tensor)].desc.elements()) * 4;
-    JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.targets, batch.targets, n, true, false, stream));
-  }
+  if (m.labels)
+    return copy_bytes(m.backend, m.labels, batch.labels, static_cast<size_t>(m.batch) * 4, true, false, stream);
+  const size_t n = static_cast<size_t>(m.e->tensors[static_cast<size_t>(m.loss_tensor)].desc.elements()) * 4;
+  return copy_bytes(m.backend, m.targets, batch.targets, n, true, false, stream);
+}
+
+Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct) {
+  Impl& m = *impl_;
+  const DeviceScope scope(m.backend, m.e->options.device);
+  const cudaStream_t stream = m.handle.stream();
+  JET_RETURN_IF_ERROR(upload(batch, "step"));
   JET_RETURN_IF_ERROR(m.run_forward(true));
   JET_RETURN_IF_ERROR(m.run_loss(true));
   if (correct) {
@@ -890,19 +896,9 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
 Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out, int32_t* predictions) {
   Impl& m = *impl_;
   if (!out) return bad("evaluate: out is a null pointer");
-  if (!batch.input) return bad("evaluate: the batch has no input");
   const DeviceScope scope(m.backend, m.e->options.device);
-  if (m.labels && !batch.labels) return bad("evaluate: softmax cross-entropy needs the batch's labels");
-  if (m.targets && !batch.targets) return bad("evaluate: MSE needs the batch's targets");
   const cudaStream_t stream = m.handle.stream();
-  JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.value[static_cast<size_t>(m.input_tensor)], batch.input, m.input_bytes,
-                                 true, false, stream));
-  if (m.labels) {
-    JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.labels, batch.labels, static_cast<size_t>(m.batch) * 4, true, false, stream));
-  } else {
-    const size_t n = static_cast<size_t>(m.e->tensors[static_cast<size_t>(m.loss_tensor)].desc.elements()) * 4;
-    JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.targets, batch.targets, n, true, false, stream));
-  }
+  JET_RETURN_IF_ERROR(upload(batch, "evaluate"));
   JET_RETURN_IF_ERROR(m.run_forward(false));
   JET_RETURN_IF_ERROR(m.run_loss(false));
   JET_RETURN_IF_ERROR(copy_bytes(m.backend, &out->loss, m.loss, sizeof(float), false, true, stream));

@@ -165,6 +165,7 @@ class Trainer {
 
  private:
   explicit Trainer(std::unique_ptr<Impl> impl);
+  Status upload(const TrainBatch& batch, const char* routine);  // step's and evaluate's input
   std::unique_ptr<Impl> impl_;
 };
 
