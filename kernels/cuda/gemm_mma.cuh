@@ -399,7 +399,8 @@ enum class MmaTileId : int {
   T64x64 = 3,    // 4 warps of 32 x 32, 6 stages
   T64x32 = 4,    // 4 warps of 16 x 32, 8 stages: small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 8 stages: small M (7x7 and 14x14 maps at batch 1)
-  COUNT = 6,
+  T32x32 = 6,    // 4 warps of 16 x 16 (2 x 2), 12 stages: twice the blocks of 32x64 at batch 1
+  COUNT = 7,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -450,6 +451,10 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 6>());
     case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 8, 1, false>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 8>());
+    // At batch 1 a block's operand bytes through its SM's load path, not the flops, set the time
+    // of a layer: smaller blocks spread them over twice the SMs (ResNet-50's res5 1x1 layers make
+    // 64 blocks of 32x64 and read 96 KB each).
+    case MmaTileId::T32x32: return run(MmaTile<32, 32, 2, 2, 12>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);
