@@ -468,6 +468,14 @@ struct ConvEpi {
   // straight to its vector code with no per-segment stride or alignment tests (for 1x1 layers
   // of small depth the epilogue is most of the kernel's instructions).
   bool vec8;
+  // The f32 engine's 16-byte stores (gemm_f32_kernel), also decided on the host (make_epi):
+  // F4_ROWS when y's pixels are packed (NCHW: 4 consecutive rows of one image are 4 consecutive
+  // floats), F4_COLS when its channels are (NHWC: 4 consecutive columns). A thread of that
+  // kernel holds 4 consecutive rows and 4 consecutive columns; its scalar stores left 60% of the
+  // sectors written by ResNet-50's f32 1x1 layers excessive (ncu).
+  enum F4 : int { F4_NONE = 0, F4_ROWS = 1, F4_COLS = 2 };
+  F4 f4;
+  int image_rows;  // out[0] * out[1] * out[2]
 
   struct Row {
     int64_t yo, zo;  // y and z offsets of (n, o0, o1, o2)
@@ -506,6 +514,35 @@ struct ConvEpi {
     const int64_t k = w.k0 + col;
     T* yp = y + w.yo + k * g.ys_c;
     *yp = from_f32<T>(finish(w, k, acc, yp));
+  }
+  // F4_ROWS: whether rows r0 .. r0 + 3 are 16 aligned bytes of y (one image, r0 at a multiple
+  // of 4 within it; make_epi checked the strides and the base).
+  __device__ __forceinline__ bool rows_f4(int r0) const {
+    const int p = r0 % image_rows;
+    return p % 4 == 0 && p + 4 <= image_rows;
+  }
+  // F4_ROWS: column col of rows w .. w + 3 (w the first row's record).
+  __device__ __forceinline__ void store_rows_f4(const Row& w, int col, const float (&acc)[4]) const {
+    const int64_t k = w.k0 + col;
+    T* yp = y + w.yo + k * g.ys_c;
+    float v[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      Row wq = w;  // row w + q: packed pixels of y, and of the residual (make_epi)
+      wq.yo += q;
+      wq.zo += q;
+      v[q] = finish(wq, k, acc[q], yp + q);
+    }
+    store4(yp, v);
+  }
+  // F4_COLS: columns col .. col + 3 of row w (col % 4 == 0 and kg % 4 == 0: all inside).
+  __device__ __forceinline__ void store_cols_f4(const Row& w, int col, const float (&acc)[4]) const {
+    const int64_t k = w.k0 + col;
+    T* yp = y + w.yo + k;
+    float v[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = finish(w, k + q, acc[q], yp + q);
+    store4(yp, v);
   }
   // Channels col .. col + 7 (the tensor-core engine's epilogue). NHWC f16 with 16-byte aligned
   // rows: conv_store's formula on 8 values at once, with 16-byte loads of the residual, the bias
@@ -557,6 +594,14 @@ struct ConvEpi {
   }
 
  private:
+  __device__ __forceinline__ void store4(T* yp, const float (&v)[4]) const {
+    if constexpr (std::is_same<T, float>::value) {
+      *reinterpret_cast<float4*>(yp) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) yp[q] = from_f32<T>(v[q]);
+    }
+  }
   // Eight f16 values packed in 16 bytes, as floats.
   static __device__ __forceinline__ void unpack8(const uint4& raw, float* out) {
     const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
@@ -584,6 +629,8 @@ bool channel_groups_vec8(const void* p, int64_t cs, int64_t ns, const int64_t* s
   return ok;
 }
 
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 template <class T>
 ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
   ConvEpi<T> ep;
@@ -597,10 +644,24 @@ ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
   if (e.fused && e.bias)
     v = v && e.bias_stride == 1 && reinterpret_cast<uintptr_t>(e.bias) % 16 == 0;
   ep.vec8 = v;
+  // The f32 engine's 16-byte stores: y 16-byte aligned and every offset a thread's 4 values
+  // start at a multiple of 4 floats. Rows (pixels) packed: the residual's too, read at the same
+  // offsets + q. Columns (channels) packed: kg % 4 == 0 keeps 4 columns inside the group.
+  ep.f4 = ConvEpi<T>::F4_NONE;
+  ep.image_rows = static_cast<int>(g.out[0] * g.out[1] * g.out[2]);
+  if (std::is_same<T, float>::value && aligned16(y) && g.ys_n % 4 == 0) {
+    const auto pixels_packed = [&](const int64_t* s) {
+      return s[2] == 1 && (g.out[1] == 1 || s[1] == g.out[2]) &&
+             (g.out[0] == 1 || s[0] == g.out[1] * g.out[2]);
+    };
+    bool cols = g.ys_c == 1 && g.kg % 4 == 0;
+    for (int i = 0; i < 3; ++i) cols = cols && (g.out[i] == 1 || g.ys[i] % 4 == 0);
+    const bool rows = !cols && g.ys_c % 4 == 0 && pixels_packed(g.ys) &&
+                      (!e.fused || !e.z || pixels_packed(e.zs));
+    ep.f4 = cols ? ConvEpi<T>::F4_COLS : rows ? ConvEpi<T>::F4_ROWS : ConvEpi<T>::F4_NONE;
+  }
   return ep;
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // The filters of one group as the B operand: K/groups rows of depth Cg * taps, depth stride 1.
 template <class T, bool kDF>

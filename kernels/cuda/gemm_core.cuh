@@ -122,6 +122,10 @@ struct RowsLoader {
 template <int BM_, int BN_>
 struct F32Tile {
   static constexpr int BM = BM_, BN = BN_, BK = 8, THREADS = BM * BN / 64;
+  // 128x128: two blocks an SM (128 registers). Left to itself ptxas gave it 163, one block of 8
+  // warps an SM (ncu: 12.5% occupancy), too few to hide the shared loads. The smaller tiles
+  // already keep 12 warps an SM; bounding them too spilled (up to 688 bytes).
+  static constexpr int MIN_BLOCKS = THREADS >= 256 ? 2 : 1;
 };
 template <int BM_, int BN_, int WM_, int WN_>
 struct TcTile {
@@ -168,8 +172,15 @@ struct F32Operand {
   }
 };
 
+// Whether an epilogue has the f32 engine's 16-byte stores (ConvEpi: f4, rows_f4,
+// store_rows_f4, store_cols_f4; see conv_gemm.cu).
+template <class E, class = void>
+struct EpiStoresF4 : std::false_type {};
+template <class E>
+struct EpiStoresF4<E, decltype(void(&E::store_rows_f4))> : std::true_type {};
+
 template <class Cfg, class LA, class LB, class E>
-__global__ void __launch_bounds__(Cfg::THREADS)
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     gemm_f32_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
                     int k_per_split) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
@@ -244,15 +255,48 @@ __global__ void __launch_bounds__(Cfg::THREADS)
       }
       __syncthreads();
     }
+    // The thread's rows and columns come in runs of 4 (half h of the rows: acc[h * 4 + i]).
+    // An epilogue with 16-byte stores (EpiStoresF4) writes a run at once where y holds it
+    // contiguously; otherwise one element at a time.
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int r = m0 + (i < 4 ? tm * 4 + i : BM / 2 + tm * 4 + i - 4);
-      if (r >= M) continue;
-      const typename E::Row er = ep.row(zz, r);
+    for (int h = 0; h < 2; ++h) {
+      const int rb = m0 + h * (BM / 2) + tm * 4;
+      if (rb >= M) continue;
+      if constexpr (EpiStoresF4<E>::value) {
+        if (ep.f4 == E::F4_ROWS && rb + 4 <= M && ep.rows_f4(rb)) {
+          const typename E::Row w = ep.row(zz, rb);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
-        if (c < N) ep.store(er, c, acc[i][j]);
+          for (int j = 0; j < 8; ++j) {
+            const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
+            const float v[4] = {acc[h * 4][j], acc[h * 4 + 1][j], acc[h * 4 + 2][j],
+                                acc[h * 4 + 3][j]};
+            if (c < N) ep.store_rows_f4(w, c, v);
+          }
+          continue;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = rb + i;
+        if (r >= M) continue;
+        const typename E::Row er = ep.row(zz, r);
+        if constexpr (EpiStoresF4<E>::value) {
+          if (ep.f4 == E::F4_COLS) {
+#pragma unroll
+            for (int jh = 0; jh < 2; ++jh) {
+              const int c = n0 + jh * (BN / 2) + tn * 4;
+              const float* a = &acc[h * 4 + i][jh * 4];
+              const float v[4] = {a[0], a[1], a[2], a[3]};
+              if (c < N) ep.store_cols_f4(er, c, v);
+            }
+            continue;
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
+          if (c < N) ep.store(er, c, acc[h * 4 + i][j]);
+        }
       }
     }
   }
