@@ -8,7 +8,11 @@
 # jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
 # sweep and the GEMM tests), ncu (Nsight Compute: per-kernel GPU time, grid and registers of
 # cuDNN's and our kernels on the layers in $NCU_LAYERS, f16 NHWC, N=1 and N=32), ncu-detail
-# (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows).
+# (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows), conv-bwd
+# (jet_bench_conv_bwd: conv_backward_data / conv_backward_filter against cuDNN's backward on
+# ResNet-50's layers at N=1 and N=32, $CONV_BWD_VARIANTS, default f32 NCHW and f16 NHWC), train
+# (a ResNet-18 training step, batch 32, f32, SGD momentum: jet_bench_train_step against PyTorch
+# eager, bench/train/torch_train_step.py, on the same GPU). The build has the training add-on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -18,7 +22,8 @@ export PATH="/usr/local/cuda/bin:$PATH"
 steps=" ${*:-tests conv} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF)
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF
+      -DJET_BUILD_TRAINING=ON)
 [ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
 
@@ -30,6 +35,8 @@ targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
 want conv || want conv-all || want ncu || want ncu-detail || want ncu-source && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
 want cuda-ops && targets+=(jet_bench_cuda_ops)
+want conv-bwd && targets+=(jet_bench_conv_bwd)
+want train && targets+=(jet_bench_train_step)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
@@ -149,6 +156,36 @@ if want cuda-ops; then
   # reference they are judged against.
   "$build/bench/jet_bench_cuda_ops" >"$out/cuda_ops.txt" 2>&1 || status=1
   grep -E '^device|^f(32|16),|memcpy|gemv|^summary' "$out/cuda_ops.txt"
+fi
+if want conv-bwd; then
+  for v in ${CONV_BWD_VARIANTS:-f32:nchw f16:nhwc}; do
+    "$build/bench/jet_bench_conv_bwd" --sets resnet50 --dtypes ${v%:*} --layouts ${v#*:} --runs 5 \
+      >"$out/conv_bwd_r50_${v%:*}_${v#*:}.log" 2>&1 || status=1
+    grep -E '^(geomean|network|SUMMARY|note: MISMATCH)' "$out/conv_bwd_r50_${v%:*}_${v#*:}.log"
+  done
+fi
+if want train; then
+  # Ours and PyTorch's ResNet-18 step (the zoo's layers, batch norm folded; and torchvision's with
+  # batch norm, for reference), then the ratio PyTorch / ours (> 1: ours faster).
+  "$build/bench/jet_bench_train_step" --device cuda --network resnet18 --batch 32 --steps 20 \
+    >"$out/train_jet.log" 2>&1 || status=1
+  cat "$out/train_jet.log"
+  for net in resnet18 resnet18-bn; do
+    python3 bench/train/torch_train_step.py --device cuda --network $net --batch 32 --steps 20 \
+      >"$out/train_torch_$net.log" 2>&1 || status=1
+    head -1 "$out/train_torch_$net.log"
+  done
+  python3 - "$out/train_jet.log" "$out/train_torch_resnet18.log" "$out/train_torch_resnet18-bn.log" <<'PY'
+import json, re, sys
+jet = re.search(r"step: median ([0-9.]+) ms", open(sys.argv[1]).read())
+for path in sys.argv[2:]:
+    rows = [json.loads(l) for l in open(path) if l.startswith("{")]
+    if jet and rows:
+        print("train step ResNet-18 b32 f32: ours %.3f ms, torch eager %s %.3f ms: ratio torch/ours %.3f"
+              % (float(jet.group(1)), rows[0]["network"], rows[0]["median_ms"], rows[0]["median_ms"] / float(jet.group(1))))
+    else:
+        print("train step: no result in %s or the jet log" % path)
+PY
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
