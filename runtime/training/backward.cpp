@@ -455,14 +455,39 @@ constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm
                                              nullptr};
 
 // ---------------------------------------------------------------------------------------------
-// No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
-//
-// LayerNorm: its rule can be composed like InstanceNorm's: batch norm's backward over the view
-// [1, rows, normalized elements] with scale 1 applied to dy * scale (dx), layernorm_forward without
-// scale and bias for xhat, and sums over the rows of dy * xhat (dscale) and dy (dbias).
-constexpr BackwardRule backward_layernorm{nullptr, nullptr, nullptr, nullptr, "LayerNorm has no backward rule yet"};
+// LayerNorm: layernorm_backward (statistics recomputed from x); scale and bias are parameters.
+// One call when dscale and dbias blend alike, else one per parameter gradient.
 
+uint32_t params_layernorm(const PreparedOp& op) {
+  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  return bit(l.scale_input) | bit(l.bias_input);
+}
 
+Status plan_layernorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  plan->workspace_bytes = wants(grad_inputs, l.scale_input) || wants(grad_inputs, l.bias_input)
+                              ? layernorm_backward_workspace_size(op.in_descs[0], l.axis)
+                              : 0;
+  return Status();
+}
+
+Status run_layernorm(const BackwardArgs& a) {
+  const LayerNormPrepared& l = a.op.data.as<LayerNormPrepared>();
+  const TensorDesc& xd = a.op.in_descs[0];
+  const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(a.in[l.scale_input]);
+  float* dscale = l.scale_input < 0 ? nullptr : static_cast<float*>(a.din[l.scale_input]);
+  float* dbias = l.bias_input < 0 ? nullptr : static_cast<float*>(a.din[l.bias_input]);
+  const float beta_s = dscale ? a.din_beta[l.scale_input] : 0.f, beta_b = dbias ? a.din_beta[l.bias_input] : 0.f;
+  auto call = [&](void* dx, float* ds, float* db, float beta_p) {
+    return layernorm_backward(a.handle, l.axis, 1.f, a.din_beta[0], 1.f, beta_p, xd, a.in[0], a.op.out_desc, a.dy,
+                              xd, dx, scale, ds, db, l.epsilon, a.workspace, a.workspace_bytes);
+  };
+  if (!dscale || !dbias || beta_s == beta_b) return call(a.din[0], dscale, dbias, dscale ? beta_s : beta_b);
+  JET_RETURN_IF_ERROR(call(a.din[0], dscale, nullptr, beta_s));
+  return call(nullptr, nullptr, dbias, beta_b);
+}
+
+constexpr BackwardRule backward_layernorm{run_layernorm, plan_layernorm, params_layernorm, reads_x_w, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.

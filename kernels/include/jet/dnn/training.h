@@ -208,6 +208,26 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
                           float* dbias, double epsilon, const float* saved_mean,
                           const float* saved_inv_std);
 
+// ---- Layer normalization ----------------------------------------------------------------------
+// Backward of layernorm_forward (the same axis: x's dims from `axis` on form a group of M
+// elements, i an element's row-major index within its group; the statistics are recomputed from
+// x, two-pass):
+//   xhat = (x - mean) * inv_std, g_i = dy_i * scale[i] (dy_i without scale)
+//   dx        = alpha_data * inv_std * (g - sum(g) / M - xhat * sum(g * xhat) / M) + beta_data * dx
+//   dscale[i] = alpha_param * sum over the groups of dy_i * xhat_i + beta_param * dscale[i]
+//   dbias[i]  = alpha_param * sum over the groups of dy_i + beta_param * dbias[i]
+// dx, dscale and dbias are each optional (null: not computed; at least one). The parameter
+// gradients need a workspace of layernorm_backward_workspace_size bytes (each group's mean and
+// inv_std; none without dscale and dbias). x, dy, dx: same dims, f32, any strides, rank 1..8,
+// 0 <= axis < rank; dx != dy, dx != x. scale, dscale, dbias: M f32 values in the handle's memory.
+// Sums in double (CPU) / compensated f32 in fixed trees (CUDA): deterministic.
+size_t layernorm_backward_workspace_size(const TensorDesc& x_desc, int axis);
+Status layernorm_backward(const Handle& handle, int axis, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, void* workspace, size_t workspace_bytes);
+
 // ---- Losses -----------------------------------------------------------------------------------
 // Every loss writes one f32 scalar, the mean over the samples (or elements), to *loss (handle
 // memory; null: not computed), and optionally the gradient of that mean:
