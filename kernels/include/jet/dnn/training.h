@@ -146,7 +146,9 @@ Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, floa
 //   db = alpha * alpha2 * sum over b's broadcast dims of dc * d op / dv + beta * db
 // ADD (1, 1), SUB (1, -1), MUL (v, u), DIV (1/v, -u/v^2); MAX and MIN pass dc to the chosen
 // operand and half to each on a tie (PyTorch's torch.maximum / minimum rule; a NaN operand gets
-// the whole of dc on both sides). a, b and their gradients may have lower ranks (leading 1s, as
+// the whole of dc on both sides); POW (v u^(v-1), u^v log u) with torch.pow's zeros (0 for du
+// where v == 0, for dv where u == 0 and v >= 0; dv is NaN for u < 0); MOD, C's fmod
+// (1, -trunc(u / v)) as torch.fmod. a, b and their gradients may have lower ranks (leading 1s, as
 // the forward); f32, any strides; da and db must not alias a, b, dc or each other.
 Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
                           const TensorDesc& a_desc, const void* a, float alpha2,
