@@ -36,20 +36,37 @@ uint32_t params_conv(const PreparedOp& op) {
   return bit(1) | bit(op.data.as<ConvPrepared>().bias_input);
 }
 
+// plan->algo: the filter gradient's ConvBwdFilterAlgo (low 16 bits) and the data gradient's
+// ConvBwdDataAlgo (high bits); the two run one after the other and share the workspace.
 Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
   const ConvPrepared& c = op.data.as<ConvPrepared>();
-  plan->workspace_bytes = 0;
-  plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::IMPLICIT_GEMM);
-  if (!wants(grad_inputs, 1)) return Status();
-  // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
-  // its workspace fits the trainer's limit.
-  size_t bytes = 0;
-  const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv, c.filter,
-                                                        ConvBwdFilterAlgo::GEMM, &bytes);
-  if (st.ok() && bytes <= plan->workspace_limit) {
-    plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::GEMM);
-    plan->workspace_bytes = bytes;
+  ConvBwdFilterAlgo filter = ConvBwdFilterAlgo::IMPLICIT_GEMM;
+  ConvBwdDataAlgo data = ConvBwdDataAlgo::GATHER;
+  size_t ws_filter = 0, ws_data = 0;
+  if (wants(grad_inputs, 0)) {
+    // The stride-1 data gradient as a forward convolution (the forward's tuned engines) wherever
+    // its workspace fits: the gather reads every filter tap per dx element with no reuse.
+    size_t bytes = 0;
+    const Status st = conv_backward_data_workspace_size(h, c.filter, op.out_desc, c.conv, op.in_descs[0],
+                                                        ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes);
+    if (st.ok() && bytes <= plan->workspace_limit) {
+      data = ConvBwdDataAlgo::TRANSPOSED_FORWARD;
+      ws_data = bytes;
+    }
   }
+  if (wants(grad_inputs, 1)) {
+    // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
+    // its workspace fits the trainer's limit.
+    size_t bytes = 0;
+    const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv, c.filter,
+                                                          ConvBwdFilterAlgo::GEMM, &bytes);
+    if (st.ok() && bytes <= plan->workspace_limit) {
+      filter = ConvBwdFilterAlgo::GEMM;
+      ws_filter = bytes;
+    }
+  }
+  plan->algo = static_cast<int32_t>(filter) | (static_cast<int32_t>(data) << 16);
+  plan->workspace_bytes = std::max(ws_filter, ws_data);
   return Status();
 }
 
@@ -60,12 +77,13 @@ Status run_conv(const BackwardArgs& a) {
     JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, a.pre, yd, a.dy, 0.f, yd, a.dy));
   }
   if (a.din[0]) {
-    JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv, a.din_beta[0],
-                                           a.op.in_descs[0], a.din[0]));
+    JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv,
+                                           static_cast<ConvBwdDataAlgo>(a.plan.algo >> 16), a.workspace,
+                                           a.workspace_bytes, a.din_beta[0], a.op.in_descs[0], a.din[0]));
   }
   if (a.din[1]) {
     JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, c.alpha1, a.op.in_descs[0], a.in[0], yd, a.dy, c.conv,
-                                             static_cast<ConvBwdFilterAlgo>(a.plan.algo), a.workspace,
+                                             static_cast<ConvBwdFilterAlgo>(a.plan.algo & 0xffff), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {

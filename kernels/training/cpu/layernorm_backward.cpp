@@ -12,8 +12,8 @@ namespace cpu {
 Status layernorm_backward(int axis, float alpha_data, float beta_data, float alpha_param,
                           float beta_param, const TensorDesc& x_desc, const void* x,
                           const TensorDesc& dy_desc, const void* dy, const TensorDesc& dx_desc,
-                          void* dx, const float* scale, float* dscale, float* dbias,
-                          double epsilon, double* stats) {
+                          void* dx, const float* scale, float* dscale, float* dbias, double epsilon,
+                          double* stats) {
   const float* xp = static_cast<const float*>(x);
   const float* dyp = static_cast<const float*>(dy);
   const int inner_rank = x_desc.rank() - axis;

@@ -113,6 +113,38 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
                             size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
                             void* dw);
 
+// The data gradient with an algorithm choice (conv_backward_data in jet/dnn/conv.h is GATHER).
+// Values are stable (they may be written to plans).
+enum class ConvBwdDataAlgo : int32_t {
+  // conv_backward_data: one thread per dx element gathers over the taps and filters that reach
+  // it; no workspace, every problem.
+  GATHER = 0,
+  // Stride 1 in every dim only: dx is the convolution of dy with the filter transposed (K and C
+  // swapped within each group) and flipped, with pads dilation * (window - 1) - pad: the filter
+  // is transposed into the workspace (transform_tensor), then conv_forward runs with the
+  // algorithm choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace, so the data
+  // gradient gets the forward's tuned engines. NOT_SUPPORTED for a stride > 1 or a pad larger
+  // than dilation * (window - 1).
+  TRANSPOSED_FORWARD = 1,
+  COUNT = 2,
+};
+
+const char* conv_bwd_data_algo_name(ConvBwdDataAlgo a);
+
+// Bytes of workspace `algo` needs for this problem (0 for GATHER); NOT_SUPPORTED when the
+// algorithm cannot run it.
+Status conv_backward_data_workspace_size(const Handle& handle, const FilterDesc& w_desc,
+                                         const TensorDesc& dy_desc, const ConvDesc& conv,
+                                         const TensorDesc& dx_desc, ConvBwdDataAlgo algo,
+                                         size_t* bytes);
+
+// conv_backward_data (jet/dnn/conv.h: the same descriptors, dtypes and formula) with `algo` and
+// its workspace. Deterministic (conv_forward uses no atomics either).
+Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
+                          const void* w, const TensorDesc& dy_desc, const void* dy,
+                          const ConvDesc& conv, ConvBwdDataAlgo algo, void* workspace,
+                          size_t workspace_bytes, float beta, const TensorDesc& dx_desc, void* dx);
+
 // ---- GEMM / fully connected --------------------------------------------------------------------
 // The gradients of y = op(a) @ op(b) + bias (gemm_forward with the same GemmDesc), each
 // optional (null: not computed):
