@@ -16,8 +16,9 @@
 //                      [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]
 //                      [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]
 //                      [--verbose]
-// Ours: the data gradient has one algorithm (a gather, f32 and f16 storage); the filter gradient
-// has IMPLICIT_GEMM and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a"). Exit status 1
+// Ours: the data gradient has GATHER (every problem) and TRANSPOSED_FORWARD (stride 1: conv_forward
+// of dy with the transposed filter), f32 and f16 storage; the filter gradient has IMPLICIT_GEMM
+// and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a"). Exit status 1
 // when an output of ours mismatches cuDNN's. Built only when cuDNN is found and the training
 // add-on is on (bench/cudnn.cmake).
 #include "../conv/harness.cuh"
@@ -71,14 +72,19 @@ struct Timed {
   double err = -1;  // ours: max |ours - cuDNN| / max |cuDNN|
 };
 
+const jet::ConvBwdDataAlgo kDataAlgos[] = {jet::ConvBwdDataAlgo::GATHER,
+                                           jet::ConvBwdDataAlgo::TRANSPOSED_FORWARD};
+constexpr int kDataAlgoCount = 2;
+
 const jet::ConvBwdFilterAlgo kFilterAlgos[] = {jet::ConvBwdFilterAlgo::IMPLICIT_GEMM,
                                                jet::ConvBwdFilterAlgo::GEMM};
 constexpr int kFilterAlgoCount = 2;
 
 struct LayerResult {
   double gflop = 0;
-  // Data gradient.
-  Timed cudnn_data, cudnn_data_det, data;
+  // Data gradient: ours per algorithm, and the fastest of them.
+  Timed cudnn_data, cudnn_data_det, data[kDataAlgoCount];
+  int data_best = -1;
   // Filter gradient: ours per algorithm, and the fastest of them.
   Timed cudnn_filter, cudnn_filter_det, filter[kFilterAlgoCount];
   int filter_best = -1;
@@ -233,7 +239,8 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
   if (!cx.x.reserve(xb * nrot) || !cx.w.reserve(wb * nrot) || !cx.dy.reserve(yb * nrot) ||
       !cx.dx.reserve(xb * nrot) || !cx.dw.reserve(wb * nrot) ||
       !cx.ref.reserve(std::max(xb, wb))) {
-    for (Timed* t : {&res.cudnn_data, &res.data, &res.cudnn_filter, &res.filter[0], &res.filter[1]})
+    for (Timed* t : {&res.cudnn_data, &res.data[0], &res.data[1], &res.cudnn_filter, &res.filter[0],
+                     &res.filter[1]})
       t->why = "out of device memory";
     cleanup();
     return res;
@@ -283,16 +290,35 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
       CUDNN_CHECK(cudnnSetConvolutionMathType(ccd, math));
       if (cx.verbose) res.find_list += "data: " + list + " (workspace given " + fmt_mib(ws_given) + ")";
     }
-    res.data.algo = "gather";
-    time_ours(cx, nrot, &res.data, [&](int r) {
-      return jet::conv_backward_data(cx.jet, 1.f, wd, W(r), yd, DY(r), cd, 0.f, xd, DX(r));
-    });
-    if (res.data.ran && res.cudnn_data.ran) {
-      CUDA_CHECK(cudaMemsetAsync(DX(0), 0xff, xb, cx.timer.stream));
-      const jet::Status s = jet::conv_backward_data(cx.jet, 1.f, wd, W(0), yd, DY(0), cd, 0.f, xd, DX(0));
-      res.data.err = s.ok() ? compare_outputs(cx.timer.stream, cx.err_dev, dt, DX(0), cx.ref.p,
-                                              static_cast<size_t>(xd.span()))
-                            : INFINITY;
+    for (int a = 0; a < kDataAlgoCount; ++a) {
+      Timed& t = res.data[a];
+      const jet::ConvBwdDataAlgo algo = kDataAlgos[a];
+      t.algo = jet::conv_bwd_data_algo_name(algo);
+      size_t wsb = 0;
+      const jet::Status s =
+          jet::conv_backward_data_workspace_size(cx.jet, wd, yd, cd, xd, algo, &wsb);
+      if (!s.ok()) {
+        t.why = s.code() == jet::StatusCode::NOT_SUPPORTED ? "n/a" : "err: " + s.to_string();
+        continue;
+      }
+      if (!cx.ours_ws.reserve(std::max<size_t>(wsb, 256))) {
+        t.why = "workspace " + fmt_mib(wsb) + " does not fit";
+        continue;
+      }
+      t.ws = wsb;
+      auto call = [&](int r) {
+        return jet::conv_backward_data(cx.jet, 1.f, wd, W(r), yd, DY(r), cd, algo,
+                                       wsb ? cx.ours_ws.p : nullptr, wsb, 0.f, xd, DX(r));
+      };
+      time_ours(cx, nrot, &t, call);
+      if (t.ran && res.cudnn_data.ran) {
+        CUDA_CHECK(cudaMemsetAsync(DX(0), 0xff, xb, cx.timer.stream));
+        const jet::Status cs = call(0);
+        t.err = cs.ok() ? compare_outputs(cx.timer.stream, cx.err_dev, dt, DX(0), cx.ref.p,
+                                          static_cast<size_t>(xd.span()))
+                        : INFINITY;
+      }
+      if (t.ran && (res.data_best < 0 || t.ms < res.data[res.data_best].ms)) res.data_best = a;
     }
   }
 
@@ -373,7 +399,8 @@ std::string cell(const Timed& t, bool graph_mode) {
 
 // Geomeans and network sums of one (set, dtype-layout) table.
 struct Tally {
-  GeoMean data, data_det, filter, filter_det, filter_algo[kFilterAlgoCount], both;
+  GeoMean data, data_det, data_algo[kDataAlgoCount], filter, filter_det,
+      filter_algo[kFilterAlgoCount], both;
   double net_cudnn = 0, net_ours = 0;  // data + filter, reps counted
   bool net_complete = true;
 };
@@ -510,10 +537,11 @@ int main(int argc, char** argv) {
         std::printf("## %s, %s, %s %s/%s\n\n", set.title.c_str(), set.key.c_str(), dts.c_str(),
                     cfg.nhwc ? "NHWC" : "NCHW", cfg.nhwc ? "KRSC" : "KCRS");
         std::printf("| layer | N | C->K | in | RxS/s | reps | GFLOP | data: cuDNN algo | cuDNN ms | "
-                    "cuDNN det ms | ours ms | TF/s | ratio | ratio det | err | filter: cuDNN algo "
+                    "cuDNN det ms | gather ms | transposed_forward ms (ws) | ours best | TF/s | ratio | "
+                    "ratio det | err | filter: cuDNN algo "
                     "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | ours best | TF/s "
                     "| ratio | ratio det | err |\n|");
-        for (int i = 0; i < 25; ++i) std::printf("---|");
+        for (int i = 0; i < 27; ++i) std::printf("---|");
         std::printf("\n");
         Tally tl;
         std::vector<std::string> notes;
@@ -539,24 +567,44 @@ int main(int argc, char** argv) {
           };
           double layer_cudnn = 0, layer_ours = 0;
           bool layer_complete = true;
+          const Timed none{};
           if (cx.want_data) {
             const Timed& c = r.cudnn_data;
-            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s |",
+            std::string algos[kDataAlgoCount];
+            for (int a = 0; a < kDataAlgoCount; ++a) {
+              const Timed& t = r.data[a];
+              algos[a] = cell(t, graph);
+              if (t.ran) {
+                algos[a] += " (" + ratio(c, t, &tl.data_algo[a]) + "x";
+                if (t.ws) algos[a] += "; " + fmt_mib(t.ws);
+                algos[a] += ")";
+              } else if (t.why != "n/a") {
+                notes.push_back(l.name + ": data " + t.algo + ": " + t.why);
+              }
+            }
+            const Timed& best = r.data_best >= 0 ? r.data[r.data_best] : none;
+            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
                         c.ran ? c.algo.c_str() : c.why.c_str(), cell(c, graph).c_str(),
-                        cell(r.cudnn_data_det, graph).c_str(), cell(r.data, graph).c_str(),
-                        r.data.ran ? fmt("%.1f", r.gflop / r.data.ms).c_str() : "-",
-                        ratio(c, r.data, &tl.data).c_str(),
-                        ratio(r.cudnn_data_det, r.data, &tl.data_det).c_str(),
-                        err_cell(r.data, "data").c_str());
-            if (c.ran && r.data.ran) {
+                        cell(r.cudnn_data_det, graph).c_str(), algos[0].c_str(),
+                        algos[1].c_str(), best.ran ? best.algo.c_str() : "n/a",
+                        best.ran ? fmt("%.1f", r.gflop / best.ms).c_str() : "-",
+                        ratio(c, best, &tl.data).c_str(),
+                        ratio(r.cudnn_data_det, best, &tl.data_det).c_str(),
+                        err_cell(best, "data").c_str());
+            for (int a = 0; a < kDataAlgoCount; ++a)
+              if (a != r.data_best && r.data[a].err > tol) {
+                ++mismatches;
+                notes.push_back("MISMATCH " + l.name + ": data " + r.data[a].algo +
+                                " max rel err " + fmt("%.3g", r.data[a].err));
+              }
+            if (c.ran && best.ran) {
               layer_cudnn += c.ms;
-              layer_ours += r.data.ms;
+              layer_ours += best.ms;
             } else {
               layer_complete = false;
             }
-            if (!r.data.ran && r.data.why != "n/a") notes.push_back(l.name + ": data: " + r.data.why);
           } else {
-            std::printf(" - | - | - | - | - | - | - | - |");
+            std::printf(" - | - | - | - | - | - | - | - | - | - |");
           }
           if (cx.want_filter) {
             const Timed& c = r.cudnn_filter;
@@ -572,7 +620,6 @@ int main(int argc, char** argv) {
                 notes.push_back(l.name + ": filter " + t.algo + ": " + t.why);
               }
             }
-            const Timed none{};
             const Timed& best = r.filter_best >= 0 ? r.filter[r.filter_best] : none;
             std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
                         c.ran ? c.algo.c_str() : c.why.c_str(), cell(c, graph).c_str(),
@@ -605,11 +652,13 @@ int main(int argc, char** argv) {
           if (!r.find_list.empty()) notes.push_back(l.name + ": cuDNN find: " + r.find_list);
           std::fflush(stdout);
         }
-        std::printf("\ngeomean ours/cuDNN (%s, %s): data %s (%d/%zu), vs deterministic %s; filter "
-                    "best %s (%d/%zu), vs deterministic %s; implicit_gemm %s, gemm %s; data + "
-                    "filter per layer %s (%d)\n",
+        std::printf("\ngeomean ours/cuDNN (%s, %s): data best %s (%d/%zu), vs deterministic %s; "
+                    "gather %s, transposed_forward %s (%d); filter best %s (%d/%zu), vs "
+                    "deterministic %s; implicit_gemm %s, gemm %s; data + filter per layer %s "
+                    "(%d)\n",
                     set.key.c_str(), combo.name.c_str(), tl.data.str().c_str(), tl.data.count,
-                    set.layers.size(), tl.data_det.str().c_str(), tl.filter.str().c_str(),
+                    set.layers.size(), tl.data_det.str().c_str(), tl.data_algo[0].str().c_str(),
+                    tl.data_algo[1].str().c_str(), tl.data_algo[1].count, tl.filter.str().c_str(),
                     tl.filter.count, set.layers.size(), tl.filter_det.str().c_str(),
                     tl.filter_algo[0].str().c_str(), tl.filter_algo[1].str().c_str(),
                     tl.both.str().c_str(), tl.both.count);
