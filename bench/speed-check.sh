@@ -11,8 +11,8 @@
 # (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows), conv-bwd
 # (jet_bench_conv_bwd: conv_backward_data / conv_backward_filter against cuDNN's backward on
 # ResNet-50's layers at N=1 and N=32, $CONV_BWD_VARIANTS, default f32 NCHW and f16 NHWC), train
-# (a ResNet-18 training step, batch 32, f32, SGD momentum: jet_bench_train_step against PyTorch
-# eager, bench/train/torch_train_step.py, on the same GPU). The build has the training add-on.
+# (a ResNet-18 training step, batch 32, f32, SGD momentum, with batch norm folded and kept:
+# jet_bench_train_step against PyTorch eager, bench/train/torch_train_step.py, on the same GPU). The build has the training add-on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -165,27 +165,27 @@ if want conv-bwd; then
   done
 fi
 if want train; then
-  # Ours and PyTorch's ResNet-18 step (the zoo's layers, batch norm folded; and torchvision's with
-  # batch norm, for reference), then the ratio PyTorch / ours (> 1: ours faster).
-  "$build/bench/jet_bench_train_step" --device cuda --network resnet18 --batch 32 --steps 20 \
-    >"$out/train_jet.log" 2>&1 || status=1
-  cat "$out/train_jet.log"
+  # ResNet-18 at batch 32, f32, SGD momentum, every parameter trainable: ours (jet_bench_train_step)
+  # and PyTorch eager's (bench/train/torch_train_step.py) on the same layers, twice: the zoo's
+  # (batch norm folded into the convolutions) and torchvision's with batch norm in train mode.
   for net in resnet18 resnet18-bn; do
+    "$build/bench/jet_bench_train_step" --device cuda --network $net --batch 32 --steps 20 \
+      >"$out/train_jet_$net.log" 2>&1 || status=1
     python3 bench/train/torch_train_step.py --device cuda --network $net --batch 32 --steps 20 \
       >"$out/train_torch_$net.log" 2>&1 || status=1
-    head -1 "$out/train_torch_$net.log"
-  done
-  python3 - "$out/train_jet.log" "$out/train_torch_resnet18.log" "$out/train_torch_resnet18-bn.log" <<'PY'
+    cat "$out/train_jet_$net.log"; head -1 "$out/train_torch_$net.log"
+    python3 - "$out/train_jet_$net.log" "$out/train_torch_$net.log" $net <<'PY'
 import json, re, sys
 jet = re.search(r"step: median ([0-9.]+) ms", open(sys.argv[1]).read())
-for path in sys.argv[2:]:
-    rows = [json.loads(l) for l in open(path) if l.startswith("{")]
-    if jet and rows:
-        print("train step ResNet-18 b32 f32: ours %.3f ms, torch eager %s %.3f ms: ratio torch/ours %.3f"
-              % (float(jet.group(1)), rows[0]["network"], rows[0]["median_ms"], rows[0]["median_ms"] / float(jet.group(1))))
-    else:
-        print("train step: no result in %s or the jet log" % path)
+rows = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+if jet and rows:
+    ours, torch = float(jet.group(1)), rows[0]["median_ms"]
+    print("train step %s b32 f32: ours %.3f ms, torch eager %.3f ms: ratio torch/ours %.3f (> 1: ours faster)"
+          % (sys.argv[3], ours, torch, torch / ours))
+else:
+    print("train step %s: no result (see %s, %s)" % (sys.argv[3], sys.argv[1], sys.argv[2]))
 PY
+  done
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1
