@@ -76,9 +76,13 @@ const jet::ConvBwdDataAlgo kDataAlgos[] = {jet::ConvBwdDataAlgo::GATHER,
                                            jet::ConvBwdDataAlgo::TRANSPOSED_FORWARD};
 constexpr int kDataAlgoCount = 2;
 
+// The filter gradient's variants: IMPLICIT_GEMM, GEMM as the backend chooses (tactic 0: its sum
+// split in chunks where dw has few tiles), GEMM unsplit (tactic 1), to show what the split gives.
 const jet::ConvBwdFilterAlgo kFilterAlgos[] = {jet::ConvBwdFilterAlgo::IMPLICIT_GEMM,
+                                               jet::ConvBwdFilterAlgo::GEMM,
                                                jet::ConvBwdFilterAlgo::GEMM};
-constexpr int kFilterAlgoCount = 2;
+const int32_t kFilterTactics[] = {0, 0, 1};
+constexpr int kFilterAlgoCount = 3;
 
 struct LayerResult {
   double gflop = 0;
@@ -240,7 +244,7 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
       !cx.dx.reserve(xb * nrot) || !cx.dw.reserve(wb * nrot) ||
       !cx.ref.reserve(std::max(xb, wb))) {
     for (Timed* t : {&res.cudnn_data, &res.data[0], &res.data[1], &res.cudnn_filter, &res.filter[0],
-                     &res.filter[1]})
+                     &res.filter[1], &res.filter[2]})
       t->why = "out of device memory";
     cleanup();
     return res;
@@ -359,10 +363,11 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
     for (int a = 0; a < kFilterAlgoCount; ++a) {
       Timed& t = res.filter[a];
       const jet::ConvBwdFilterAlgo algo = kFilterAlgos[a];
-      t.algo = jet::conv_bwd_filter_algo_name(algo);
+      const jet::ConvDesc ct = cd.with_tactic(kFilterTactics[a]);
+      t.algo = std::string(jet::conv_bwd_filter_algo_name(algo)) + (kFilterTactics[a] ? " unsplit" : "");
       size_t wsb = 0;
       const jet::Status s =
-          jet::conv_backward_filter_workspace_size(cx.jet, xd, yd, cd, wd, algo, &wsb);
+          jet::conv_backward_filter_workspace_size(cx.jet, xd, yd, ct, wd, algo, &wsb);
       if (!s.ok()) {
         t.why = s.code() == jet::StatusCode::NOT_SUPPORTED ? "n/a" : "err: " + s.to_string();
         continue;
@@ -373,7 +378,7 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
       }
       t.ws = wsb;
       auto call = [&](int r) {
-        return jet::conv_backward_filter(cx.jet, 1.f, xd, X(r), yd, DY(r), cd, algo,
+        return jet::conv_backward_filter(cx.jet, 1.f, xd, X(r), yd, DY(r), ct, algo,
                                          wsb ? cx.ours_ws.p : nullptr, wsb, 0.f, wd, DW(r));
       };
       time_ours(cx, nrot, &t, call);
@@ -539,9 +544,10 @@ int main(int argc, char** argv) {
         std::printf("| layer | N | C->K | in | RxS/s | reps | GFLOP | data: cuDNN algo | cuDNN ms | "
                     "cuDNN det ms | gather ms | transposed_forward ms (ws) | ours best | TF/s | ratio | "
                     "ratio det | err | filter: cuDNN algo "
-                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | ours best | TF/s "
+                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | gemm unsplit ms | ours best "
+                    "| TF/s "
                     "| ratio | ratio det | err |\n|");
-        for (int i = 0; i < 27; ++i) std::printf("---|");
+        for (int i = 0; i < 28; ++i) std::printf("---|");
         std::printf("\n");
         Tally tl;
         std::vector<std::string> notes;
@@ -621,10 +627,10 @@ int main(int argc, char** argv) {
               }
             }
             const Timed& best = r.filter_best >= 0 ? r.filter[r.filter_best] : none;
-            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
                         c.ran ? c.algo.c_str() : c.why.c_str(), cell(c, graph).c_str(),
                         cell(r.cudnn_filter_det, graph).c_str(), algos[0].c_str(),
-                        algos[1].c_str(), best.ran ? best.algo.c_str() : "n/a",
+                        algos[1].c_str(), algos[2].c_str(), best.ran ? best.algo.c_str() : "n/a",
                         best.ran ? fmt("%.1f", r.gflop / best.ms).c_str() : "-",
                         ratio(c, best, &tl.filter).c_str(),
                         ratio(r.cudnn_filter_det, best, &tl.filter_det).c_str(),
@@ -642,7 +648,7 @@ int main(int argc, char** argv) {
               layer_complete = false;
             }
           } else {
-            std::printf(" - | - | - | - | - | - | - | - | - | - |");
+            std::printf(" - | - | - | - | - | - | - | - | - | - | - |");
           }
           std::printf("\n");
           if (layer_complete && layer_ours > 0) tl.both.add(layer_cudnn / layer_ours);
@@ -654,13 +660,14 @@ int main(int argc, char** argv) {
         }
         std::printf("\ngeomean ours/cuDNN (%s, %s): data best %s (%d/%zu), vs deterministic %s; "
                     "gather %s, transposed_forward %s (%d); filter best %s (%d/%zu), vs "
-                    "deterministic %s; implicit_gemm %s, gemm %s; data + filter per layer %s "
-                    "(%d)\n",
+                    "deterministic %s; implicit_gemm %s, gemm %s, gemm unsplit %s; data + "
+                    "filter per layer %s (%d)\n",
                     set.key.c_str(), combo.name.c_str(), tl.data.str().c_str(), tl.data.count,
                     set.layers.size(), tl.data_det.str().c_str(), tl.data_algo[0].str().c_str(),
                     tl.data_algo[1].str().c_str(), tl.data_algo[1].count, tl.filter.str().c_str(),
                     tl.filter.count, set.layers.size(), tl.filter_det.str().c_str(),
                     tl.filter_algo[0].str().c_str(), tl.filter_algo[1].str().c_str(),
+                    tl.filter_algo[2].str().c_str(),
                     tl.both.str().c_str(), tl.both.count);
         if (set.family == "resnet50" && tl.net_complete && tl.net_ours > 0)
           std::printf("network (all 53 convolutions, reps counted; %s): cuDNN %s ms, ours %s ms, "

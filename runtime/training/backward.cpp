@@ -58,8 +58,9 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
     // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
     // its workspace fits the trainer's limit.
     size_t bytes = 0;
-    const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv, c.filter,
-                                                          ConvBwdFilterAlgo::GEMM, &bytes);
+    // (The forward's tuned tactic is no filter-gradient tactic: 0, the heuristic's split.)
+    const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv.with_tactic(0),
+                                                          c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
     if (st.ok() && bytes <= plan->workspace_limit) {
       filter = ConvBwdFilterAlgo::GEMM;
       ws_filter = bytes;
@@ -82,7 +83,8 @@ Status run_conv(const BackwardArgs& a) {
                                            a.workspace_bytes, a.din_beta[0], a.op.in_descs[0], a.din[0]));
   }
   if (a.din[1]) {
-    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, c.alpha1, a.op.in_descs[0], a.in[0], yd, a.dy, c.conv,
+    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, c.alpha1, a.op.in_descs[0], a.in[0], yd, a.dy,
+                                             c.conv.with_tactic(0),
                                              static_cast<ConvBwdFilterAlgo>(a.plan.algo & 0xffff), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
   }
@@ -366,7 +368,8 @@ Status plan_conv_transpose(const Handle& h, const PreparedOp& op, uint32_t grad_
   ConvBwdFilterAlgo filter = ConvBwdFilterAlgo::IMPLICIT_GEMM;
   if (wants(grad_inputs, 1)) {
     size_t bytes = 0;
-    const Status st = conv_backward_filter_workspace_size(h, yd, xd, c.conv, c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
+    const Status st =
+        conv_backward_filter_workspace_size(h, yd, xd, c.conv.with_tactic(0), c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
     if (st.ok() && bytes <= plan->workspace_limit) {
       filter = ConvBwdFilterAlgo::GEMM;
       ws_filter = bytes;
@@ -387,7 +390,7 @@ Status run_conv_transpose(const BackwardArgs& a) {
                                      a.din_beta[0], xd, a.din[0]));
   }
   if (a.din[1]) {
-    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, 1.f, yd, a.dy, xd, a.in[0], c.conv,
+    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, 1.f, yd, a.dy, xd, a.in[0], c.conv.with_tactic(0),
                                              static_cast<ConvBwdFilterAlgo>(a.plan.algo >> 16), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
   }

@@ -87,6 +87,11 @@ enum class ConvBwdFilterAlgo : int32_t {
   // Explicit lowering: x is unfolded (im2col) and dy packed into the workspace, then one batched
   // gemm_forward over the groups computes dw_g = dy_g @ col_g, accumulating in plain f32 over
   // N x output positions (IMPLICIT_GEMM's sums are compensated on CUDA, double on the CPU).
+  // Ungrouped problems may split that sum into chunks (one batched gemm_forward of the chunks'
+  // partial dw into the workspace, then reduce_forward): the ConvDesc's tactic t >= 1 asks for t
+  // chunks (t must divide N x output positions; NOT_SUPPORTED otherwise or with groups), tactic 0
+  // lets the backend choose (CUDA: enough chunks to fill the GPU when dw alone has few 64 x 64
+  // tiles; the CPU: none). IMPLICIT_GEMM ignores the tactic.
   GEMM = 1,
   COUNT = 2,
 };
@@ -95,7 +100,7 @@ const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
 
 // Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * N * out * (C * taps + K),
 // with out the output positions per image and taps the filter's window size (f32): x unfolded
-// and dy packed.
+// and dy packed; plus 4 * chunks * K * C * taps for the partial dw when the sum is split.
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                            const TensorDesc& dy_desc, const ConvDesc& conv,
                                            const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
