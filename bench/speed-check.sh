@@ -12,7 +12,10 @@
 # (jet_bench_conv_bwd: conv_backward_data / conv_backward_filter against cuDNN's backward on
 # ResNet-50's layers at N=1 and N=32, $CONV_BWD_VARIANTS, default f32 NCHW and f16 NHWC), train
 # (a ResNet-18 training step, batch 32, f32, SGD momentum, with batch norm folded and kept:
-# jet_bench_train_step against PyTorch eager, bench/train/torch_train_step.py, on the same GPU). The build has the training add-on.
+# jet_bench_train_step against PyTorch eager, bench/train/torch_train_step.py, on the same GPU),
+# train-tests (the training add-on's CUDA tests: jet_train_gpu_tests, jet_train_trainer_cuda, and
+# the tests of the backward-data algorithms, layer norm and the filter gradient on every backend).
+# The build has the training add-on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -37,6 +40,8 @@ want r18 || want nets && targets+=(jet-bench jet-make-model)
 want cuda-ops && targets+=(jet_bench_cuda_ops)
 want conv-bwd && targets+=(jet_bench_conv_bwd)
 want train && targets+=(jet_bench_train_step)
+want train-tests && targets+=(jet_train_gpu_tests jet_train_trainer_cuda jet_train_test_conv_backward_data_algo
+                              jet_train_test_layernorm_backward jet_train_test_conv_backward_filter)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
@@ -53,6 +58,17 @@ if want tests; then
   echo "test_conv: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_conv.log" | tr '\n' ' ')"
   echo "test_gemm: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_gemm.log" | tr '\n' ' ')"
   grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" "$out/test_engine.log" | head -20
+fi
+if want train-tests; then
+  for exe in training/jet_train_gpu_tests training/jet_train_trainer_cuda \
+             training/jet_train_test_conv_backward_data_algo training/jet_train_test_layernorm_backward \
+             training/jet_train_test_conv_backward_filter; do
+    log="$out/$(basename "$exe").log"
+    "$build/tests/$exe" >"$log" 2>&1; rc=$?
+    [ $rc -eq 0 ] || status=1
+    echo "$(basename "$exe"): exit $rc, $(grep -E '^\[doctest\] (test cases|assertions)' "$log" | tr '\n' ' ')"
+    grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$log" | head -10
+  done
 fi
 if want sanitize; then
   for tool in memcheck racecheck; do
