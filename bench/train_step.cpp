@@ -12,8 +12,9 @@
 // --disable-pass fold_batchnorm and no epilogue fusion through batch norm).
 //
 // Prints the plan's memory and the median / min step time over --steps steps after 3 warm-up
-// steps. CUDA: each step is timed to the end of its work (the loss is read back, one
-// synchronization per step, as a training loop that prints the loss does).
+// steps, then the median time of evaluate() (the forward and the loss) and the difference. CUDA:
+// each step is timed to the end of its work (the loss is read back, one synchronization per
+// step, as a training loop that prints the loss does).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -187,5 +188,24 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   std::printf("step: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n", ms[ms.size() / 2], ms[0], steps,
               static_cast<double>(loss));
+  // Where the step's time goes, roughly: evaluate() is the forward (inference-mode batch norm)
+  // and the loss with the same upload and read-back, so step - evaluate is about the backward
+  // and the optimizer.
+  std::vector<double> eval_ms;
+  for (int i = 0; i < steps + 3; ++i) {
+    EvalResult r;
+    const auto t0 = std::chrono::steady_clock::now();
+    st = trainer->evaluate(batch, &r);
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!st.ok()) {
+      std::fprintf(stderr, "jet_bench_train_step: evaluate %d: %s\n", i, st.message().c_str());
+      return 1;
+    }
+    if (i >= 3) eval_ms.push_back(t);
+  }
+  std::sort(eval_ms.begin(), eval_ms.end());
+  const double fwd = eval_ms[eval_ms.size() / 2];
+  std::printf("evaluate (forward + loss): median %.3f ms; step - evaluate (backward + update, about): %.3f ms\n",
+              fwd, ms[ms.size() / 2] - fwd);
   return 0;
 }
