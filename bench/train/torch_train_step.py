@@ -18,7 +18,8 @@ back). SGD with momentum 0.9, lr 1e-3, no weight decay (jet_bench_train_step's),
 (lr 1e-4). All parameters trainable, f32, TF32 off (ours does no TF32), cudnn.benchmark on
 (eager PyTorch's usual choice: cuDNN's fastest algorithms, not necessarily deterministic).
 Inputs: uniform in [-0.5, 0.5), labels (i * 37) % classes, as ours. Wall-clock time per step
-(time.perf_counter), median and min over --steps after --warmup steps.
+(time.perf_counter), median and min over --steps after --warmup steps; then the forward and the
+loss alone (eval mode, torch.no_grad: jet_bench_train_step's evaluate()).
 
   torch_train_step.py [--network resnet18|resnet18-bn|small-cnn] [--device cuda|cpu]
                       [--batch 32] [--image 224] [--steps 20] [--warmup 3] [--threads N] [--adam]
@@ -145,16 +146,27 @@ def main():
         loss = step()
         if i >= args.warmup:
             times.append(1e3 * (time.perf_counter() - t0))
+    # The forward and the loss alone, as jet_bench_train_step's evaluate(): eval mode, no autograd.
+    model.eval()
+    eval_times = []
+    with torch.no_grad():
+        for i in range(args.warmup + args.steps):
+            t0 = time.perf_counter()
+            F.cross_entropy(model(x), labels).item()
+            if i >= args.warmup:
+                eval_times.append(1e3 * (time.perf_counter() - t0))
+    model.train()
     trainable = sum(p.numel() for p in params)
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu, %d threads" % torch.get_num_threads()
     print("torch %s %s batch %d on %s, %s, %d trainable parameters: median %.3f ms, min %.3f ms over %d "
-          "steps (loss %.4f)" % (torch.__version__, args.network, args.batch, where,
-                                 "Adam" if args.adam else "SGD momentum", trainable,
-                                 statistics.median(times), min(times), args.steps, loss))
+          "steps (loss %.4f); forward + loss (eval, no_grad) %.3f ms" % (
+              torch.__version__, args.network, args.batch, where, "Adam" if args.adam else "SGD momentum",
+              trainable, statistics.median(times), min(times), args.steps, loss, statistics.median(eval_times)))
     print(json.dumps({"peer": "torch", "torch": torch.__version__, "network": args.network,
                       "device": args.device, "batch": args.batch, "image": args.image,
                       "optimizer": "adam" if args.adam else "sgd-momentum", "trainable": trainable,
                       "median_ms": statistics.median(times), "min_ms": min(times), "steps": args.steps,
+                      "eval_median_ms": statistics.median(eval_times),
                       "threads": torch.get_num_threads()}))
     return 0
 
