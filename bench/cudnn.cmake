@@ -1,5 +1,5 @@
-# cuDNN, for bench/conv only: jet::kernels never links it. Included by bench/CMakeLists.txt when
-# the CUDA backend is on. Looked for, in order, under
+# cuDNN, for bench/conv and bench/conv_bwd only: jet::kernels never links it. Included by
+# bench/CMakeLists.txt when the CUDA backend is on. Looked for, in order, under
 #   - JET_CUDNN_ROOT (cache variable, or the environment variable of that name),
 #   - PyTorch's pip package nvidia-cudnn (the folder python3 reports for nvidia.cudnn), which
 #     ships include/ and lib/libcudnn.so.9 but no unversioned libcudnn.so,
@@ -59,3 +59,13 @@ target_link_libraries(jet_bench_conv PRIVATE jet::kernels jet_warnings CUDA::cud
                       "${JET_CUDNN_LIBRARY}")
 # Runs from the build tree wherever cuDNN lives (the pip package's lib/ is on no loader path).
 set_target_properties(jet_bench_conv PROPERTIES BUILD_RPATH "${_jet_cudnn_libdir}")
+
+# bench/conv_bwd: the backward convolutions (conv_backward_data, and conv_backward_filter of the
+# training add-on) against cuDNN's, on the same layers; needs JET_BUILD_TRAINING.
+if(JET_BUILD_TRAINING)
+  add_executable(jet_bench_conv_bwd ${CMAKE_CURRENT_LIST_DIR}/conv_bwd/conv_bwd.cu)
+  target_include_directories(jet_bench_conv_bwd SYSTEM PRIVATE "${JET_CUDNN_INCLUDE_DIR}")
+  target_link_libraries(jet_bench_conv_bwd PRIVATE jet::kernels jet_warnings CUDA::cudart
+                        "${JET_CUDNN_LIBRARY}")
+  set_target_properties(jet_bench_conv_bwd PROPERTIES BUILD_RPATH "${_jet_cudnn_libdir}")
+endif()

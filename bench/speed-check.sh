@@ -8,7 +8,14 @@
 # jet_bench_conv), r18 (bench/networks/run.py --networks resnet18), sanitize (memcheck + racecheck of the tactic
 # sweep and the GEMM tests), ncu (Nsight Compute: per-kernel GPU time, grid and registers of
 # cuDNN's and our kernels on the layers in $NCU_LAYERS, f16 NHWC, N=1 and N=32), ncu-detail
-# (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows).
+# (one launch of ours and of cuDNN's in detail), cuda-ops (bench/cuda_ops: GEMV rows), conv-bwd
+# (jet_bench_conv_bwd: conv_backward_data / conv_backward_filter against cuDNN's backward on
+# ResNet-50's layers at N=1 and N=32, $CONV_BWD_VARIANTS, default f32 NCHW and f16 NHWC), train
+# (a ResNet-18 training step, batch 32, f32, SGD momentum, with batch norm folded and kept:
+# jet_bench_train_step against PyTorch eager, bench/train/torch_train_step.py, on the same GPU),
+# train-tests (the training add-on's CUDA tests: jet_train_gpu_tests, jet_train_trainer_cuda, and
+# the backward-data algorithms' test, which runs on every backend present).
+# The build has the training add-on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(pwd)/speed-out}
@@ -18,7 +25,8 @@ export PATH="/usr/local/cuda/bin:$PATH"
 steps=" ${*:-tests conv} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF)
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF
+      -DJET_BUILD_TRAINING=ON)
 [ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")
 
@@ -30,6 +38,9 @@ targets=(jet_test_conv jet_test_gemm jet_runtime_test_engine)
 want conv || want conv-all || want ncu || want ncu-detail || want ncu-source && targets+=(jet_bench_conv)
 want r18 || want nets && targets+=(jet-bench jet-make-model)
 want cuda-ops && targets+=(jet_bench_cuda_ops)
+want conv-bwd && targets+=(jet_bench_conv_bwd)
+want train && targets+=(jet_bench_train_step)
+want train-tests && targets+=(jet_train_gpu_tests jet_train_trainer_cuda jet_train_test_conv_backward_data_algo)
 t0=$(date +%s)
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1; then
   grep -E 'error' -A3 "$out/build.log" | head -40; exit 1
@@ -46,6 +57,16 @@ if want tests; then
   echo "test_conv: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_conv.log" | tr '\n' ' ')"
   echo "test_gemm: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_gemm.log" | tr '\n' ' ')"
   grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$out/test_conv.log" "$out/test_gemm.log" "$out/test_engine.log" | head -20
+fi
+if want train-tests; then
+  for exe in training/jet_train_gpu_tests training/jet_train_trainer_cuda \
+             training/jet_train_test_conv_backward_data_algo; do
+    log="$out/$(basename "$exe").log"
+    "$build/tests/$exe" >"$log" 2>&1; rc=$?
+    [ $rc -eq 0 ] || status=1
+    echo "$(basename "$exe"): exit $rc, $(grep -E '^\[doctest\] (test cases|assertions)' "$log" | tr '\n' ' ')"
+    grep -E 'ERROR|FAILED|CHECK|REQUIRE' "$log" | head -10
+  done
 fi
 if want sanitize; then
   for tool in memcheck racecheck; do
@@ -149,6 +170,36 @@ if want cuda-ops; then
   # reference they are judged against.
   "$build/bench/jet_bench_cuda_ops" >"$out/cuda_ops.txt" 2>&1 || status=1
   grep -E '^device|^f(32|16),|memcpy|gemv|^summary' "$out/cuda_ops.txt"
+fi
+if want conv-bwd; then
+  for v in ${CONV_BWD_VARIANTS:-f32:nchw f16:nhwc}; do
+    "$build/bench/jet_bench_conv_bwd" --sets resnet50 --dtypes ${v%:*} --layouts ${v#*:} --runs 5 \
+      >"$out/conv_bwd_r50_${v%:*}_${v#*:}.log" 2>&1 || status=1
+    grep -E '^(geomean|network|SUMMARY|note: MISMATCH)' "$out/conv_bwd_r50_${v%:*}_${v#*:}.log"
+  done
+fi
+if want train; then
+  # ResNet-18 at batch 32, f32, SGD momentum, every parameter trainable: ours (jet_bench_train_step)
+  # and PyTorch eager's (bench/train/torch_train_step.py) on the same layers, twice: the zoo's
+  # (batch norm folded into the convolutions) and torchvision's with batch norm in train mode.
+  for net in resnet18 resnet18-bn; do
+    "$build/bench/jet_bench_train_step" --device cuda --network $net --batch 32 --steps 20 \
+      >"$out/train_jet_$net.log" 2>&1 || status=1
+    python3 bench/train/torch_train_step.py --device cuda --network $net --batch 32 --steps 20 \
+      >"$out/train_torch_$net.log" 2>&1 || status=1
+    cat "$out/train_jet_$net.log"; head -1 "$out/train_torch_$net.log"
+    python3 - "$out/train_jet_$net.log" "$out/train_torch_$net.log" $net <<'PY'
+import json, re, sys
+jet = re.search(r"step: median ([0-9.]+) ms", open(sys.argv[1]).read())
+rows = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+if jet and rows:
+    ours, torch = float(jet.group(1)), rows[0]["median_ms"]
+    print("train step %s b32 f32: ours %.3f ms, torch eager %.3f ms: ratio torch/ours %.3f (> 1: ours faster)"
+          % (sys.argv[3], ours, torch, torch / ours))
+else:
+    print("train step %s: no result (see %s, %s)" % (sys.argv[3], sys.argv[1], sys.argv[2]))
+PY
+  done
 fi
 if want conv-all; then
   "$build/bench/jet_bench_conv" --tactics >"$out/conv_all.log" 2>&1 || status=1

@@ -2,14 +2,22 @@
 // softmax cross-entropy, backward, SGD with momentum) on a zoo network with random weights and
 // every parameter trainable (issue 15's "training step of ResNet-18, batch 32, fp32").
 //
-//   jet_bench_train_step [--network resnet18|resnet50|mobilenet_v2|efficientnet_b0] [--batch 32]
-//                        [--image 224] [--device cpu|cuda] [--steps 20] [--adam]
+//   jet_bench_train_step [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0]
+//                        [--batch 32] [--image 224] [--device cpu|cuda] [--steps 20] [--adam]
+//
+// The zoo networks have batch norm folded into their convolutions' biases. resnet18-bn is
+// torchvision's ResNet-18 layer for layer, built here: convolutions without bias, each followed
+// by a BatchNorm (batch statistics in the step, as PyTorch's train mode) and an explicit ReLU, the
+// shortcut added by an explicit Add (what jet-convert makes of a torchvision export with
+// --disable-pass fold_batchnorm and no epilogue fusion through batch norm).
 //
 // Prints the plan's memory and the median / min step time over --steps steps after 3 warm-up
-// steps. CUDA: each step is timed to the end of its work (the loss is read back, one
-// synchronization per step, as a training loop that prints the loss does).
+// steps, then the median time of evaluate() (the forward and the loss) and the difference. CUDA:
+// each step is timed to the end of its work (the loss is read back, one synchronization per
+// step, as a training loop that prints the loss does).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +29,84 @@
 #include "zoo.h"
 
 using namespace jet;
+
+namespace {
+
+// torchvision's resnet18 with batch norm kept (see the header comment); He-uniform weights from a
+// fixed LCG, batch norm at identity (scale 1, bias 0, running mean 0, variance 1).
+class ResNet18Bn {
+ public:
+  explicit ResNet18Bn(ir::Graph* g) : g_(g) {}
+
+  Status build(const ZooOptions& opt) {
+    int x = -1;
+    JET_RETURN_IF_ERROR(g_->add_input("image", DType::F32, {opt.batch, 3, opt.image, opt.image}, &x));
+    JET_RETURN_IF_ERROR(conv_bn("conv1", x, 64, 7, 2, 3, true, &x));
+    JET_RETURN_IF_ERROR(g_->max_pool("maxpool", x, 3, 2, 1, &x));
+    int64_t cin = 64;
+    for (int stage = 0; stage < 4; ++stage) {
+      for (int b = 0; b < 2; ++b) {
+        const int64_t cout = int64_t(64) << stage, stride = stage > 0 && b == 0 ? 2 : 1;
+        const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(b);
+        int shortcut = x, h = -1;
+        if (stride != 1 || cin != cout)
+          JET_RETURN_IF_ERROR(conv_bn(p + ".downsample", x, cout, 1, stride, 0, false, &shortcut));
+        JET_RETURN_IF_ERROR(conv_bn(p + ".conv1", x, cout, 3, stride, 1, true, &h));
+        JET_RETURN_IF_ERROR(conv_bn(p + ".conv2", h, cout, 3, 1, 1, false, &h));
+        JET_RETURN_IF_ERROR(g_->add(p + ".add", h, shortcut, &h));
+        JET_RETURN_IF_ERROR(g_->relu(p + ".relu", h, &x));
+        cin = cout;
+      }
+    }
+    JET_RETURN_IF_ERROR(g_->global_avg_pool("avgpool", x, &x));
+    JET_RETURN_IF_ERROR(g_->flatten("flatten", x, 1, &x));
+    int w = -1, b = -1;
+    JET_RETURN_IF_ERROR(constant("fc.weight", {1000, 512}, 1.f / std::sqrt(512.f), &w));
+    JET_RETURN_IF_ERROR(constant("fc.bias", {1, 1000}, 1.f / std::sqrt(512.f), &b));
+    ir::GemmAttrs ga;
+    ga.trans_b = true;
+    JET_RETURN_IF_ERROR(g_->gemm("fc", x, w, b, ga, &x));
+    return g_->mark_output(x);
+  }
+
+ private:
+  // Uniform in [-bound, bound) (bound 0: the value `fill`).
+  Status constant(const std::string& name, std::vector<int64_t> dims, float bound, int* t, float fill = 0.f) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    JET_RETURN_IF_ERROR(g_->add_constant(name, DType::F32, std::move(dims), t));
+    std::vector<float>& v = g_->tensors[static_cast<size_t>(*t)].data;
+    v.resize(static_cast<size_t>(n));
+    for (float& e : v) {
+      state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+      e = bound > 0.f ? bound * (static_cast<float>(state_ >> 40) * (2.f / 16777216.f) - 1.f) : fill;
+    }
+    return Status();
+  }
+
+  Status conv_bn(const std::string& name, int x, int64_t cout, int64_t k, int64_t stride, int64_t pad, bool relu,
+                 int* y) {
+    const int64_t cin = g_->tensors[static_cast<size_t>(x)].dims[1];
+    int w = -1, scale = -1, bias = -1, mean = -1, var = -1;
+    JET_RETURN_IF_ERROR(constant(name + ".weight", {cout, cin, k, k}, std::sqrt(6.f / static_cast<float>(cin * k * k)), &w));
+    ir::ConvAttrs a;
+    a.pad_begin = a.pad_end = {pad, pad};
+    a.strides = {stride, stride};
+    JET_RETURN_IF_ERROR(g_->conv(name, x, w, -1, -1, a, y));
+    const std::string bn = name + ".bn";
+    JET_RETURN_IF_ERROR(constant(bn + ".weight", {cout}, 0.f, &scale, 1.f));
+    JET_RETURN_IF_ERROR(constant(bn + ".bias", {cout}, 0.f, &bias, 0.f));
+    JET_RETURN_IF_ERROR(constant(bn + ".running_mean", {cout}, 0.f, &mean, 0.f));
+    JET_RETURN_IF_ERROR(constant(bn + ".running_var", {cout}, 0.f, &var, 1.f));
+    JET_RETURN_IF_ERROR(g_->batchnorm(bn, *y, scale, bias, mean, var, 1e-5, y));
+    return relu ? g_->relu(name + ".relu", *y, y) : Status();
+  }
+
+  ir::Graph* g_;
+  uint64_t state_ = 1;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string network = "resnet18", device = "cuda";
@@ -39,14 +125,16 @@ int main(int argc, char** argv) {
     else if (a == "--steps") steps = std::atoi(value().c_str());
     else if (a == "--adam") adam = true;
     else {
-      std::fprintf(stderr, "usage: %s [--network resnet18|resnet50|mobilenet_v2|efficientnet_b0] [--batch N] "
+      std::fprintf(stderr, "usage: %s [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0] [--batch N] "
                            "[--image N] [--device cpu|cuda] [--steps N] [--adam]\n", argv[0]);
       return 2;
     }
   }
   if (opt.batch < 1 || opt.image < 32 || steps < 1) return std::fprintf(stderr, "bad sizes\n"), 2;
   ir::Graph g;
+  ResNet18Bn r18bn(&g);
   Status st = network == "resnet18"          ? resnet18(opt, &g)
+              : network == "resnet18-bn"     ? r18bn.build(opt)
               : network == "resnet50"        ? resnet50(opt, &g)
               : network == "mobilenet_v2"    ? mobilenet_v2(opt, &g)
               : network == "efficientnet_b0" ? efficientnet_b0(opt, &g)
@@ -100,5 +188,24 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   std::printf("step: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n", ms[ms.size() / 2], ms[0], steps,
               static_cast<double>(loss));
+  // Where the step's time goes, roughly: evaluate() is the forward (inference-mode batch norm)
+  // and the loss with the same upload and read-back, so step - evaluate is about the backward
+  // and the optimizer.
+  std::vector<double> eval_ms;
+  for (int i = 0; i < steps + 3; ++i) {
+    EvalResult r;
+    const auto t0 = std::chrono::steady_clock::now();
+    st = trainer->evaluate(batch, &r);
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!st.ok()) {
+      std::fprintf(stderr, "jet_bench_train_step: evaluate %d: %s\n", i, st.message().c_str());
+      return 1;
+    }
+    if (i >= 3) eval_ms.push_back(t);
+  }
+  std::sort(eval_ms.begin(), eval_ms.end());
+  const double fwd = eval_ms[eval_ms.size() / 2];
+  std::printf("evaluate (forward + loss): median %.3f ms; step - evaluate (backward + update, about): %.3f ms\n",
+              fwd, ms[ms.size() / 2] - fwd);
   return 0;
 }

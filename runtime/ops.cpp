@@ -843,12 +843,6 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 // LayerNorm: layernorm_forward over x's dims from `axis` on. inputs: x[, scale][, bias] (f32, one
 // packed value per element of a group). In place allowed.
 
-struct LayerNormPrepared {
-  int axis = 0;
-  double epsilon = 1e-5;
-  int scale_input = -1, bias_input = -1;
-};
-
 Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   LayerNormPrepared& l = p->data.emplace<LayerNormPrepared>();
   const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();

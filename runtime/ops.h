@@ -67,6 +67,12 @@ struct ConvTransposePrepared {
   TensorDesc bias_view;  // 1, C_out, 1...
 };
 
+struct LayerNormPrepared {
+  int axis = 0;
+  double epsilon = 1e-5;
+  int scale_input = -1, bias_input = -1;
+};
+
 // What a prepare function gets: the op as stored, the validated tensors, the backend.
 struct PrepareArgs {
   const fb::Op& op;

@@ -84,6 +84,13 @@ Status batchnorm_backward(float alpha_data, float beta_data, float alpha_param, 
                           const void* dy, const TensorDesc& dx_desc, void* dx,
                           const float* scale, float* dscale, float* dbias, double epsilon,
                           const float* saved_mean, const float* saved_inv_std);
+// stats: 2 doubles per group (mean, inv_std), written for the parameter gradients; null when
+// neither dscale nor dbias is asked for.
+Status layernorm_backward(int axis, float alpha_data, float beta_data, float alpha_param,
+                          float beta_param, const TensorDesc& x_desc, const void* x,
+                          const TensorDesc& dy_desc, const void* dy, const TensorDesc& dx_desc,
+                          void* dx, const float* scale, float* dscale, float* dbias,
+                          double epsilon, double* stats);
 
 enum class LossKind { MSE, BCE_WITH_LOGITS };
 Status softmax_cross_entropy_loss(const TensorDesc& logits_desc, const void* logits,
@@ -149,6 +156,12 @@ Status batchnorm_backward(const Handle& h, float alpha_data, float beta_data, fl
                           const TensorDesc& dy_desc, const void* dy, const TensorDesc& dx_desc,
                           void* dx, const float* scale, float* dscale, float* dbias,
                           double epsilon, const float* saved_mean, const float* saved_inv_std);
+// stats: 2 floats per group (mean, inv_std), as the CPU's.
+Status layernorm_backward(const Handle& h, int axis, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, float* stats);
 Status softmax_cross_entropy_loss(const Handle& h, const TensorDesc& logits_desc,
                                   const void* logits, const int32_t* labels, float* partials,
                                   float* loss, float alpha, float beta,

@@ -21,7 +21,8 @@ JET_HOST_DEVICE inline float bce_term(float x, float t) {
 JET_HOST_DEVICE inline float bce_grad(float x, float t) { return 1.f / (1.f + expf(-x)) - t; }
 
 // d op(u, v) / du and / dv for op_tensor's ops; MAX / MIN as torch.maximum / minimum's backward
-// (half to each on a tie; a NaN fails every comparison, so both sides get all of dc).
+// (half to each on a tie; a NaN fails every comparison, so both sides get all of dc); POW and
+// MOD as torch.pow / torch.fmod's.
 JET_HOST_DEVICE inline void op_tensor_partials(TensorOp op, float u, float v, float* du,
                                                float* dv) {
   switch (op) {
@@ -37,8 +38,17 @@ JET_HOST_DEVICE inline void op_tensor_partials(TensorOp op, float u, float v, fl
       *du = u == v ? 0.5f : (u > v ? 0.f : 1.f);
       *dv = u == v ? 0.5f : (u < v ? 0.f : 1.f);
       return;
-    case TensorOp::POW:  // not reached: op_tensor_backward answers NOT_SUPPORTED
-    case TensorOp::MOD: *du = *dv = NAN; return;
+    case TensorOp::POW:
+      // PyTorch's pow backward: d/du = v u^(v-1), 0 where v == 0 (not 0 * inf at u == 0);
+      // d/dv = u^v log(u), 0 where u == 0 and v >= 0 (not 0 * -inf); NaN for u < 0 (log).
+      *du = v == 0.f ? 0.f : v * powf(u, v - 1.f);
+      *dv = u == 0.f && v >= 0.f ? 0.f : powf(u, v) * logf(u);
+      return;
+    case TensorOp::MOD:
+      // fmod(u, v) = u - trunc(u / v) v: PyTorch's fmod backward (1, -trunc(u / v)).
+      *du = 1.f;
+      *dv = -truncf(u / v);
+      return;
   }
   *du = *dv = 0.f;
 }

@@ -36,20 +36,38 @@ uint32_t params_conv(const PreparedOp& op) {
   return bit(1) | bit(op.data.as<ConvPrepared>().bias_input);
 }
 
+// plan->algo: the filter gradient's ConvBwdFilterAlgo (low 16 bits) and the data gradient's
+// ConvBwdDataAlgo (high bits); the two run one after the other and share the workspace.
 Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
   const ConvPrepared& c = op.data.as<ConvPrepared>();
-  plan->workspace_bytes = 0;
-  plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::IMPLICIT_GEMM);
-  if (!wants(grad_inputs, 1)) return Status();
-  // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
-  // its workspace fits the trainer's limit.
-  size_t bytes = 0;
-  const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv, c.filter,
-                                                        ConvBwdFilterAlgo::GEMM, &bytes);
-  if (st.ok() && bytes <= plan->workspace_limit) {
-    plan->algo = static_cast<int32_t>(ConvBwdFilterAlgo::GEMM);
-    plan->workspace_bytes = bytes;
+  ConvBwdFilterAlgo filter = ConvBwdFilterAlgo::IMPLICIT_GEMM;
+  ConvBwdDataAlgo data = ConvBwdDataAlgo::GATHER;
+  size_t ws_filter = 0, ws_data = 0;
+  if (wants(grad_inputs, 0)) {
+    // The stride-1 data gradient as a forward convolution (the forward's tuned engines) wherever
+    // its workspace fits: the gather reads every filter tap per dx element with no reuse.
+    size_t bytes = 0;
+    const Status st = conv_backward_data_workspace_size(h, c.filter, op.out_desc, c.conv, op.in_descs[0],
+                                                        ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes);
+    if (st.ok() && bytes <= plan->workspace_limit) {
+      data = ConvBwdDataAlgo::TRANSPOSED_FORWARD;
+      ws_data = bytes;
+    }
   }
+  if (wants(grad_inputs, 1)) {
+    // The explicit GEMM lowering (im2col, then the tuned gemm_forward) is the faster one wherever
+    // its workspace fits the trainer's limit.
+    size_t bytes = 0;
+    // (The forward's tuned tactic is no filter-gradient tactic: 0, the heuristic's split.)
+    const Status st = conv_backward_filter_workspace_size(h, op.in_descs[0], op.out_desc, c.conv.with_tactic(0),
+                                                          c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
+    if (st.ok() && bytes <= plan->workspace_limit) {
+      filter = ConvBwdFilterAlgo::GEMM;
+      ws_filter = bytes;
+    }
+  }
+  plan->algo = static_cast<int32_t>(filter) | (static_cast<int32_t>(data) << 16);
+  plan->workspace_bytes = std::max(ws_filter, ws_data);
   return Status();
 }
 
@@ -60,12 +78,14 @@ Status run_conv(const BackwardArgs& a) {
     JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, a.pre, yd, a.dy, 0.f, yd, a.dy));
   }
   if (a.din[0]) {
-    JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv, a.din_beta[0],
-                                           a.op.in_descs[0], a.din[0]));
+    JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv,
+                                           static_cast<ConvBwdDataAlgo>(a.plan.algo >> 16), a.workspace,
+                                           a.workspace_bytes, a.din_beta[0], a.op.in_descs[0], a.din[0]));
   }
   if (a.din[1]) {
-    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, c.alpha1, a.op.in_descs[0], a.in[0], yd, a.dy, c.conv,
-                                             static_cast<ConvBwdFilterAlgo>(a.plan.algo), a.workspace,
+    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, c.alpha1, a.op.in_descs[0], a.in[0], yd, a.dy,
+                                             c.conv.with_tactic(0),
+                                             static_cast<ConvBwdFilterAlgo>(a.plan.algo & 0xffff), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {
@@ -348,7 +368,8 @@ Status plan_conv_transpose(const Handle& h, const PreparedOp& op, uint32_t grad_
   ConvBwdFilterAlgo filter = ConvBwdFilterAlgo::IMPLICIT_GEMM;
   if (wants(grad_inputs, 1)) {
     size_t bytes = 0;
-    const Status st = conv_backward_filter_workspace_size(h, yd, xd, c.conv, c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
+    const Status st =
+        conv_backward_filter_workspace_size(h, yd, xd, c.conv.with_tactic(0), c.filter, ConvBwdFilterAlgo::GEMM, &bytes);
     if (st.ok() && bytes <= plan->workspace_limit) {
       filter = ConvBwdFilterAlgo::GEMM;
       ws_filter = bytes;
@@ -369,7 +390,7 @@ Status run_conv_transpose(const BackwardArgs& a) {
                                      a.din_beta[0], xd, a.din[0]));
   }
   if (a.din[1]) {
-    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, 1.f, yd, a.dy, xd, a.in[0], c.conv,
+    JET_RETURN_IF_ERROR(conv_backward_filter(a.handle, 1.f, yd, a.dy, xd, a.in[0], c.conv.with_tactic(0),
                                              static_cast<ConvBwdFilterAlgo>(a.plan.algo >> 16), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
   }
@@ -455,14 +476,39 @@ constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm
                                              nullptr};
 
 // ---------------------------------------------------------------------------------------------
-// No backward yet: the trainer refuses a model that needs one, naming the op and this reason.
-//
-// LayerNorm: its rule can be composed like InstanceNorm's: batch norm's backward over the view
-// [1, rows, normalized elements] with scale 1 applied to dy * scale (dx), layernorm_forward without
-// scale and bias for xhat, and sums over the rows of dy * xhat (dscale) and dy (dbias).
-constexpr BackwardRule backward_layernorm{nullptr, nullptr, nullptr, nullptr, "LayerNorm has no backward rule yet"};
+// LayerNorm: layernorm_backward (statistics recomputed from x); scale and bias are parameters.
+// One call when dscale and dbias blend alike, else one per parameter gradient.
 
+uint32_t params_layernorm(const PreparedOp& op) {
+  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  return bit(l.scale_input) | bit(l.bias_input);
+}
 
+Status plan_layernorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  plan->workspace_bytes = wants(grad_inputs, l.scale_input) || wants(grad_inputs, l.bias_input)
+                              ? layernorm_backward_workspace_size(op.in_descs[0], l.axis)
+                              : 0;
+  return Status();
+}
+
+Status run_layernorm(const BackwardArgs& a) {
+  const LayerNormPrepared& l = a.op.data.as<LayerNormPrepared>();
+  const TensorDesc& xd = a.op.in_descs[0];
+  const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(a.in[l.scale_input]);
+  float* dscale = l.scale_input < 0 ? nullptr : static_cast<float*>(a.din[l.scale_input]);
+  float* dbias = l.bias_input < 0 ? nullptr : static_cast<float*>(a.din[l.bias_input]);
+  const float beta_s = dscale ? a.din_beta[l.scale_input] : 0.f, beta_b = dbias ? a.din_beta[l.bias_input] : 0.f;
+  auto call = [&](void* dx, float* ds, float* db, float beta_p) {
+    return layernorm_backward(a.handle, l.axis, 1.f, a.din_beta[0], 1.f, beta_p, xd, a.in[0], a.op.out_desc, a.dy,
+                              xd, dx, scale, ds, db, l.epsilon, a.workspace, a.workspace_bytes);
+  };
+  if (!dscale || !dbias || beta_s == beta_b) return call(a.din[0], dscale, dbias, dscale ? beta_s : beta_b);
+  JET_RETURN_IF_ERROR(call(a.din[0], dscale, nullptr, beta_s));
+  return call(nullptr, nullptr, dbias, beta_b);
+}
+
+constexpr BackwardRule backward_layernorm{run_layernorm, plan_layernorm, params_layernorm, reads_x_w, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.

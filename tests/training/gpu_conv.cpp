@@ -31,6 +31,10 @@ std::vector<Layer> layers() {
        ConvDesc::conv2d(2, 1, 1, 2, 2, 1, 3, ConvMode::CONVOLUTION)},
       {"3d", {1, 4, 5, 6, 7}, FilterDesc::make(f, FilterLayout::KCRS, 5, w3),
        ConvDesc::make(3, pad3, pad3, stride3, dil3, 2)},
+      // Few dw tiles over a long sum (4 x 784 rows): GEMM splits it in chunks on CUDA (the
+      // heuristic), not on the CPU.
+      {"early-layer 3x3, GEMM split", {4, 16, 28, 28}, FilterDesc::kcrs(f, 16, 16, 3, 3),
+       ConvDesc::conv2d(1, 1)},
   };
 }
 

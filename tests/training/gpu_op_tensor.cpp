@@ -7,8 +7,9 @@ using namespace jet;
 using namespace jet::test;
 
 TEST_CASE("CUDA op_tensor_backward and reduce_backward match the CPU") {
-  const TensorOp ops[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL,
-                          TensorOp::DIV, TensorOp::MIN, TensorOp::MAX};
+  // Operands in [0.5, 2] scaled by 1.5 and -0.5: POW's base positive, MOD's divisor away from 0.
+  const TensorOp ops[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL, TensorOp::DIV,
+                          TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD};
   // A residual add (no broadcast), a per-channel bias / scale, a scalar, a lower-rank operand.
   const std::vector<int64_t> c = {4, 16, 9, 11};
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {

@@ -79,7 +79,15 @@ TEST_CASE("conv_backward_filter matches central differences, both algorithms") {
         wv, dyv);
     const HostTensor x = tensor_with(make_desc(DType::F32, pr.x_dims, random_layout()), xv);
     const HostTensor dy = tensor_with(make_desc(DType::F32, pr.y_dims, random_layout()), dyv);
-    for (ConvBwdFilterAlgo algo : {ConvBwdFilterAlgo::IMPLICIT_GEMM, ConvBwdFilterAlgo::GEMM}) {
+    // GEMM's sum over N x output positions split in chunks (its tactic) where the problem has one
+    // group and that sum has a divisor > 1.
+    int64_t rows = pr.y_dims[0], split = 0;
+    for (size_t i = 2; i < pr.y_dims.size(); ++i) rows *= pr.y_dims[i];
+    for (int64_t t = 2; t <= rows && pr.p.groups == 1 && split == 0; ++t)
+      if (rows % t == 0) split = uniform_int(0, 1) ? t : rows;  // the smallest divisor, or one row each
+    for (int variant = 0; variant < (split ? 3 : 2); ++variant) {
+      const ConvBwdFilterAlgo algo = variant == 0 ? ConvBwdFilterAlgo::IMPLICIT_GEMM : ConvBwdFilterAlgo::GEMM;
+      const ConvDesc conv = variant == 2 ? pr.conv.with_tactic(static_cast<int32_t>(split)) : pr.conv;
       for (FilterLayout fl : {FilterLayout::KCRS, FilterLayout::KRSC}) {
         const float alpha = round % 2 ? 0.5f : 1.f, beta = round % 2 ? -0.25f : 0.f;
         CAPTURE(dims_str(pr.x_dims));
@@ -88,18 +96,19 @@ TEST_CASE("conv_backward_filter matches central differences, both algorithms") {
         CAPTURE(pr.p.groups);
         CAPTURE(pr.p.flip);
         CAPTURE(std::string(conv_bwd_filter_algo_name(algo)));
+        CAPTURE(conv.tactic());
         CAPTURE(static_cast<int>(fl));
         const FilterDesc wd = filter_of(pr, fl);
         HostTensor dw(wd.as_tensor());
         if (beta == 0.f) dw.poison(); else dw.fill_random();
         const HostTensor before = dw;
         size_t bytes = 1;
-        REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), pr.conv, wd, algo,
+        REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), conv, wd, algo,
                                                        &bytes));
         if (algo == ConvBwdFilterAlgo::IMPLICIT_GEMM) CHECK(bytes == 0);
         std::vector<unsigned char> ws(bytes);
         REQUIRE_OK(conv_backward_filter(h, alpha, x.desc(), x.data(), dy.desc(), dy.data(),
-                                        pr.conv, algo, bytes ? ws.data() : nullptr, bytes, beta,
+                                        conv, algo, bytes ? ws.data() : nullptr, bytes, beta,
                                         wd, dw.data()));
         check_vjp(dw, before, want, alpha, beta);
       }
@@ -148,6 +157,21 @@ TEST_CASE("conv_backward_filter and conv_backward_bias reject bad input, naming 
   REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, conv, wd, ConvBwdFilterAlgo::GEMM,
                                                  &bytes));
   CHECK(bytes == 4u * 16u * (4u * 9u + 8u));
+  // GEMM's tactic: 4 chunks of the 16 rows add 4 partial dw; 3 does not divide 16; no split of a
+  // grouped problem.
+  REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, conv.with_tactic(4), wd,
+                                                 ConvBwdFilterAlgo::GEMM, &bytes));
+  CHECK(bytes == 4u * 16u * (4u * 9u + 8u) + 4u * 4u * 8u * 4u * 9u);
+  CHECK_STATUS(conv_backward_filter_workspace_size(h, xd, yd, conv.with_tactic(3), wd,
+                                                   ConvBwdFilterAlgo::GEMM, &bytes),
+               StatusCode::NOT_SUPPORTED);
+  CHECK_STATUS(conv_backward_filter_workspace_size(h, xd, yd,
+                                                   ConvDesc::conv2d(0, 0, 1, 1, 1, 1, 2).with_tactic(2),
+                                                   FilterDesc::kcrs(DType::F32, 8, 2, 3, 3),
+                                                   ConvBwdFilterAlgo::GEMM, &bytes),
+               StatusCode::NOT_SUPPORTED);
+  REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, conv, wd, ConvBwdFilterAlgo::GEMM,
+                                                 &bytes));
   // dy of the wrong size, a channel mismatch, a workspace too small, an unknown algorithm.
   CHECK_STATUS(conv_backward_filter(h, 1.f, xd, x.data(), TensorDesc::nchw(DType::F32, 1, 8, 5, 4),
                                     dy.data(), conv, ConvBwdFilterAlgo::IMPLICIT_GEMM, nullptr, 0,

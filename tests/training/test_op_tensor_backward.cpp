@@ -1,6 +1,7 @@
 // op_tensor_backward and reduce_backward (CPU) against central differences of the float64
 // references: every op, broadcasting both ways (lower ranks included), random layouts,
-// alpha1/alpha2 scaling, alpha/beta != (1, 0), poisoned outputs; MAX/MIN ties; invalid input.
+// alpha1/alpha2 scaling, alpha/beta != (1, 0), poisoned outputs; MAX/MIN ties; POW's zeros;
+// invalid input.
 #include <cmath>
 #include <string>
 
@@ -13,8 +14,8 @@ using namespace jet::test;
 
 namespace {
 
-const TensorOp kOps[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL,
-                         TensorOp::DIV, TensorOp::MIN, TensorOp::MAX};
+const TensorOp kOps[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL, TensorOp::DIV,
+                         TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD};
 
 // dims with some entries set to 1 (broadcast), possibly with leading dims dropped.
 std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& c, bool drop_leading) {
@@ -38,6 +39,19 @@ TEST_CASE("op_tensor_backward matches central differences for every op") {
       std::vector<double> av = random_values(DType::F32, ad), bv = random_values(DType::F32, bd);
       if (op == TensorOp::DIV)  // keep the divisor away from 0
         for (double& v : bv) v = static_cast<float>(v >= 0 ? 0.5 + v : v - 0.5);
+      if (op == TensorOp::POW)  // a positive base (log u), exponents in [-1, 1]
+        for (double& v : av) v = static_cast<float>(0.5 + std::fabs(v));
+      // MOD: no quotient u / v within 1e-3 of an integer, where fmod jumps (central differences
+      // would straddle it), and divisors away from 0.
+      while (op == TensorOp::MOD) {
+        for (double& v : bv) v = static_cast<float>(v >= 0 ? 0.5 + v : v - 0.5);
+        const std::vector<double> q = ref::op_tensor(TensorOp::DIV, alpha1, ad, av, alpha2, bd, bv, cd);
+        bool close = false;
+        for (double v : q) close = close || std::fabs(v - std::round(v)) < 1e-3;
+        if (!close) break;
+        av = random_values(DType::F32, ad);
+        bv = random_values(DType::F32, bd);
+      }
       // MIN / MAX: no pair within 1e-3 of a tie, where central differences straddle the kink
       // (random f32 values tie exactly now and then; ties have their own test case below).
       while (op == TensorOp::MIN || op == TensorOp::MAX) {
@@ -102,6 +116,19 @@ TEST_CASE("op_tensor_backward: MAX and MIN split ties, invalid input is rejected
   CHECK(db[0] == 0.f);
   CHECK(da[1] == 2.f);
 
+  // POW at 0: du is 0 where the exponent is 0 (not 0 * inf), dv is 0 where the base is 0 and the
+  // exponent >= 0 (not 0 * -inf), as torch.pow; a negative base's dv is NaN (log).
+  {
+    const float pa[3] = {0.f, 0.f, -2.f}, pb[3] = {0.f, 2.f, 3.f};
+    REQUIRE_OK(op_tensor_backward(h, TensorOp::POW, 1.f, d, pa, 1.f, d, pb, d, dc, 1.f, 0.f, d, da,
+                                  d, db));
+    CHECK(da[0] == 0.f);
+    CHECK(db[0] == 0.f);
+    CHECK(da[1] == 0.f);  // 2 * 0^1 * 4
+    CHECK(db[1] == 0.f);
+    CHECK(da[2] == doctest::Approx(4.f * 3.f * 4.f));  // 3 (-2)^2 * 4
+    CHECK(std::isnan(db[2]));
+  }
   CHECK_STATUS(op_tensor_backward(h, TensorOp::ADD, 1.f, d, a, 1.f, d, b, d, dc, 1.f, 0.f, d,
                                   nullptr, d, nullptr),
                StatusCode::BAD_PARAM);

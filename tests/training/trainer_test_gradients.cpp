@@ -2,7 +2,7 @@
 // network that chains every backward rule but batch norm's (whose training forward differs from
 // evaluate()'s; torch_match.py covers it), with tensors read by several ops (their gradients add
 // up), a residual convolution with a fused activation, broadcasting, views (softmax, concat,
-// reshape), an instance norm, a transposed convolution, a strided and permuted slice, and an MSE
+// reshape), an instance norm, a layer norm, a transposed convolution, a strided and permuted slice, and an MSE
 // loss. The loss is
 // a smooth function of the parameters (no ReLU or max kinks), so differences in float32 with a
 // step of 1e-2 are accurate to about 1e-4.
@@ -25,7 +25,7 @@ TEST_CASE("every rule's gradient, through the whole graph, against finite differ
   cfg.sgd.lr = 0.f;  // a step computes the gradients and leaves the parameters as they are
   std::unique_ptr<Trainer> t;
   REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &t));
-  REQUIRE(t->parameters().size() == 10);
+  REQUIRE(t->parameters().size() == 12);
   const std::vector<float> images = random_floats(kRuleBatch * 4 * 6 * 6, -1.f, 1.f);
   const std::vector<float> targets = random_floats(kRuleBatch * 5, 0.f, 0.4f);
   const TrainBatch batch{images.data(), nullptr, targets.data()};

@@ -1,6 +1,10 @@
 // conv_backward_filter, its workspace query and conv_backward_bias: validation and dispatch. The
 // GEMM algorithm is composed here: the backend lowers x and dy into the workspace, then
-// gemm_forward (either backend) computes every group's dw = dy_g @ col_g as one batched GEMM.
+// gemm_forward (either backend) computes every group's dw = dy_g @ col_g as one batched GEMM, or,
+// split along the N x output positions it sums over (ungrouped problems), the partial products
+// of the chunks as one batched GEMM into the workspace and their sum by reduce_forward.
+#include <algorithm>
+
 #include "train_check.h"
 
 namespace jet {
@@ -56,22 +60,58 @@ void gemm_parts(const TensorDesc& x_desc, const TensorDesc& dy_desc, const Filte
   *dyp = rows * dy_desc.dim(1);
 }
 
+// How many chunks GEMM splits its sum over `rows` (N x output positions) into: the tactic when
+// one is given (NOT_SUPPORTED unless it divides rows and the problem has one group), else on CUDA
+// enough chunks for about two CTAs of 64 x 64 outputs per SM when dw alone has fewer (each chunk
+// at least 256 rows, a divisor of rows), else 1. dw's rows are few and long for the early layers
+// (64 x 576 outputs summed over 100352 rows for ResNet's first 3x3 at batch 32): without the split
+// a handful of CTAs would do the whole sum.
+Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, int64_t groups,
+                   int64_t rows, int64_t k, int64_t row, int64_t* splits) {
+  const int64_t t = conv.tactic();
+  if (t > 0) {
+    if (rows % t != 0 || (t > 1 && groups != 1))
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: GEMM tactic %lld (the number of chunks of the %lld-row sum) must "
+                         "divide it and needs one group (%lld)",
+                         fn, static_cast<long long>(t), static_cast<long long>(rows),
+                         static_cast<long long>(groups));
+    *splits = t;
+    return Status();
+  }
+  *splits = 1;
+  if (handle.backend() != Backend::CUDA || groups != 1) return Status();
+  const int64_t tiles = ((k + 63) / 64) * ((row + 63) / 64);
+  const int64_t target = 2 * static_cast<int64_t>(handle.sm_count());
+  if (tiles >= target) return Status();
+  for (int64_t s = std::min<int64_t>(64, (target + tiles - 1) / tiles); s > 1; --s) {
+    if (rows % s == 0 && rows / s >= 256) {
+      *splits = s;
+      break;
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                            const TensorDesc& dy_desc, const ConvDesc& conv,
                                            const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
                                            size_t* bytes) {
-  (void)handle;  // both backends lower into the same arrays
   const char* fn = "conv_backward_filter_workspace_size";
   JET_TRY(check_ptr(fn, bytes, "bytes"));
   JET_TRY(check_filter_problem(fn, x_desc, dy_desc, conv, dw_desc));
   switch (algo) {
     case ConvBwdFilterAlgo::IMPLICIT_GEMM: *bytes = 0; return Status();
     case ConvBwdFilterAlgo::GEMM: {
-      int64_t col, dyp;
+      int64_t col, dyp, splits;
       gemm_parts(x_desc, dy_desc, dw_desc, &col, &dyp);
-      *bytes = static_cast<size_t>(col + dyp) * sizeof(float);
+      const int64_t rows = dyp / dw_desc.k();
+      const int64_t row = col / rows;  // one group: C * taps
+      JET_TRY(gemm_splits(fn, handle, conv, conv.groups(), rows, dw_desc.k(), row, &splits));
+      const int64_t partials = splits > 1 ? splits * dw_desc.k() * row : 0;
+      *bytes = static_cast<size_t>(col + dyp + partials) * sizeof(float);
       return Status();
     }
     case ConvBwdFilterAlgo::COUNT: break;
@@ -132,11 +172,26 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
   const int64_t rows = dyp_n / dw_desc.k();  // N * output positions
   const int64_t row = col_n / rows / groups;  // C / groups * taps
   const int64_t ws_k = dw_desc.as_tensor().stride(0);
-  const TensorDesc a = TensorDesc::strided(DType::F32, {groups, kg, rows}, {kg * rows, rows, 1});
-  const TensorDesc b = TensorDesc::strided(DType::F32, {groups, rows, row}, {rows * row, row, 1});
   const TensorDesc y = TensorDesc::strided(DType::F32, {groups, kg, row}, {kg * ws_k, ws_k, 1});
-  return in_routine(fn, gemm_forward(handle, GemmDesc{}, alpha, a, dyp, b, col, TensorDesc(),
-                                     nullptr, beta, y, dw));
+  int64_t splits = 1;
+  JET_TRY(gemm_splits(fn, handle, conv, groups, rows, kg, row, &splits));
+  if (splits == 1) {
+    const TensorDesc a = TensorDesc::strided(DType::F32, {groups, kg, rows}, {kg * rows, rows, 1});
+    const TensorDesc b = TensorDesc::strided(DType::F32, {groups, rows, row}, {rows * row, row, 1});
+    return in_routine(fn, gemm_forward(handle, GemmDesc{}, alpha, a, dyp, b, col, TensorDesc(),
+                                       nullptr, beta, y, dw));
+  }
+  // One group: chunk s of the rows gives partial[s] = dyp[:, chunk] @ col[chunk, :], then
+  // dw = alpha * sum over s + beta * dw (reduce_forward over the chunks' dim).
+  const int64_t chunk = rows / splits;
+  float* partial = dyp + dyp_n;
+  const TensorDesc a = TensorDesc::strided(DType::F32, {splits, kg, chunk}, {chunk, rows, 1});
+  const TensorDesc b = TensorDesc::strided(DType::F32, {splits, chunk, row}, {chunk * row, row, 1});
+  const TensorDesc p = TensorDesc::strided(DType::F32, {splits, kg, row}, {kg * row, row, 1});
+  JET_TRY(in_routine(fn, gemm_forward(handle, GemmDesc{}, 1.f, a, dyp, b, col, TensorDesc(),
+                                      nullptr, 0.f, p, partial)));
+  const TensorDesc sum = TensorDesc::strided(DType::F32, {1, kg, row}, {kg * ws_k, ws_k, 1});
+  return in_routine(fn, reduce_forward(handle, ReduceOp::SUM, alpha, p, partial, beta, sum, dw));
 }
 
 Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,

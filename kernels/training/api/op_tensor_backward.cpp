@@ -12,9 +12,6 @@ Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
   const int op_value = static_cast<int>(op);
   if (!enum_in_range<TensorOp>(op_value))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
-  if (op == TensorOp::POW || op == TensorOp::MOD)
-    return make_status(StatusCode::NOT_SUPPORTED, "%s: %s has no backward yet", fn,
-                       tensor_op_name(op));
   JET_TRY(check_train_tensor(fn, Ranks::ANY, dc_desc, dc, "dc"));
   JET_TRY(check_train_tensor(fn, Ranks::ANY, a_desc, a, "a"));
   JET_TRY(check_train_tensor(fn, Ranks::ANY, b_desc, b, "b"));

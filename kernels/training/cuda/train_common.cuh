@@ -3,6 +3,8 @@
 // session: correct and deterministic before fast); CUDA 11.4-era features only.
 #pragma once
 
+#include <cstdint>
+
 #include "../../cuda/cuda_common.cuh"
 #include "../../cuda/reduction.cuh"
 #include "../backend.h"
@@ -31,14 +33,26 @@ struct Walk3 {
   }
 
   __device__ __forceinline__ void offsets(int64_t i, int64_t* o) const {
+    // 64-bit division is a long software sequence on the GPU (tens of instructions per dim, per
+    // element, in every training kernel's inner loop); the index and the dims fit 32 bits
+    // whenever the walk has fewer than 2^31 elements, which is the common case.
+    if (count <= INT32_MAX)
+      offsets_as<uint32_t>(static_cast<uint32_t>(i), o);
+    else
+      offsets_as<int64_t>(i, o);
+  }
+
+  template <class I>
+  __device__ __forceinline__ void offsets_as(I i, int64_t* o) const {
     o[0] = o[1] = o[2] = 0;
     // Unrolled with constant indices: a kernel parameter array indexed dynamically would be
     // copied to local memory by every thread.
 #pragma unroll
     for (int j = kMaxRank - 1; j >= 0; --j) {
       if (j >= rank) continue;
-      const int64_t q = i / dims[j];
-      const int64_t r = i - q * dims[j];
+      const I d = static_cast<I>(dims[j]);
+      const I q = i / d;
+      const int64_t r = static_cast<int64_t>(i - q * d);
       o[0] += r * s[0][j];
       o[1] += r * s[1][j];
       o[2] += r * s[2][j];

@@ -87,6 +87,11 @@ enum class ConvBwdFilterAlgo : int32_t {
   // Explicit lowering: x is unfolded (im2col) and dy packed into the workspace, then one batched
   // gemm_forward over the groups computes dw_g = dy_g @ col_g, accumulating in plain f32 over
   // N x output positions (IMPLICIT_GEMM's sums are compensated on CUDA, double on the CPU).
+  // Ungrouped problems may split that sum into chunks (one batched gemm_forward of the chunks'
+  // partial dw into the workspace, then reduce_forward): the ConvDesc's tactic t >= 1 asks for t
+  // chunks (t must divide N x output positions; NOT_SUPPORTED otherwise or with groups), tactic 0
+  // lets the backend choose (CUDA: enough chunks to fill the GPU when dw alone has few 64 x 64
+  // tiles; the CPU: none). IMPLICIT_GEMM ignores the tactic.
   GEMM = 1,
   COUNT = 2,
 };
@@ -95,7 +100,7 @@ const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
 
 // Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * N * out * (C * taps + K),
 // with out the output positions per image and taps the filter's window size (f32): x unfolded
-// and dy packed.
+// and dy packed; plus 4 * chunks * K * C * taps for the partial dw when the sum is split.
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                            const TensorDesc& dy_desc, const ConvDesc& conv,
                                            const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
@@ -112,6 +117,38 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
                             const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
                             size_t workspace_bytes, float beta, const FilterDesc& dw_desc,
                             void* dw);
+
+// The data gradient with an algorithm choice (conv_backward_data in jet/dnn/conv.h is GATHER).
+// Values are stable (they may be written to plans).
+enum class ConvBwdDataAlgo : int32_t {
+  // conv_backward_data: one thread per dx element gathers over the taps and filters that reach
+  // it; no workspace, every problem.
+  GATHER = 0,
+  // Stride 1 in every dim only: dx is the convolution of dy with the filter transposed (K and C
+  // swapped within each group) and flipped, with pads dilation * (window - 1) - pad: the filter
+  // is transposed into the workspace (transform_tensor), then conv_forward runs with the
+  // algorithm choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace, so the data
+  // gradient gets the forward's tuned engines. NOT_SUPPORTED for a stride > 1 or a pad larger
+  // than dilation * (window - 1).
+  TRANSPOSED_FORWARD = 1,
+  COUNT = 2,
+};
+
+const char* conv_bwd_data_algo_name(ConvBwdDataAlgo a);
+
+// Bytes of workspace `algo` needs for this problem (0 for GATHER); NOT_SUPPORTED when the
+// algorithm cannot run it.
+Status conv_backward_data_workspace_size(const Handle& handle, const FilterDesc& w_desc,
+                                         const TensorDesc& dy_desc, const ConvDesc& conv,
+                                         const TensorDesc& dx_desc, ConvBwdDataAlgo algo,
+                                         size_t* bytes);
+
+// conv_backward_data (jet/dnn/conv.h: the same descriptors, dtypes and formula) with `algo` and
+// its workspace. Deterministic (conv_forward uses no atomics either).
+Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
+                          const void* w, const TensorDesc& dy_desc, const void* dy,
+                          const ConvDesc& conv, ConvBwdDataAlgo algo, void* workspace,
+                          size_t workspace_bytes, float beta, const TensorDesc& dx_desc, void* dx);
 
 // ---- GEMM / fully connected --------------------------------------------------------------------
 // The gradients of y = op(a) @ op(b) + bias (gemm_forward with the same GemmDesc), each
@@ -146,7 +183,9 @@ Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, floa
 //   db = alpha * alpha2 * sum over b's broadcast dims of dc * d op / dv + beta * db
 // ADD (1, 1), SUB (1, -1), MUL (v, u), DIV (1/v, -u/v^2); MAX and MIN pass dc to the chosen
 // operand and half to each on a tie (PyTorch's torch.maximum / minimum rule; a NaN operand gets
-// the whole of dc on both sides). a, b and their gradients may have lower ranks (leading 1s, as
+// the whole of dc on both sides); POW (v u^(v-1), u^v log u) with torch.pow's zeros (0 for du
+// where v == 0, for dv where u == 0 and v >= 0; dv is NaN for u < 0); MOD, C's fmod
+// (1, -trunc(u / v)) as torch.fmod. a, b and their gradients may have lower ranks (leading 1s, as
 // the forward); f32, any strides; da and db must not alias a, b, dc or each other.
 Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
                           const TensorDesc& a_desc, const void* a, float alpha2,
@@ -207,6 +246,26 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
                           const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
                           float* dbias, double epsilon, const float* saved_mean,
                           const float* saved_inv_std);
+
+// ---- Layer normalization ----------------------------------------------------------------------
+// Backward of layernorm_forward (the same axis: x's dims from `axis` on form a group of M
+// elements, i an element's row-major index within its group; the statistics are recomputed from
+// x, two-pass):
+//   xhat = (x - mean) * inv_std, g_i = dy_i * scale[i] (dy_i without scale)
+//   dx        = alpha_data * inv_std * (g - sum(g) / M - xhat * sum(g * xhat) / M) + beta_data * dx
+//   dscale[i] = alpha_param * sum over the groups of dy_i * xhat_i + beta_param * dscale[i]
+//   dbias[i]  = alpha_param * sum over the groups of dy_i + beta_param * dbias[i]
+// dx, dscale and dbias are each optional (null: not computed; at least one). The parameter
+// gradients need a workspace of layernorm_backward_workspace_size bytes (each group's mean and
+// inv_std; none without dscale and dbias). x, dy, dx: same dims, f32, any strides, rank 1..8,
+// 0 <= axis < rank; dx != dy, dx != x. scale, dscale, dbias: M f32 values in the handle's memory.
+// Sums in double (CPU) / compensated f32 in fixed trees (CUDA): deterministic.
+size_t layernorm_backward_workspace_size(const TensorDesc& x_desc, int axis);
+Status layernorm_backward(const Handle& handle, int axis, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, void* workspace, size_t workspace_bytes);
 
 // ---- Losses -----------------------------------------------------------------------------------
 // Every loss writes one f32 scalar, the mean over the samples (or elements), to *loss (handle
