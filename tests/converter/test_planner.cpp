@@ -337,7 +337,7 @@ TEST_CASE("planner: ResNet-18 and tiny_cnn from the zoo plan validly") {
 }
 
 TEST_CASE("ir: strided tensors are sized by the bytes they span") {
-  Tensor t{"t", DType::F16, {2, 3, 4, 5}, TensorKind::ACTIVATION, {}, {}};
+  Tensor t{"t", DType::F16, {2, 3, 4, 5}, TensorKind::ACTIVATION, {}, {}, {}};
   CHECK(t.bytes() == 2 * 3 * 4 * 5 * 2);
   CHECK(t.is_packed());
   t.strides = channels_last_strides(t.dims);
