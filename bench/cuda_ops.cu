@@ -15,6 +15,9 @@
 // The calls rotate over copies of the weights that together span at least twice the device's L2,
 // so each call reads its weights from DRAM. Each FC size also gets a copy row moving the same
 // bytes (half its weight bytes read, half written) the same way: what a copy reaches at that size.
+// The FC rows' last column divides by that copy's bandwidth: at 2-16 MB a launch's fixed cost is
+// a large share of either (a copy of ResNet-50's f16 FC weights reaches 44% of the 64 MiB copy's
+// bandwidth), so that is the bar a GEMV of that size can be held to.
 //
 // Usage: jet_bench_cuda_ops [device]
 #include <cuda_fp16.h>
@@ -155,6 +158,7 @@ struct Row {
   double bytes;
   double ms;  // < 0: not available
   std::string why;
+  double size_copy_gbs = 0;  // FC rows: what the copy of the same bytes reached (0: none)
 };
 
 }  // namespace
@@ -313,7 +317,8 @@ int main(int argc, char** argv) {
                               TensorDesc(), nullptr, 0.f, yd, y);
         }, &w);
         const std::string name = "gemv FC " + size + " batch " + std::to_string(m);
-        fc_rows.push_back({name, static_cast<double>(wbytes + m * (k + n) * esz), ms, w});
+        fc_rows.push_back({name, static_cast<double>(wbytes + m * (k + n) * esz), ms, w,
+                           copy_ms > 0 ? wbytes / (copy_ms * 1e6) : 0});
       }
     }
     for (const Row& r : fc_rows) rows.push_back(r);
@@ -321,7 +326,8 @@ int main(int argc, char** argv) {
     std::printf("\n%s, x = %lld x %lld x %lld x %lld (%.0f MiB)\n", dtype_name(t),
                 static_cast<long long>(nb), static_cast<long long>(c), static_cast<long long>(hh),
                 static_cast<long long>(ww), s / (1 << 20));
-    std::printf("%-34s %10s %10s %9s %8s\n", "routine", "MB moved", "time us", "GB/s", "of copy");
+    std::printf("%-34s %10s %10s %9s %8s %s\n", "routine", "MB moved", "time us", "GB/s", "of copy",
+                "(FC: of the copy of its bytes)");
     for (const Row& r : rows) {
       if (r.ms < 0) {
         std::printf("%-34s %10.1f %10s %9s %8s  (%s)\n", r.name.c_str(), r.bytes / 1e6, "n/a",
@@ -330,8 +336,10 @@ int main(int argc, char** argv) {
       }
       const double gbs = r.bytes / (r.ms * 1e6);
       const double frac = gbs / copy_gbs;
-      std::printf("%-34s %10.1f %10.1f %9.1f %7.1f%%\n", r.name.c_str(), r.bytes / 1e6,
+      std::printf("%-34s %10.1f %10.1f %9.1f %7.1f%%", r.name.c_str(), r.bytes / 1e6,
                   r.ms * 1e3, gbs, 100.0 * frac);
+      if (r.size_copy_gbs > 0) std::printf(" %7.1f%%", 100.0 * gbs / r.size_copy_gbs);
+      std::printf("\n");
       if (r.name.compare(0, 6, "memcpy") != 0) fractions.push_back(frac);  // routines only
     }
   }

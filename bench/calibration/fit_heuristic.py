@@ -22,7 +22,7 @@ from collections import defaultdict
 SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
 ENGINES = {
     # tile id: (bm, bn, blocks per SM from the compiler's resource report)
-    "f16": [(128, 128, 2), (128, 64, 2), (64, 128, 2), (64, 64, 4), (64, 32, 5), (32, 64, 5)],
+    "f16": [(128, 128, 2), (128, 64, 2), (64, 128, 2), (64, 64, 4), (64, 32, 4), (32, 64, 4), (32, 32, 4)],
     "f32": [(128, 128, 2), (128, 64, 4), (64, 64, 8)],
 }
 BYTES_PER_CYCLE = 16.0

@@ -16,7 +16,7 @@ using namespace jet::test;
 namespace {
 
 constexpr int kAlgos = static_cast<int>(ConvAlgo::COUNT);
-// Room for every (algorithm, tactic) entry: the CUDA GEMM family has up to 48 tactics each.
+// Room for every (algorithm, tactic) entry: the CUDA GEMM family has up to 56 tactics each.
 constexpr int kMaxResults = 512;
 
 struct FindCase {
