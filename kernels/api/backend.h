@@ -145,6 +145,9 @@ Status where_forward(const TensorDesc& cond_desc, const void* cond, const Tensor
 Status arg_reduce_forward(ArgReduceOp op, int axis, bool select_last_index,
                           const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                           void* y);
+Status gather_forward(int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
 Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
                         const TensorDesc& y_desc, void* y);
 
@@ -236,6 +239,9 @@ Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const vo
 Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
                           const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                           void* y);
+Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
 Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
                         float alpha, float beta, const TensorDesc& y_desc, void* y);
 

@@ -345,3 +345,64 @@ TEST_CASE("arg_reduce_forward: the first NaN wins, the last with select_last_ind
     }
   }
 }
+
+TEST_CASE("gather_forward picks slices by i32 / i64 indices of any rank, negative and out of range") {
+  struct GatherCase {
+    std::vector<int64_t> x, indices;
+    int axis;
+  };
+  const std::vector<GatherCase> cases = {
+      {{7}, {3}, 0},           {{7}, {2, 3}, 0},          {{5, 3}, {4}, 1},
+      {{3, 5, 2}, {2, 2}, 1},  {{2, 3, 4, 5}, {6}, 3},    {{2, 9, 3}, {1}, 1},
+      {{4, 3}, {2, 1, 3}, 0},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : kAllDtypes) {
+      for (DType it : {DType::I32, DType::I64}) {
+        for (const GatherCase& k : cases) {
+          for (int li = 0; li < 3; ++li) {
+            if (reduced_tests() && li > 0) continue;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(dtype_name(it)));
+            CAPTURE(dims_str(k.x));
+            CAPTURE(dims_str(k.indices));
+            CAPTURE(k.axis);
+            CAPTURE(li);
+            HostTensor x = operand(t, k.x, kLayouts[li]);
+            const int64_t n = k.x[static_cast<size_t>(k.axis)];
+            // Indices in [-n - 2, n + 1]: valid ones both ways, and some out of range.
+            std::vector<double> iv(static_cast<size_t>(count(k.indices)));
+            for (double& v : iv) v = static_cast<double>(uniform_int(-n - 2, n + 1));
+            iv[0] = n;  // always one out of range
+            HostTensor idx = tensor_with(make_desc(it, k.indices, kLayouts[(li + 1) % 3]), iv);
+            std::vector<int64_t> ydims(k.x.begin(), k.x.begin() + k.axis);
+            ydims.insert(ydims.end(), k.indices.begin(), k.indices.end());
+            ydims.insert(ydims.end(), k.x.begin() + k.axis + 1, k.x.end());
+            HostTensor y(make_desc(t, ydims, kLayouts[(li + 2) % 3]));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(gather_forward(h, k.axis, x.desc(), st.in(x), idx.desc(), st.in(idx), y.desc(), st.out(y)));
+            st.finish();
+            const double invalid = dtype_is_float(t) ? std::numeric_limits<double>::quiet_NaN()
+                                   : t == DType::I32 ? -2147483648.0
+                                   : t == DType::I64 ? -9223372036854775808.0
+                                                     : 0.0;
+            check_output(y, before, ref::gather(k.axis, k.x, x.to_ref(), iv, invalid), 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gather_forward refuses bad indices types, shapes and aliasing") {
+  const Handle h = Handle::cpu();
+  HostTensor x(TensorDesc::packed(DType::F32, {4, 3})), y(TensorDesc::packed(DType::F32, {2, 3}));
+  HostTensor fi(TensorDesc::packed(DType::F32, {2})), ii(TensorDesc::packed(DType::I64, {2}));
+  CHECK(gather_forward(h, 0, x.desc(), x.data(), fi.desc(), fi.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(gather_forward(h, 1, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(gather_forward(h, 0, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), x.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(gather_forward(h, 2, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
+}

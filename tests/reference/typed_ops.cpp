@@ -94,5 +94,23 @@ double cast(DType from, DType to, double v) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+std::vector<double> gather(int axis, const std::vector<int64_t>& x_dims, const std::vector<double>& x,
+                           const std::vector<double>& indices, double invalid) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x_dims[d];
+  for (size_t d = axis + 1; d < x_dims.size(); ++d) inner *= x_dims[d];
+  const int64_t n = x_dims[axis];
+  std::vector<double> out;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (double iv : indices) {
+      int64_t i = static_cast<int64_t>(iv);
+      const bool in = i >= -n && i < n;
+      if (i < 0) i += n;
+      for (int64_t k = 0; k < inner; ++k) out.push_back(in ? x[(o * n + i) * inner + k] : invalid);
+    }
+  }
+  return out;
+}
+
 }  // namespace ref
 }  // namespace jet

@@ -31,5 +31,10 @@ std::vector<double> arg_reduce(ArgReduceOp op, int axis, bool select_last_index,
 // range: the integer's lowest value), -> bool is != 0, i64 -> i32 wraps, -> f16 rounds to half.
 double cast(DType from, DType to, double v);
 
+// x gathered along `axis` at `indices` (packed, any dims; negative from the end): x's dims before
+// axis, indices' dims, x's dims after axis. An index outside [-n, n) gives `invalid`.
+std::vector<double> gather(int axis, const std::vector<int64_t>& x_dims, const std::vector<double>& x,
+                           const std::vector<double>& indices, double invalid);
+
 }  // namespace ref
 }  // namespace jet

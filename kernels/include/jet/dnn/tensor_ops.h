@@ -168,4 +168,14 @@ Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool s
                           const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                           void* y);
 
+// y = x gathered along `axis` at `indices` (ONNX Gather): y's dims are x's dims before axis, then
+// indices' dims, then x's dims after axis (rank 1..8; indices of rank 1..8). x and y share any
+// dtype; indices are I32 or I64, a negative index counts from the end. An index outside
+// [-n, n) (n = x's dim at axis) cannot be reported by a GPU kernel: every backend writes NaN
+// there in a float y, the type's lowest value in an integer y and false in a bool y, so the fault
+// shows instead of passing as data. Any strides; y may not alias x or indices.
+Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
+
 }  // namespace jet
