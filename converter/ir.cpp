@@ -221,7 +221,8 @@ bool op_takes_any_dtype(OpType op) {
     case OpType::SLICE:
     case OpType::LOGIC:
     case OpType::WHERE:
-    case OpType::ARG_REDUCE: return true;
+    case OpType::ARG_REDUCE:
+    case OpType::GATHER: return true;
     case OpType::CONV:
     case OpType::POOL:
     case OpType::GLOBAL_POOL:
@@ -844,6 +845,27 @@ Status Graph::arg_reduce(const std::string& name, int x, ArgReduceOp aop, int ax
   return finish(Node{name, op, {x}, {}, ArgReduceAttrs{aop, axis, select_last_index}}, DType::I64, std::move(out), y);
 }
 
+Status Graph::gather(const std::string& name, int x, int indices, int axis, int* y) {
+  const OpType op = OpType::GATHER;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
+  const Tensor& tx = tensors[x];
+  const Tensor& ti = tensors[indices];
+  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
+    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
+  }
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  }
+  std::vector<int64_t> out(tx.dims.begin(), tx.dims.begin() + axis);
+  out.insert(out.end(), ti.dims.begin(), ti.dims.end());
+  out.insert(out.end(), tx.dims.begin() + axis + 1, tx.dims.end());
+  if (out.size() > static_cast<size_t>(kMaxRank)) {
+    return bad(op, name, "the result " + dims_text(out) + " has a rank above " + std::to_string(kMaxRank));
+  }
+  return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
+}
+
 Status Graph::topological_order(std::vector<int>* order) const {
   const int nt = static_cast<int>(tensors.size());
   const int nn = static_cast<int>(nodes.size());
@@ -933,7 +955,8 @@ Status check_node(const Graph& g, int node) {
       want_inputs = 2 + (std::get<ConvTransposeAttrs>(n.attrs).has_bias ? 1 : 0);
       break;
     case OpType::INSTANCENORM: want_inputs = 3; break;
-    case OpType::LOGIC: want_inputs = 2; break;
+    case OpType::LOGIC:
+    case OpType::GATHER: want_inputs = 2; break;
     case OpType::WHERE: want_inputs = 3; break;
     case OpType::LAYERNORM: {
       const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);

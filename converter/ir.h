@@ -230,8 +230,14 @@ struct ArgReduceAttrs {
   bool select_last_index = false;
 };
 
+// GATHER: gather_forward. inputs: x (any dtype), indices (I32 or I64, computed). The output's dims
+// are x's before axis, the indices', x's after axis.
+struct GatherAttrs {
+  int axis = 0;
+};
+
 // True for the op types whose kernels take integer and bool tensors (TRANSFORM, SLICE, CONCAT,
-// RESHAPE, LOGIC, WHERE, ARG_REDUCE); every other op computes on F32 / F16 only, and the builders
+// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER); every other op computes on F32 / F16 only, and the builders
 // refuse other dtypes for it (NOT_SUPPORTED naming the tensor).
 bool op_takes_any_dtype(OpType op);
 
@@ -348,6 +354,9 @@ class Graph {
   Status where(const std::string& name, int cond, int a, int b, int* y);
   // The I64 index of the extreme element along `axis` (in [0, rank)); the rank is kept.
   Status arg_reduce(const std::string& name, int x, ArgReduceOp op, int axis, bool select_last_index, int* y);
+  // x gathered along `axis` (in [0, rank)) at the I32 / I64 `indices`; the result's rank (x's - 1
+  // + the indices') must be at most kMaxRank.
+  Status gather(const std::string& name, int x, int indices, int axis, int* y);
 
   // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
   // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.

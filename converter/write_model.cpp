@@ -325,6 +325,8 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
       return {fb::OpParams::ArgReduceParams,
               fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index).Union()};
     }
+    case ir::OpType::GATHER:
+      return {fb::OpParams::GatherParams, fb::CreateGatherParams(b, std::get<ir::GatherAttrs>(n.attrs).axis).Union()};
     case ir::OpType::COUNT:
       break;
   }

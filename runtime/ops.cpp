@@ -1031,6 +1031,34 @@ Status execute_arg_reduce(const Handle& h, const PreparedOp& p, const void* cons
   return arg_reduce_forward(h, r.op, r.axis, r.select_last_index, p.in_descs[0], in[0], p.out_desc, out);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Gather: gather_forward. inputs: x (any dtype), indices (i32 / i64); the output is x's dims
+// before axis, the indices', x's after axis.
+
+Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<int>();
+  const fb::GatherParams& gp = *a.op.params_as_GatherParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather keeps x's dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& idx = input(a, *p, 1).desc;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  const int axis = gp.axis();
+  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  const int rank = x.rank() - 1 + idx.rank();
+  if (rank > kMaxRank) return bad("the output's rank " + std::to_string(rank) + " is above " + std::to_string(kMaxRank));
+  int64_t out[kMaxRank];
+  for (int d = 0; d < rank; ++d) out[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
+  p->data.as<int>() = axis;
+  return expect_output_dims(a, *p, out, rank);
+}
+
+Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  return gather_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+}
+
 // True for the op types whose kernels take integer and bool tensors; the others compute on f32
 // and f16 only (prepare_ops checks every tensor of theirs).
 bool takes_any_dtype(fb::OpParams params) {
@@ -1041,7 +1069,8 @@ bool takes_any_dtype(fb::OpParams params) {
     case fb::OpParams::SliceParams:
     case fb::OpParams::LogicParams:
     case fb::OpParams::WhereParams:
-    case fb::OpParams::ArgReduceParams: return true;
+    case fb::OpParams::ArgReduceParams:
+    case fb::OpParams::GatherParams: return true;
     default: return false;
   }
 }

@@ -52,5 +52,6 @@
   X(LAYERNORM,      layernorm,      LayerNormAttrs,     LayerNormParams,     "LayerNorm",     true,  STRIDED_X, true)   \
   X(LOGIC,          logic,          LogicAttrs,         LogicParams,         "Logic",         false, STRIDED,   false)  \
   X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
-  X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)
+  X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
+  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)
 // clang-format on

@@ -197,6 +197,23 @@ Status import_gather(Importer& im) {
   st = im.attr_int("axis", 0, &axis);
   if (st.ok()) st = im.normalize_axis(axis, rank, "axis", &axis);
   if (!st.ok()) return st;
+  if (!im.is_constant(1)) {
+    // Computed indices (an embedding lookup, a computed position): a GATHER node.
+    int x = -1, i = -1, y = -1;
+    st = im.ir_input_any(0, &x);
+    if (st.ok()) st = im.ir_input(1, &i);
+    if (!st.ok()) return st;
+    const DType it = im.g->tensors[i].dtype;
+    if (it != DType::I32 && it != DType::I64) {
+      return im.bad(std::string("indices are ") + dtype_name(it) + ", expected INT32 or INT64");
+    }
+    if (rank - 1 + static_cast<int64_t>(im.g->tensors[i].dims.size()) > kMaxRank) {
+      return im.unsupported("the result would have a rank above " + std::to_string(kMaxRank));
+    }
+    st = im.ir_check(im.g->gather(im.ir_name(), x, i, static_cast<int>(axis), &y));
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
   const Constant* idx = nullptr;
   st = im.constant_input(1, "indices", &idx);
   if (!st.ok()) return st;

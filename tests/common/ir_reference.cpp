@@ -218,6 +218,8 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       const ir::ArgReduceAttrs& a = std::get<ir::ArgReduceAttrs>(n.attrs);
       return arg_reduce_forward(h, a.op, a.axis, a.select_last_index, in_desc(0), in(0), y, yp);
     }
+    case ir::OpType::GATHER:
+      return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
     case ir::OpType::COUNT:
       break;
   }

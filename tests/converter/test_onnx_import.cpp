@@ -2605,3 +2605,43 @@ TEST_CASE("onnx import: a float-only op reading a computed integer tensor is uns
   a.output("y", onnx::TensorProto::INT64);
   check_one_unsupported(a, "y", "is a computed i64 tensor");
 }
+
+TEST_CASE("onnx import: Gather by computed indices (an embedding lookup) is a GATHER node") {
+  // emb: a constant [5, 3] table; ids: an int64 input [2, 2]; y = Gather(emb, ids) [2, 2, 3];
+  // z = Gather(x, ArgMax(x, axis 1), axis 1) picks each row's largest value position's column.
+  OnnxModel m(13);
+  m.input("ids", {2, 2}, onnx::TensorProto::INT64);
+  m.input("x", {4, 6});
+  std::vector<float> emb(15);
+  for (size_t i = 0; i < emb.size(); ++i) emb[i] = static_cast<float>(i) * 0.5f - 3.f;
+  m.initializer("emb", {5, 3}, emb);
+  m.node("Gather", {"emb", "ids"}, {"y"});
+  jet::test::attr_int(m.node("ArgMax", {"x"}, {"am"}), "axis", 1);
+  jet::test::attr_int(m.node("Gather", {"x", "am"}, {"z"}), "axis", 1);
+  m.output("y");
+  m.output("z");
+  const Graph g = import_ok(m);
+  CHECK(count_op(g, OpType::GATHER) == 2);
+  const std::vector<float> ids = {4, 0, -1, 2};  // -1: the last row
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 11);
+  const std::vector<std::vector<float>> out = run(g, {ids, x});
+  REQUIRE(out.size() == 2);
+  std::vector<float> want_y;
+  for (float id : ids) {
+    const int r = id < 0 ? static_cast<int>(id) + 5 : static_cast<int>(id);
+    for (int c = 0; c < 3; ++c) want_y.push_back(emb[r * 3 + c]);
+  }
+  CHECK(out[0] == want_y);
+  // z [4, 4, 1]: z[i, j, 0] = x[i, am[j]] with am [4, 1] (keepdims).
+  std::vector<int> am(4);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 1; c < 6; ++c) {
+      if (x[r * 6 + c] > x[r * 6 + am[r]]) am[r] = c;
+    }
+  }
+  std::vector<float> want_z;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) want_z.push_back(x[i * 6 + am[j]]);
+  CHECK(out[1] == want_z);
+}

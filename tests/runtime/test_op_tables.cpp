@@ -137,6 +137,13 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       break;
     }
     case ir::OpType::ARG_REDUCE: REQUIRE_OK(g.arg_reduce("op", x, ArgReduceOp::ARGMIN, 2, true, &y)); break;
+    case ir::OpType::GATHER: {  // indices of rank 2, negative ones too
+      int idx = -1;
+      REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2}, &idx));
+      g.tensors[idx].int_data = {4, -1, 0, -5};
+      REQUIRE_OK(g.gather("op", x, idx, 2, &y));
+      break;
+    }
     case ir::OpType::COUNT: FAIL("not an op type");
   }
   REQUIRE_OK(g.mark_output(y));
