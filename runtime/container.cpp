@@ -43,7 +43,7 @@ uint64_t read_le64(const uint8_t* p) {
 }  // namespace
 
 Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
-                       const fb::Model** model) {
+                       const fb::Model** model, const uint64_t* payload_checksum) {
   *model = nullptr;
   if (size < format::kMinFileBytes) {
     return bad("file has " + std::to_string(size) + " bytes, too small for a .jet model (at least " +
@@ -61,7 +61,7 @@ Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
   const size_t payload = size - format::kFooterBytes;  // every byte the checksum covers
   if (verify_checksum) {
     const uint64_t stored = read_le64(footer);
-    const uint64_t actual = model_checksum(data, payload);
+    const uint64_t actual = payload_checksum ? *payload_checksum : model_checksum(data, payload);
     if (stored != actual) {
       return bad("checksum mismatch: the footer says " + hex64(stored) + " but the contents hash to " +
                  hex64(actual) + " (corrupted file)");

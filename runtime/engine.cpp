@@ -391,7 +391,10 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   phases.mark("backend handle");
   impl->file = std::move(file);
   const fb::Model* model = nullptr;
-  JET_RETURN_IF_ERROR(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model));
+  uint64_t read_checksum = 0;
+  const bool have_checksum = impl->file.payload_checksum(&read_checksum);
+  JET_RETURN_IF_ERROR(rt::check_container(impl->file.data(), impl->file.size(), options.verify_checksum, &model,
+                                          have_checksum ? &read_checksum : nullptr));
   phases.mark(options.verify_checksum ? "container and checksum" : "container");
   JET_RETURN_IF_ERROR(rt::check_graph(*model, impl->file.data(), impl->file.size(), impl.get()));
   JET_RETURN_IF_ERROR(choose_stored_choices(*model, impl.get()));
@@ -497,13 +500,17 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   // Their messages name the path.
-  JET_RETURN_IF_ERROR(options.copy_file ? rt::FileBytes::read_file(path, &file) : rt::FileBytes::map_file(path, &file));
+  JET_RETURN_IF_ERROR(options.copy_file ? rt::FileBytes::read_file(path, &file, options.verify_checksum)
+                                        : rt::FileBytes::map_file(path, &file));
   const double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
   auto& phases = impl->summary.load_phases;
-  phases.insert(phases.begin(), {options.copy_file ? "read file (copy)" : "map file", read_ms});
+  phases.insert(phases.begin(), {options.copy_file ? (options.verify_checksum ? "read file (copy, checksum alongside)"
+                                                                               : "read file (copy)")
+                                                  : "map file",
+                                 read_ms});
   impl->source = "model '" + path + "'";
   out->reset(new Engine(std::move(impl)));
   return Status();

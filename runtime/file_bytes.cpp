@@ -6,13 +6,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <utility>
 
+#include "checksum.h"
 #include "format.h"
 #include "jet/file_io.h"
+#include "jet/runtime.h"
 
 namespace jet {
 namespace rt {
@@ -25,9 +32,12 @@ FileBytes& FileBytes::operator=(FileBytes&& o) noexcept {
     data_ = o.data_;
     size_ = o.size_;
     mapped_ = o.mapped_;
+    has_checksum_ = o.has_checksum_;
+    checksum_ = o.checksum_;
     o.data_ = nullptr;
     o.size_ = 0;
     o.mapped_ = false;
+    o.has_checksum_ = false;
   }
   return *this;
 }
@@ -43,6 +53,7 @@ void FileBytes::release() {
   data_ = nullptr;
   size_ = 0;
   mapped_ = false;
+  has_checksum_ = false;
 }
 
 namespace {
@@ -115,7 +126,84 @@ Status FileBytes::map_file(const std::string& path, FileBytes* out) {
   return Status();
 }
 
-Status FileBytes::read_file(const std::string& path, FileBytes* out) {
+namespace {
+
+// Hashes the payload (every byte before the footer) of a buffer that another thread fills from
+// the front: the reader publishes how many bytes have landed (published()), the hasher folds in
+// the whole words behind that mark and waits for more. The checksum's multiply chain (~13 ms for
+// ResNet-50's 51 MB on the H100 host) then runs while the file is read (~17 ms) instead of after.
+class BackgroundHash {
+ public:
+  BackgroundHash(const uint8_t* buf, size_t payload) : buf_(buf), payload_(payload) {}
+  ~BackgroundHash() { stop(); }
+  // False when no thread could be had: the caller hashes after the read.
+  bool start() {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      return false;
+    }
+    return true;
+  }
+  void published(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_ = bytes;
+    }
+    cv_.notify_one();
+  }
+  // Joins the thread; the checksum when the whole payload was published.
+  bool stop(uint64_t* sum = nullptr) {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+      }
+      cv_.notify_one();
+      thread_.join();
+    }
+    if (sum && complete_) *sum = sum_;
+    return complete_;
+  }
+
+ private:
+  void run() {
+    ChecksumStream hash;
+    size_t done = 0, ready = 0;
+    for (;;) {
+      bool stopping = false;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || words_in(ready_) > done; });
+        ready = ready_;
+        stopping = stopping_;
+      }
+      const size_t end = words_in(ready);
+      if (end > done) hash.add_words(buf_ + done, end - done);
+      done = std::max(done, end);
+      if (stopping) break;
+    }
+    if (ready >= payload_) {
+      sum_ = hash.finish(buf_ + done, payload_ - done, payload_);
+      complete_ = true;
+    }
+  }
+  size_t words_in(size_t ready) const { return std::min(ready, payload_) / 8 * 8; }
+
+  const uint8_t* buf_;
+  const size_t payload_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t ready_ = 0;       // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  uint64_t sum_ = 0;
+  bool complete_ = false;
+};
+
+}  // namespace
+
+Status FileBytes::read_file(const std::string& path, FileBytes* out, bool checksum_payload) {
   int fd = -1;
   size_t size = 0;
   Status st = open_model_file(path, &fd, &size);
@@ -126,16 +214,25 @@ Status FileBytes::read_file(const std::string& path, FileBytes* out) {
     return Status(StatusCode::ALLOC_FAILED, "cannot allocate " + std::to_string(size) +
                                                 " bytes to hold a copy of '" + path + "' (LoadOptions::copy_file)");
   }
+  uint8_t* const buf = static_cast<uint8_t*>(p);
+  const size_t payload = size - format::kFooterBytes;  // open_model_file: size >= kMinFileBytes
+  // Reads of 4 MiB: the hasher follows a piece behind. Below 8 MiB a thread is not worth it.
+  constexpr size_t kPiece = size_t(4) << 20;
+  BackgroundHash hasher(buf, payload);
+  const bool threaded = checksum_payload && size >= 2 * kPiece && hasher.start();
   size_t got = 0;
   int e = 0;
   while (got < size) {
-    const ssize_t n = ::read(fd, static_cast<uint8_t*>(p) + got, size - got);
+    const ssize_t n = ::read(fd, buf + got, std::min(size - got, kPiece));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) e = errno;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
+    if (threaded) hasher.published(got);
   }
   ::close(fd);
+  uint64_t sum = 0;
+  const bool hashed = threaded && hasher.stop(&sum);
   if (got != size) {
     std::free(p);
     return Status(StatusCode::BAD_PARAM, "cannot read '" + path + "': " +
@@ -143,9 +240,13 @@ Status FileBytes::read_file(const std::string& path, FileBytes* out) {
                                                                    : "it changed size while being read"));
   }
   out->release();
-  out->data_ = static_cast<const uint8_t*>(p);
+  out->data_ = buf;
   out->size_ = size;
   out->mapped_ = false;
+  if (checksum_payload) {
+    out->checksum_ = hashed ? sum : model_checksum(buf, payload);
+    out->has_checksum_ = true;
+  }
   return Status();
 }
 

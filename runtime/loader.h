@@ -28,9 +28,11 @@ inline int64_t read_i64(const flatbuffers::Vector<int64_t>* v, flatbuffers::uoff
   return x;
 }
 
-// The container checks. On success *model points into `data`.
+// The container checks. On success *model points into `data`. `payload_checksum`: the checksum
+// of every byte before the footer when the caller already has it (FileBytes::read_file computes
+// it while reading), else nullptr.
 Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
-                       const fb::Model** model);
+                       const fb::Model** model, const uint64_t* payload_checksum = nullptr);
 
 // Structure of the graph: fills impl->tensor_infos, tensors, inputs, outputs, the skeleton of
 // impl->ops / op_infos (kind, inputs, output, name, type) and the plan sizes. `file_data` is the

@@ -265,3 +265,44 @@ TEST_CASE("a model replaced under a running engine: by rename always, in place w
     }
   }
 }
+
+TEST_CASE("copy_file checks the checksum it computes while reading, on models of several MB") {
+  // Over 8 MiB, read_file hashes on a second thread a piece behind its reads: the whole payload
+  // must be covered (a flipped byte in the first piece, in the middle or in the payload's last
+  // word is caught) and the footer left out (a good model loads, twice, with the same results).
+  ScratchDir dir;
+  ir::Graph g;
+  int x = -1, y = -1;
+  REQUIRE_OK(g.add_input("x", DType::F32, {1, 2048}, &x));
+  ir::GemmAttrs a;
+  a.trans_b = true;
+  REQUIRE_OK(g.gemm("fc", x, random_constant(g, "w", {1203, 2048}, -1, 1), -1, a, &y));
+  REQUIRE_OK(g.mark_output(y));
+  const std::string path = dir / "big.jet";
+  WriteOptions wo;
+  wo.producer_version = "test";
+  REQUIRE_OK(write_model_file(g, wo, path));
+  const Bytes good = model_bytes(g);
+  REQUIRE(good.size() > (size_t(8) << 20));
+  LoadOptions opt = load_options(Handle::cpu());
+  opt.copy_file = true;
+  std::shared_ptr<Engine> e;
+  REQUIRE_OK(Engine::load(path, opt, &e));
+  CHECK(e->summary().load_phases.front().name == "read file (copy, checksum alongside)");
+  const TensorBytes in = random_inputs(*e);
+  std::unique_ptr<ExecutionContext> ctx;
+  REQUIRE_OK(e->create_context(&ctx));
+  const TensorBytes want = run_context(*e, *ctx, in);
+  const size_t payload = good.size() - 16;  // the footer: checksum + "JETSUM01"
+  for (size_t at : {size_t(100), good.size() / 2, payload - 1, payload - 8}) {
+    CAPTURE(at);
+    Bytes bad = good;
+    bad[at] ^= 0x10;
+    REQUIRE_OK(write_file_atomically(path, bad.data(), bad.size()));
+    REQUIRE_FAILS_WITH(Engine::load(path, opt, &e), "checksum mismatch");
+  }
+  REQUIRE_OK(write_file_atomically(path, good.data(), good.size()));
+  REQUIRE_OK(Engine::load(path, opt, &e));
+  REQUIRE_OK(e->create_context(&ctx));
+  check_identical(run_context(*e, *ctx, in), want, "reloaded");
+}
