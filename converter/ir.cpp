@@ -1,5 +1,6 @@
 #include "ir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <queue>
@@ -171,7 +172,7 @@ int Graph::add_node(Node n) {
 Status Graph::add_input(const std::string& name, DType dtype, std::vector<int64_t> dims, int* out) {
   Status st = check_dims(name, dims);
   if (!st.ok()) return st;
-  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::INPUT, {}, {}});
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::INPUT, {}, {}, {}});
   return Status::success();
 }
 
@@ -179,7 +180,7 @@ Status Graph::add_constant(const std::string& name, DType dtype, std::vector<int
                            int* out) {
   Status st = check_dims(name, dims);
   if (!st.ok()) return st;
-  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::CONSTANT, {}, {}});
+  *out = add_tensor(Tensor{name, dtype, std::move(dims), TensorKind::CONSTANT, {}, {}, {}});
   return Status::success();
 }
 
@@ -212,10 +213,51 @@ Status Graph::check_inputs_and_bias(const std::string& node, int x, const char* 
   return st;
 }
 
+bool op_takes_any_dtype(OpType op) {
+  switch (op) {
+    case OpType::CONCAT:
+    case OpType::RESHAPE:
+    case OpType::TRANSFORM:
+    case OpType::SLICE:
+    case OpType::LOGIC:
+    case OpType::WHERE:
+    case OpType::ARG_REDUCE:
+    case OpType::GATHER: return true;
+    case OpType::CONV:
+    case OpType::POOL:
+    case OpType::GLOBAL_POOL:
+    case OpType::ACTIVATION:
+    case OpType::OP_TENSOR:
+    case OpType::GEMM:
+    case OpType::SOFTMAX:
+    case OpType::BATCHNORM:
+    case OpType::PAD:
+    case OpType::RESIZE:
+    case OpType::CONV_TRANSPOSE:
+    case OpType::INSTANCENORM:
+    case OpType::LRN:
+    case OpType::REDUCE:
+    case OpType::LAYERNORM:
+    case OpType::COUNT: return false;
+  }
+  return false;
+}
+
 Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
   Status st = check_dims(n.name, dims);
   if (!st.ok()) return bad(n.op, n.name, "inferred output " + st.message());
-  const int out = add_tensor(Tensor{n.name, dtype, std::move(dims), TensorKind::ACTIVATION, {}, {}});
+  if (!op_takes_any_dtype(n.op)) {
+    // Float ops: an integer or bool operand is a model this runtime cannot compute (yet), never
+    // something to read as floats.
+    for (int t : n.inputs) {
+      if (!dtype_is_float(tensors[t].dtype)) {
+        return Status(StatusCode::NOT_SUPPORTED, std::string(op_type_name(n.op)) + " '" + n.name + "': input '" +
+                                                     tensors[t].name + "' is " + dtype_name(tensors[t].dtype) +
+                                                     "; this op computes on f32 and f16 tensors only");
+      }
+    }
+  }
+  const int out = add_tensor(Tensor{n.name, dtype, std::move(dims), TensorKind::ACTIVATION, {}, {}, {}});
   n.outputs = {out};
   add_node(std::move(n));
   *y = out;
@@ -477,7 +519,7 @@ Status Graph::reshape(const std::string& name, int x, std::vector<int64_t> shape
     }
     shape[infer] = tx.elements() / known;
   }
-  Tensor probe{name, tx.dtype, shape, TensorKind::ACTIVATION, {}, {}};
+  Tensor probe{name, tx.dtype, shape, TensorKind::ACTIVATION, {}, {}, {}};
   if (probe.elements() != tx.elements()) {
     return bad(op, name, "cannot reshape " + dims_text(tx.dims) + " (" + std::to_string(tx.elements()) +
                              " elements) to " + dims_text(shape));
@@ -725,6 +767,104 @@ Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::ve
   return finish(Node{name, op, {x}, {}, ReduceAttrs{rop}}, tx.dtype, std::move(out), y);
 }
 
+namespace {
+
+// numpy's multidirectional broadcasting of two dims lists (ranks aligned by leading 1s); false
+// when they do not broadcast.
+bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
+  const size_t rank = std::max(a.size(), b.size());
+  out->assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    const int64_t db = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Graph::logic(const std::string& name, LogicOp lop, int a, int b, int* y) {
+  const OpType op = OpType::LOGIC;
+  JET_RETURN_IF_ERROR(check_tensor(name, a, "a"));
+  JET_RETURN_IF_ERROR(check_tensor(name, b, "b"));
+  if (!enum_in_range(lop)) return bad(op, name, "unknown logic op " + std::to_string(static_cast<int>(lop)));
+  const Tensor& ta = tensors[a];
+  const Tensor& tb = tensors[b];
+  if (ta.dtype != tb.dtype) {
+    return bad(op, name, std::string("a is ") + dtype_name(ta.dtype) + " but b is " + dtype_name(tb.dtype));
+  }
+  const bool logical = lop == LogicOp::AND || lop == LogicOp::OR || lop == LogicOp::XOR;
+  if (logical != (ta.dtype == DType::BOOL) && !(lop == LogicOp::EQUAL && ta.dtype == DType::BOOL)) {
+    return bad(op, name, std::string(logic_op_name(lop)) + " of " + dtype_name(ta.dtype) + " tensors");
+  }
+  if (ta.dims.size() > static_cast<size_t>(kMaxRank) || tb.dims.size() > static_cast<size_t>(kMaxRank)) {
+    return bad(op, name, "rank above " + std::to_string(kMaxRank));
+  }
+  std::vector<int64_t> out;
+  if (!broadcast_dims(ta.dims, tb.dims, &out)) {
+    return bad(op, name, "a " + dims_text(ta.dims) + " and b " + dims_text(tb.dims) + " do not broadcast");
+  }
+  return finish(Node{name, op, {a, b}, {}, LogicAttrs{lop}}, DType::BOOL, std::move(out), y);
+}
+
+Status Graph::where(const std::string& name, int cond, int a, int b, int* y) {
+  const OpType op = OpType::WHERE;
+  JET_RETURN_IF_ERROR(check_tensor(name, cond, "condition"));
+  JET_RETURN_IF_ERROR(check_tensor(name, a, "a"));
+  JET_RETURN_IF_ERROR(check_tensor(name, b, "b"));
+  const Tensor& tc = tensors[cond];
+  const Tensor& ta = tensors[a];
+  const Tensor& tb = tensors[b];
+  if (tc.dtype != DType::BOOL) return bad(op, name, std::string("condition is ") + dtype_name(tc.dtype) + ", not bool");
+  if (ta.dtype != tb.dtype) {
+    return bad(op, name, std::string("a is ") + dtype_name(ta.dtype) + " but b is " + dtype_name(tb.dtype));
+  }
+  std::vector<int64_t> ab, out;
+  if (!broadcast_dims(ta.dims, tb.dims, &ab) || !broadcast_dims(tc.dims, ab, &out)) {
+    return bad(op, name, "condition " + dims_text(tc.dims) + ", a " + dims_text(ta.dims) + " and b " +
+                             dims_text(tb.dims) + " do not broadcast");
+  }
+  if (out.size() > static_cast<size_t>(kMaxRank)) return bad(op, name, "rank above " + std::to_string(kMaxRank));
+  return finish(Node{name, op, {cond, a, b}, {}, WhereAttrs{}}, ta.dtype, std::move(out), y);
+}
+
+Status Graph::arg_reduce(const std::string& name, int x, ArgReduceOp aop, int axis, bool select_last_index,
+                         int* y) {
+  const OpType op = OpType::ARG_REDUCE;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (!enum_in_range(aop)) return bad(op, name, "unknown arg-reduce op " + std::to_string(static_cast<int>(aop)));
+  if (tx.dtype == DType::BOOL) return bad(op, name, "x is bool");
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  }
+  std::vector<int64_t> out = tx.dims;
+  out[axis] = 1;
+  return finish(Node{name, op, {x}, {}, ArgReduceAttrs{aop, axis, select_last_index}}, DType::I64, std::move(out), y);
+}
+
+Status Graph::gather(const std::string& name, int x, int indices, int axis, int* y) {
+  const OpType op = OpType::GATHER;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
+  const Tensor& tx = tensors[x];
+  const Tensor& ti = tensors[indices];
+  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
+    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
+  }
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  }
+  std::vector<int64_t> out(tx.dims.begin(), tx.dims.begin() + axis);
+  out.insert(out.end(), ti.dims.begin(), ti.dims.end());
+  out.insert(out.end(), tx.dims.begin() + axis + 1, tx.dims.end());
+  if (out.size() > static_cast<size_t>(kMaxRank)) {
+    return bad(op, name, "the result " + dims_text(out) + " has a rank above " + std::to_string(kMaxRank));
+  }
+  return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
+}
 
 Status Graph::topological_order(std::vector<int>* order) const {
   const int nt = static_cast<int>(tensors.size());
@@ -815,6 +955,9 @@ Status check_node(const Graph& g, int node) {
       want_inputs = 2 + (std::get<ConvTransposeAttrs>(n.attrs).has_bias ? 1 : 0);
       break;
     case OpType::INSTANCENORM: want_inputs = 3; break;
+    case OpType::LOGIC:
+    case OpType::GATHER: want_inputs = 2; break;
+    case OpType::WHERE: want_inputs = 3; break;
     case OpType::LAYERNORM: {
       const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
       want_inputs = 1 + (a.has_scale ? 1 : 0) + (a.has_bias ? 1 : 0);
@@ -830,6 +973,7 @@ Status check_node(const Graph& g, int node) {
     case OpType::RESIZE:
     case OpType::LRN:
     case OpType::REDUCE:
+    case OpType::ARG_REDUCE:
     case OpType::COUNT:  // refused above
       break;
   }

@@ -49,8 +49,12 @@ struct Tensor {
   // Element strides; empty = packed row-major in dims order. Layout passes set channels-last
   // strides on activations; constants and graph inputs/outputs stay packed.
   std::vector<int64_t> strides;
-  // CONSTANT: the values in float32 (the writer converts them to `dtype`); empty otherwise.
+  // CONSTANT of dtype F32 or F16: the values in float32 (the writer converts them to `dtype`);
+  // empty otherwise.
   std::vector<float> data;
+  // CONSTANT of dtype I32, I64 or BOOL: the exact values (the writer narrows them to `dtype`;
+  // BOOL holds 0 or 1); empty otherwise.
+  std::vector<int64_t> int_data;
 
   int64_t elements() const;
   // Elements a buffer for this tensor must hold: 1 + the largest element offset under `strides`
@@ -209,6 +213,34 @@ struct ReduceAttrs {
   ReduceOp op = ReduceOp::SUM;
 };
 
+// LOGIC: logic_tensor (Equal, Less, ..., And, Or, Xor). inputs: a, b (one dtype, broadcast to
+// the output); the output is BOOL.
+struct LogicAttrs {
+  LogicOp op = LogicOp::EQUAL;
+};
+
+// WHERE: where_forward. inputs: condition (BOOL), a, b (the output's dtype), broadcast.
+struct WhereAttrs {};
+
+// ARG_REDUCE: arg_reduce_forward (ArgMax, ArgMin). inputs: x. The output is I64 with x's dims
+// but 1 at `axis`.
+struct ArgReduceAttrs {
+  ArgReduceOp op = ArgReduceOp::ARGMAX;
+  int axis = 0;
+  bool select_last_index = false;
+};
+
+// GATHER: gather_forward. inputs: x (any dtype), indices (I32 or I64, computed). The output's dims
+// are x's before axis, the indices', x's after axis.
+struct GatherAttrs {
+  int axis = 0;
+};
+
+// True for the op types whose kernels take integer and bool tensors (TRANSFORM, SLICE, CONCAT,
+// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER); every other op computes on F32 / F16 only, and the builders
+// refuse other dtypes for it (NOT_SUPPORTED naming the tensor).
+bool op_takes_any_dtype(OpType op);
+
 // The kernel descriptors that CONV, CONV_TRANSPOSE and RESIZE attributes describe (empty spatial
 // vectors: the kernels' defaults), for the graph builder and the executors that run a graph by
 // direct kernel calls.
@@ -315,6 +347,16 @@ class Graph {
   Status layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y);
   // Reduces the listed axes (each in [0, rank), any order) to size 1; the rank is kept.
   Status reduce(const std::string& name, int x, ReduceOp op, const std::vector<int64_t>& axes, int* y);
+  // c = op(a, b) as BOOL, a and b of one dtype broadcast to each other (numpy rules: the shorter
+  // rank padded with leading 1s).
+  Status logic(const std::string& name, LogicOp op, int a, int b, int* y);
+  // y = cond ? a : b; cond BOOL, a and b of one dtype, all three broadcast together.
+  Status where(const std::string& name, int cond, int a, int b, int* y);
+  // The I64 index of the extreme element along `axis` (in [0, rank)); the rank is kept.
+  Status arg_reduce(const std::string& name, int x, ArgReduceOp op, int axis, bool select_last_index, int* y);
+  // x gathered along `axis` (in [0, rank)) at the I32 / I64 `indices`; the result's rank (x's - 1
+  // + the indices') must be at most kMaxRank.
+  Status gather(const std::string& name, int x, int indices, int axis, int* y);
 
   // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
   // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.

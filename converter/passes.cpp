@@ -169,18 +169,21 @@ Status convert_precision(ir::Graph* g, DType to, bool convert_io) {
   for (int t = 0; t < static_cast<int>(g->tensors.size()); ++t) {
     ir::Tensor& tt = g->tensors[t];
     if (tt.kind != ir::TensorKind::ACTIVATION && tt.kind != ir::TensorKind::CONSTANT) continue;
+    if (!dtype_is_float(tt.dtype)) continue;  // integer and bool tensors keep their type
     tt.dtype = (t < nt && bn_param[t]) ? DType::F32 : to;
   }
   // The caller asked for the graph's interface in `to` too: no boundary transforms then.
   if (convert_io) {
     for (ir::Tensor& tt : g->tensors) {
-      if (tt.kind == ir::TensorKind::INPUT || tt.kind == ir::TensorKind::OUTPUT) tt.dtype = to;
+      if ((tt.kind == ir::TensorKind::INPUT || tt.kind == ir::TensorKind::OUTPUT) && dtype_is_float(tt.dtype)) tt.dtype = to;
     }
   }
 
   // Graph inputs: one transform per input whose dtype differs, read by every non-transform reader.
   for (int t = 0; t < nt; ++t) {
-    if (g->tensors[t].kind != ir::TensorKind::INPUT || g->tensors[t].dtype == to) continue;
+    if (g->tensors[t].kind != ir::TensorKind::INPUT || g->tensors[t].dtype == to || !dtype_is_float(g->tensors[t].dtype)) {
+      continue;
+    }
     std::vector<std::pair<int, size_t>> readers;
     for (int i = 0; i < nn; ++i) {
       const ir::Node& n = g->nodes[i];
@@ -199,7 +202,7 @@ Status convert_precision(ir::Graph* g, DType to, bool convert_io) {
   const std::vector<int> producer = producers(*g);
   for (int t = 0; t < nt; ++t) {
     const ir::Tensor& out = g->tensors[t];
-    if (out.kind != ir::TensorKind::OUTPUT || out.dtype == to) continue;
+    if (out.kind != ir::TensorKind::OUTPUT || out.dtype == to || !dtype_is_float(out.dtype)) continue;
     const int p = producer[t];
     if (p < 0 || g->nodes[p].op == ir::OpType::TRANSFORM) continue;
     ir::Tensor inner;

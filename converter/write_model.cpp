@@ -33,7 +33,7 @@ Status check_tensors(const ir::Graph& g) {
   for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t) {
     const ir::Tensor& tt = g.tensors[t];
     const std::string label = tensor_label(g, t);
-    if (tt.dtype != DType::F32 && tt.dtype != DType::F16) {
+    if (!dtype_is_valid(static_cast<int64_t>(tt.dtype))) {
       return bad(label + " has unknown dtype " + std::to_string(static_cast<int>(tt.dtype)));
     }
     if (tt.dims.empty() || static_cast<int>(tt.dims.size()) > kMaxRank) {
@@ -46,14 +46,21 @@ Status check_tensors(const ir::Graph& g) {
       return bad(label + " has " + std::to_string(tt.strides.size()) + " strides for rank " +
                  std::to_string(tt.dims.size()));
     }
-    const Status st = tt.desc().validate(tt.name.c_str());
+    const Status st = tt.desc().validate_any_dtype(tt.name.c_str());
     if (!st.ok()) return bad(label + ": " + st.message());
     switch (tt.kind) {
       case ir::TensorKind::CONSTANT:
         if (!tt.is_packed()) return bad(label + " is strided; constants must be packed");
-        if (static_cast<int64_t>(tt.data.size()) != tt.elements()) {
-          return bad(label + " has " + std::to_string(tt.data.size()) + " values, expected " +
-                     std::to_string(tt.elements()));
+        if (dtype_is_float(tt.dtype) ? static_cast<int64_t>(tt.data.size()) != tt.elements() || !tt.int_data.empty()
+                                     : static_cast<int64_t>(tt.int_data.size()) != tt.elements() || !tt.data.empty()) {
+          return bad(label + " has " + std::to_string(tt.data.size()) + " float and " +
+                     std::to_string(tt.int_data.size()) + " integer values, expected " + std::to_string(tt.elements()) +
+                     (dtype_is_float(tt.dtype) ? " float values" : " integer values"));
+        }
+        if (tt.dtype == DType::BOOL) {
+          for (int64_t v : tt.int_data) {
+            if (v != 0 && v != 1) return bad(label + " is bool but holds the value " + std::to_string(v));
+          }
         }
         if (producer[t] >= 0) return bad(label + " is written by node '" + g.nodes[producer[t]].name + "'");
         break;
@@ -155,7 +162,15 @@ Status choose_algorithms(const ir::Graph& g, const WriteOptions& o, std::vector<
   return Status::success();
 }
 
-fb::DType to_fb(DType t) { return t == DType::F16 ? fb::DType::F16 : fb::DType::F32; }
+fb::DType to_fb(DType t) {
+  static_assert(static_cast<int>(fb::DType::F32) == static_cast<int>(DType::F32) &&
+                    static_cast<int>(fb::DType::F16) == static_cast<int>(DType::F16) &&
+                    static_cast<int>(fb::DType::I32) == static_cast<int>(DType::I32) &&
+                    static_cast<int>(fb::DType::I64) == static_cast<int>(DType::I64) &&
+                    static_cast<int>(fb::DType::Bool) == static_cast<int>(DType::BOOL),
+                "the schema's DType values are jet::DType's");
+  return static_cast<fb::DType>(static_cast<int>(t));
+}
 
 fb::TensorKind to_fb(ir::TensorKind k) {
   switch (k) {
@@ -300,6 +315,18 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
       return {fb::OpParams::LayerNormParams,
               fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias).Union()};
     }
+    case ir::OpType::LOGIC:
+      return {fb::OpParams::LogicParams,
+              fb::CreateLogicParams(b, static_cast<int32_t>(std::get<ir::LogicAttrs>(n.attrs).op)).Union()};
+    case ir::OpType::WHERE:
+      return {fb::OpParams::WhereParams, fb::CreateWhereParams(b).Union()};
+    case ir::OpType::ARG_REDUCE: {
+      const ir::ArgReduceAttrs& a = std::get<ir::ArgReduceAttrs>(n.attrs);
+      return {fb::OpParams::ArgReduceParams,
+              fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index).Union()};
+    }
+    case ir::OpType::GATHER:
+      return {fb::OpParams::GatherParams, fb::CreateGatherParams(b, std::get<ir::GatherAttrs>(n.attrs).axis).Union()};
     case ir::OpType::COUNT:
       break;
   }
@@ -406,6 +433,16 @@ void put_u64(uint8_t* p, uint64_t v) {
 
 // A constant's values in its dtype, little-endian.
 void write_values(const ir::Tensor& t, uint8_t* dst) {
+  for (size_t i = 0; i < t.int_data.size(); ++i) {  // integer and bool constants
+    const int64_t v = t.int_data[i];
+    switch (t.dtype) {
+      case DType::I64: put_u64(dst + 8 * i, static_cast<uint64_t>(v)); break;
+      case DType::I32: put_u32(dst + 4 * i, static_cast<uint32_t>(static_cast<uint64_t>(v))); break;
+      case DType::BOOL: dst[i] = v != 0 ? 1 : 0; break;
+      case DType::F32:
+      case DType::F16: break;  // float constants hold `data` (check_tensors)
+    }
+  }
   for (size_t i = 0; i < t.data.size(); ++i) {
     if (t.dtype == DType::F16) {
       put_u16(dst + 2 * i, half(t.data[i]).bits);

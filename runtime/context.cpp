@@ -284,7 +284,7 @@ Status check_typed_access(const Engine::Impl& e, const char* what, Access access
     return Status(StatusCode::BAD_PARAM, std::string(what) + ": " + rt::tensor_label(e, index) + " is not a graph " +
                                              (inputs_only ? "input" : outputs_only ? "output" : "input or output"));
   }
-  if (dtype != DType::F32 && dtype != DType::F16) {
+  if (!dtype_is_valid(static_cast<int64_t>(dtype))) {
     return Status(StatusCode::BAD_PARAM, std::string(what) + ": dtype value " +
                                              std::to_string(static_cast<int>(dtype)) + " is not a DType");
   }

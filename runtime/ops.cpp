@@ -4,6 +4,7 @@
 // one table entry.
 #include "ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -679,7 +680,7 @@ Status prepare_slice(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
     offset += b * x.stride(k);
   }
   sl.view = TensorDesc::strided(x.dtype(), rank, dims, strides);
-  JET_RETURN_IF_ERROR(sl.view.validate("slice view of x"));
+  JET_RETURN_IF_ERROR(sl.view.validate_any_dtype("slice view of x"));
   sl.offset_bytes = static_cast<size_t>(offset) * dtype_size(x.dtype());
   return Status();
 }
@@ -922,6 +923,153 @@ Status execute_reduce(const Handle& h, const PreparedOp& p, const void* const* i
 }
 
 // ---------------------------------------------------------------------------------------------
+// Shared by Logic and Where: numpy broadcasting of `count` descriptors (ranks aligned by leading
+// 1s) into out / *rank.
+
+Status broadcast_inputs(const PrepareArgs& a, const PreparedOp& p, int64_t* out, int* rank) {
+  *rank = 0;
+  for (size_t k = 0; k < p.inputs.size(); ++k) *rank = std::max(*rank, input(a, p, k).desc.rank());
+  for (int i = 0; i < *rank; ++i) out[i] = 1;
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    const TensorDesc& t = input(a, p, k).desc;
+    const int shift = *rank - t.rank();
+    for (int i = 0; i < t.rank(); ++i) {
+      const int64_t d = t.dim(i);
+      int64_t& o = out[shift + i];
+      if (d != o && d != 1 && o != 1) {
+        return bad("input '" + input_name(a, p, k) + "' " + dims_text(t) + " does not broadcast with the others");
+      }
+      if (o == 1) o = d;
+    }
+  }
+  return Status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logic: logic_tensor (comparisons, And, Or, Xor). inputs: a, b (one dtype), broadcast; a bool
+// output.
+
+Status prepare_logic(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<LogicOp>();
+  const fb::LogicParams& lp = *a.op.params_as_LogicParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "a, b"));
+  if (!enum_in_range<LogicOp>(lp.op())) return bad("unknown logic op " + std::to_string(lp.op()));
+  const LogicOp op = static_cast<LogicOp>(lp.op());
+  p->data.as<LogicOp>() = op;
+  const TensorDesc& ta = input(a, *p, 0).desc;
+  JET_RETURN_IF_ERROR(expect_dtype(input(a, *p, 1).desc, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, DType::BOOL, "the result is bool"));
+  const bool logical = op == LogicOp::AND || op == LogicOp::OR || op == LogicOp::XOR;
+  if (logical != (ta.dtype() == DType::BOOL) && !(op == LogicOp::EQUAL && ta.dtype() == DType::BOOL)) {
+    return bad(std::string(logic_op_name(op)) + " of " + dtype_name(ta.dtype()) + " tensors");
+  }
+  int64_t out[kMaxRank];
+  int rank = 0;
+  JET_RETURN_IF_ERROR(broadcast_inputs(a, *p, out, &rank));
+  return expect_output_dims(a, *p, out, rank);
+}
+
+Status execute_logic(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  return logic_tensor(h, p.data.as<LogicOp>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where: where_forward. inputs: condition (bool), a, b (the output's dtype), broadcast.
+
+Status prepare_where(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 3, "condition, a, b"));
+  JET_RETURN_IF_ERROR(expect_dtype(input(a, *p, 0).desc, input_name(a, *p, 0), DType::BOOL, "the condition is bool"));
+  const DType t = output(a, *p).desc.dtype();
+  JET_RETURN_IF_ERROR(expect_dtype(input(a, *p, 1).desc, input_name(a, *p, 1), t, "a has the output's dtype"));
+  JET_RETURN_IF_ERROR(expect_dtype(input(a, *p, 2).desc, input_name(a, *p, 2), t, "b has the output's dtype"));
+  int64_t out[kMaxRank];
+  int rank = 0;
+  JET_RETURN_IF_ERROR(broadcast_inputs(a, *p, out, &rank));
+  return expect_output_dims(a, *p, out, rank);
+}
+
+Status execute_where(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  return where_forward(h, p.in_descs[0], in[0], p.in_descs[1], in[1], p.in_descs[2], in[2], p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ArgReduce: arg_reduce_forward (ArgMax, ArgMin). inputs: x; an i64 output, 1 at `axis`.
+
+struct ArgReducePrepared {
+  ArgReduceOp op = ArgReduceOp::ARGMAX;
+  int axis = 0;
+  bool select_last_index = false;
+};
+
+Status prepare_arg_reduce(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  ArgReducePrepared& r = p->data.emplace<ArgReducePrepared>();
+  const fb::ArgReduceParams& ap = *a.op.params_as_ArgReduceParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  if (!enum_in_range<ArgReduceOp>(ap.op())) return bad("unknown arg-reduce op " + std::to_string(ap.op()));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  if (x.dtype() == DType::BOOL) return bad("'" + input_name(a, *p, 0) + "' is bool");
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, DType::I64, "the indices are i64"));
+  if (ap.axis() < 0 || ap.axis() >= x.rank()) {
+    return bad("axis " + std::to_string(ap.axis()) + " out of range for " + dims_text(x));
+  }
+  r.op = static_cast<ArgReduceOp>(ap.op());
+  r.axis = ap.axis();
+  r.select_last_index = ap.select_last_index();
+  int64_t out[kMaxRank];
+  for (int i = 0; i < x.rank(); ++i) out[i] = i == r.axis ? 1 : x.dim(i);
+  return expect_output_dims(a, *p, out, x.rank());
+}
+
+Status execute_arg_reduce(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  const ArgReducePrepared& r = p.data.as<ArgReducePrepared>();
+  return arg_reduce_forward(h, r.op, r.axis, r.select_last_index, p.in_descs[0], in[0], p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gather: gather_forward. inputs: x (any dtype), indices (i32 / i64); the output is x's dims
+// before axis, the indices', x's after axis.
+
+Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<int>();
+  const fb::GatherParams& gp = *a.op.params_as_GatherParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather keeps x's dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& idx = input(a, *p, 1).desc;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  const int axis = gp.axis();
+  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  const int rank = x.rank() - 1 + idx.rank();
+  if (rank > kMaxRank) return bad("the output's rank " + std::to_string(rank) + " is above " + std::to_string(kMaxRank));
+  int64_t out[kMaxRank];
+  for (int d = 0; d < rank; ++d) out[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
+  p->data.as<int>() = axis;
+  return expect_output_dims(a, *p, out, rank);
+}
+
+Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  return gather_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+}
+
+// True for the op types whose kernels take integer and bool tensors; the others compute on f32
+// and f16 only (prepare_ops checks every tensor of theirs).
+bool takes_any_dtype(fb::OpParams params) {
+  switch (params) {
+    case fb::OpParams::ConcatParams:
+    case fb::OpParams::ReshapeParams:
+    case fb::OpParams::TransformParams:
+    case fb::OpParams::SliceParams:
+    case fb::OpParams::LogicParams:
+    case fb::OpParams::WhereParams:
+    case fb::OpParams::ArgReduceParams:
+    case fb::OpParams::GatherParams: return true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member (row i is OpParams i + 1), generated from
 // schema/op_list.h. IR ops that share a member (POOL and GLOBAL_POOL) must agree on its row.
 
@@ -995,6 +1143,17 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
                            impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
                            impl->stored_choices};
+    if (!takes_any_dtype(p.type->params)) {
+      for (size_t k = 0; k <= p.in_descs.size(); ++k) {
+        const int t = k < p.in_descs.size() ? p.inputs[k] : p.output;
+        const DType dt = impl->tensors[t].desc.dtype();
+        if (!dtype_is_float(dt)) {
+          return Status(StatusCode::BAD_PARAM, op_label(*impl, static_cast<int>(s)) + ": '" +
+                                                   impl->tensor_infos[t].name + "' is " + dtype_name(dt) + "; " +
+                                                   p.type->name + " computes on f32 and f16 tensors only");
+        }
+      }
+    }
     const Status st = p.type->prepare(args, &p, &impl->op_infos[s]);
     if (!st.ok()) return Status(st.code(), op_label(*impl, static_cast<int>(s)) + ": " + st.message());
     if (is_op(p, fb::OpParams::ConvParams) && p.data.as<ConvPrepared>().filter_krsc) impl->tensors[p.inputs[1]].filter_krsc = true;

@@ -30,6 +30,9 @@ static_assert(JET_INTERNAL_ERROR == static_cast<int>(jet::StatusCode::INTERNAL_E
 static_assert(JET_NOT_SUPPORTED == static_cast<int>(jet::StatusCode::NOT_SUPPORTED), "status values");
 static_assert(JET_DTYPE_F32 == static_cast<int>(jet::DType::F32), "dtype values");
 static_assert(JET_DTYPE_F16 == static_cast<int>(jet::DType::F16), "dtype values");
+static_assert(JET_DTYPE_I32 == static_cast<int>(jet::DType::I32), "dtype values");
+static_assert(JET_DTYPE_I64 == static_cast<int>(jet::DType::I64), "dtype values");
+static_assert(JET_DTYPE_BOOL == static_cast<int>(jet::DType::BOOL), "dtype values");
 static_assert(JET_BACKEND_CPU == static_cast<int>(jet::Backend::CPU), "backend values");
 static_assert(JET_BACKEND_CUDA == static_cast<int>(jet::Backend::CUDA), "backend values");
 
@@ -175,7 +178,7 @@ const char* jet_engine_tensor_name(const jet_engine_t* engine, int tensor) {
 
 jet_dtype_t jet_engine_tensor_dtype(const jet_engine_t* engine, int tensor) {
   if (!valid_tensor(engine, tensor)) return JET_DTYPE_INVALID;
-  return engine->engine->tensor(tensor).dtype == jet::DType::F16 ? JET_DTYPE_F16 : JET_DTYPE_F32;
+  return static_cast<jet_dtype_t>(static_cast<int>(engine->engine->tensor(tensor).dtype));
 }
 
 int jet_engine_tensor_rank(const jet_engine_t* engine, int tensor) {

@@ -48,7 +48,7 @@ TensorRole role_of(fb::TensorKind k) {
 Status check_tensor_shape(const std::string& label, const fb::Tensor& t, TensorDesc* desc,
                           size_t* bytes) {
   const int dt = static_cast<int>(t.dtype());
-  if (dt != static_cast<int>(DType::F32) && dt != static_cast<int>(DType::F16)) {
+  if (!dtype_is_valid(dt)) {
     return bad(label + " has unknown dtype " + std::to_string(dt));
   }
   const DType dtype = static_cast<DType>(dt);
@@ -86,7 +86,7 @@ Status check_tensor_shape(const std::string& label, const fb::Tensor& t, TensorD
     }
   }
   *desc = TensorDesc::strided(dtype, static_cast<int>(rank), dims, strides);
-  const Status vs = desc->validate(label.c_str());  // strides well-formed, span fits int64 / 16
+  const Status vs = desc->validate_any_dtype(label.c_str());  // strides well-formed, span fits int64 / 16
   if (!vs.ok()) return vs;
   *bytes = static_cast<size_t>(desc->span()) * dtype_size(dtype);
   return Status();

@@ -49,5 +49,9 @@
   X(INSTANCENORM,   instancenorm,   InstanceNormAttrs,  InstanceNormParams,  "InstanceNorm",  true,  STRIDED_X, true)   \
   X(LRN,            lrn,            LrnAttrs,           LrnParams,           "LRN",           true,  STRIDED,   false)  \
   X(REDUCE,         reduce,         ReduceAttrs,        ReduceParams,        "Reduce",        false, STRIDED,   false)  \
-  X(LAYERNORM,      layernorm,      LayerNormAttrs,     LayerNormParams,     "LayerNorm",     true,  STRIDED_X, true)
+  X(LAYERNORM,      layernorm,      LayerNormAttrs,     LayerNormParams,     "LayerNorm",     true,  STRIDED_X, true)   \
+  X(LOGIC,          logic,          LogicAttrs,         LogicParams,         "Logic",         false, STRIDED,   false)  \
+  X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
+  X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
+  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)
 // clang-format on

@@ -174,23 +174,68 @@ std::vector<size_t> element_offsets(const TensorInfo& info) {
 }
 
 void store_element(DType dtype, float v, uint8_t* p) {
-  if (dtype == DType::F16) {
-    const uint16_t bits = half::float_to_half_bits(v);
-    std::memcpy(p, &bits, 2);
-  } else {
-    std::memcpy(p, &v, 4);
+  switch (dtype) {
+    case DType::F16: {
+      const uint16_t bits = half::float_to_half_bits(v);
+      std::memcpy(p, &bits, 2);
+      return;
+    }
+    case DType::F32: std::memcpy(p, &v, 4); return;
+    // Integer tensors from float values: callers pass integral values (array_to_tensor_bytes
+    // checks a file's; random inputs are rounded).
+    case DType::I32: {
+      const int32_t i = static_cast<int32_t>(v);
+      std::memcpy(p, &i, 4);
+      return;
+    }
+    case DType::I64: {
+      const int64_t i = static_cast<int64_t>(v);
+      std::memcpy(p, &i, 8);
+      return;
+    }
+    case DType::BOOL: *p = v != 0.f ? 1 : 0; return;
+  }
+}
+
+void store_int_element(DType dtype, int64_t v, uint8_t* p) {
+  switch (dtype) {
+    case DType::I32: {
+      const int32_t i = static_cast<int32_t>(v);
+      std::memcpy(p, &i, 4);
+      return;
+    }
+    case DType::I64: std::memcpy(p, &v, 8); return;
+    case DType::BOOL: *p = v != 0 ? 1 : 0; return;
+    case DType::F32:
+    case DType::F16: store_element(dtype, static_cast<float>(v), p); return;
   }
 }
 
 float load_element(DType dtype, const uint8_t* p) {
-  if (dtype == DType::F16) {
-    uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    return half::half_bits_to_float(bits);
+  switch (dtype) {
+    case DType::F16: {
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      return half::half_bits_to_float(bits);
+    }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<float>(v);
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<float>(v);
+    }
+    case DType::BOOL: return *p != 0 ? 1.f : 0.f;
   }
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
+  return 0.f;
 }
 
 void values_to_tensor_bytes(const std::vector<float>& values, const TensorInfo& info,
@@ -211,7 +256,40 @@ Status array_to_tensor_bytes(const HostArray& array, const TensorInfo& info, con
     return Status(StatusCode::BAD_PARAM, what + ": shape " + format_dims(array.dims) + " does not match input '" +
                                              info.name + "' of shape " + format_dims(info.dims));
   }
-  values_to_tensor_bytes(array.values, info, out);
+  if (dtype_is_float(info.dtype)) {
+    values_to_tensor_bytes(array.values, info, out);
+    return Status::success();
+  }
+  // Integer and bool inputs: the file's exact integers, or float values that are whole numbers in
+  // the type's range (a float file for an index input); anything else is refused, never rounded.
+  std::vector<int64_t> ints = array.ints;
+  if (ints.empty()) {
+    const double lo = info.dtype == DType::I64 ? -9223372036854775808.0 : info.dtype == DType::I32 ? -2147483648.0 : 0.0;
+    const double hi = info.dtype == DType::I64 ? 9223372036854775808.0 : info.dtype == DType::I32 ? 2147483648.0 : 2.0;
+    for (size_t i = 0; i < array.values.size(); ++i) {
+      const double v = array.values[i];
+      if (!(v >= lo && v < hi) || v != std::floor(v)) {
+        return Status(StatusCode::BAD_PARAM, what + ": element " + std::to_string(i) + " is " + std::to_string(v) +
+                                                 ", not a value of input '" + info.name + "' (" + dtype_name(info.dtype) + ")");
+      }
+      ints.push_back(static_cast<int64_t>(v));
+    }
+  }
+  if (info.dtype == DType::I32 || info.dtype == DType::BOOL) {
+    const int64_t lo = info.dtype == DType::I32 ? INT32_MIN : 0, hi = info.dtype == DType::I32 ? INT32_MAX : 1;
+    for (size_t i = 0; i < ints.size(); ++i) {
+      if (ints[i] < lo || ints[i] > hi) {
+        return Status(StatusCode::BAD_PARAM, what + ": element " + std::to_string(i) + " is " + std::to_string(ints[i]) +
+                                                 ", outside the range of input '" + info.name + "' (" + dtype_name(info.dtype) + ")");
+      }
+    }
+  }
+  const size_t esize = dtype_size(info.dtype);
+  out->assign(info.bytes, 0);
+  const std::vector<size_t> offsets = element_offsets(info);
+  for (size_t i = 0; i < offsets.size() && i < ints.size(); ++i) {
+    if ((offsets[i] + 1) * esize <= out->size()) store_int_element(info.dtype, ints[i], out->data() + offsets[i] * esize);
+  }
   return Status::success();
 }
 
@@ -227,6 +305,9 @@ void random_tensor_bytes(const TensorInfo& info, uint64_t seed, std::vector<uint
     z ^= z >> 31;
     const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
     v = 2.0f * unit - 1.0f;
+    // Integer inputs: -3..3; bools: 0 or 1 (what an index or mask input plausibly holds).
+    if (dtype_is_integer(info.dtype)) v = std::floor(unit * 7.0f) - 3.0f;
+    if (info.dtype == DType::BOOL) v = unit < 0.5f ? 0.f : 1.f;
   }
   values_to_tensor_bytes(values, info, out);
 }

@@ -230,7 +230,13 @@ Status make_inputs(const Options& opt, const jet::Engine& engine, std::map<int, 
   for (int i = 0; i < engine.num_inputs(); ++i) {
     const int index = engine.input(i);
     if (values->count(index)) continue;
-    const jet::TensorInfo f32 = as_f32(engine.tensor(index));
+    // Random values: floats in [-1, 1), small integers or bools for integer inputs (as_f32 keeps
+    // the layout packed; an integer input keeps its type so that the values stay whole).
+    jet::TensorInfo f32 = as_f32(engine.tensor(index));
+    if (!jet::dtype_is_float(engine.tensor(index).dtype)) {
+      f32.dtype = engine.tensor(index).dtype;
+      f32.bytes = static_cast<size_t>(element_count(f32.dims)) * jet::dtype_size(f32.dtype);
+    }
     std::vector<uint8_t> bytes;
     random_tensor_bytes(f32, opt.seed ^ (0x5851f42d4c957f2dull * static_cast<uint64_t>(i + 1)), &bytes);
     HostArray array;

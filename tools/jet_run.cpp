@@ -39,7 +39,8 @@ const char kUsage[] =
     "                  labels (jet-convert --labels) and softmax probabilities\n"
     "  --save-outputs  writes each output to DIR/<output name>.npy (characters outside\n"
     "                  [A-Za-z0-9._-] replaced by '_')\n"
-    "  --seed          seed of the uniform [-1, 1) values of inputs not given (default 1)\n";
+    "  --seed          seed of the random values of inputs not given (default 1): uniform [-1, 1),\n"
+    "                  integers in [-3, 3] for integer inputs, 0 or 1 for bool ones\n";
 
 struct InputSpec {
   std::string name;  // empty: infer
@@ -244,8 +245,11 @@ int run(const Options& opt) {
     random_tensor_bytes(info, opt.seed ^ (0x5851f42d4c957f2dull * static_cast<uint64_t>(i + 1)), &bytes);
     st = copy_to_tensor(opt.backend, ctx->tensor_data(index), bytes.data(), bytes.size());
     if (!st.ok()) return fail(st);
-    std::printf("input '%s' %s %s: random uniform [-1, 1), seed %llu\n", printable(info.name).c_str(),
-                format_dims(info.dims).c_str(), jet::dtype_name(info.dtype),
+    const char* range = jet::dtype_is_float(info.dtype) ? "uniform [-1, 1)"
+                        : info.dtype == jet::DType::BOOL ? "0 or 1"
+                                                         : "integers in [-3, 3]";
+    std::printf("input '%s' %s %s: random %s, seed %llu\n", printable(info.name).c_str(),
+                format_dims(info.dims).c_str(), jet::dtype_name(info.dtype), range,
                 static_cast<unsigned long long>(opt.seed));
   }
 

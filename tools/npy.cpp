@@ -272,6 +272,17 @@ Status parse_npy(const void* data, size_t size, const std::string& what, HostArr
   for (size_t i = 0; i < out->values.size(); ++i) {
     out->values[i] = element_to_float(type->code, p + i * type->size);
   }
+  out->ints.clear();
+  if (code == "i8" || code == "i4" || code == "u1" || code == "b1") {
+    out->ints.resize(static_cast<size_t>(count));
+    for (size_t i = 0; i < out->ints.size(); ++i) {
+      const uint8_t* e = p + i * type->size;
+      if (code == "i8") out->ints[i] = static_cast<int64_t>(load_le(e, 8));
+      else if (code == "i4") out->ints[i] = static_cast<int32_t>(static_cast<uint32_t>(load_le(e, 4)));
+      else if (code == "u1") out->ints[i] = e[0];
+      else out->ints[i] = e[0] != 0 ? 1 : 0;
+    }
+  }
   return Status::success();
 }
 
@@ -293,8 +304,9 @@ Status read_npy(const std::string& path, HostArray* out) {
 
 Status encode_npy(const std::vector<int64_t>& dims, DType dtype, const void* data,
                   std::vector<uint8_t>* out) {
-  if (dtype != DType::F32 && dtype != DType::F16) {
-    return Status(StatusCode::BAD_PARAM, "encode_npy: only f32 and f16 can be written");
+  if (!dtype_is_valid(static_cast<int64_t>(dtype))) {
+    return Status(StatusCode::BAD_PARAM, "encode_npy: dtype value " + std::to_string(static_cast<int>(dtype)) +
+                                             " is not a DType");
   }
   uint64_t count = 1;
   std::string shape = "(";
@@ -312,7 +324,15 @@ Status encode_npy(const std::vector<int64_t>& dims, DType dtype, const void* dat
   const size_t element = dtype_size(dtype);
   if (count > 0 && data == nullptr) return Status(StatusCode::BAD_PARAM, "encode_npy: data is null");
 
-  std::string header = std::string("{'descr': '") + (dtype == DType::F32 ? "<f4" : "<f2") +
+  const char* descr = "<f4";
+  switch (dtype) {
+    case DType::F32: descr = "<f4"; break;
+    case DType::F16: descr = "<f2"; break;
+    case DType::I32: descr = "<i4"; break;
+    case DType::I64: descr = "<i8"; break;
+    case DType::BOOL: descr = "|b1"; break;
+  }
+  std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces so the data starts on a 64-byte boundary; the header ends in '\n'.
   size_t prefix = kMagicSize + 2 + 2;

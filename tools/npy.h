@@ -9,7 +9,9 @@
 // '|b1' and converts the values to float. Fortran order, big-endian data, structured dtypes and
 // anything malformed (bad header, shape overflow, wrong data size) is an error naming the file and
 // the problem: the parser is written for hostile input and never crashes.
-// Writing produces version 1.0 (2.0 when the header would not fit) with descr '<f4' or '<f2'.
+// Writing produces version 1.0 (2.0 when the header would not fit) with descr '<f4', '<f2', '<i4',
+// '<i8' or '|b1' (the tensor's dtype: integer outputs are written exactly). Integer and bool files
+// are read with their exact values too (HostArray::ints).
 #pragma once
 
 #include <cstddef>
@@ -27,7 +29,8 @@ namespace tools {
 Status parse_npy(const void* data, size_t size, const std::string& what, HostArray* out);
 Status read_npy(const std::string& path, HostArray* out);
 
-// The bytes of a .npy file holding `dims` (C order) of `dtype` (F32 -> '<f4', F16 -> '<f2');
+// The bytes of a .npy file holding `dims` (C order) of `dtype` (F32 -> '<f4', F16 -> '<f2',
+// I32 -> '<i4', I64 -> '<i8', BOOL -> '|b1');
 // `data` holds product(dims) packed elements of that dtype.
 Status encode_npy(const std::vector<int64_t>& dims, DType dtype, const void* data,
                   std::vector<uint8_t>* out);

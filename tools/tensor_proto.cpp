@@ -166,6 +166,28 @@ Status parse_tensor_proto(const void* data, size_t size, const std::string& what
     }
     out->values[i] = v;
   }
+  // Integer and bool tensors also keep their exact values.
+  out->ints.clear();
+  if (type == T::INT64 || type == T::INT32 || type == T::INT8 || type == T::UINT8 || type == T::BOOL) {
+    out->ints.resize(static_cast<size_t>(count));
+    for (size_t i = 0; i < out->ints.size(); ++i) {
+      int64_t v = 0;
+      if (raw) {
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(tensor.raw_data().data()) + i * esize;
+        if (type == T::INT64) v = static_cast<int64_t>(load_le(p, 8));
+        else if (type == T::INT32) v = static_cast<int32_t>(static_cast<uint32_t>(load_le(p, 4)));
+        else if (type == T::INT8) v = static_cast<int8_t>(p[0]);
+        else if (type == T::UINT8) v = p[0];
+        else v = p[0] != 0 ? 1 : 0;
+      } else if (type == T::INT64) {
+        v = tensor.int64_data(static_cast<int>(i));
+      } else {
+        v = tensor.int32_data(static_cast<int>(i));
+        if (type == T::BOOL) v = v != 0 ? 1 : 0;
+      }
+      out->ints[i] = v;
+    }
+  }
   if (name != nullptr) *name = tensor.name();
   return Status::success();
 }

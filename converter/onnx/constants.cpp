@@ -238,6 +238,28 @@ bool is_int_type(int32_t type) {
   }
 }
 
+bool ir_dtype_of(int32_t onnx_type, DType* out) {
+  switch (onnx_type) {
+    case TP::FLOAT: *out = DType::F32; return true;
+    case TP::FLOAT16: *out = DType::F16; return true;
+    case TP::INT32: *out = DType::I32; return true;
+    case TP::INT64: *out = DType::I64; return true;
+    case TP::BOOL: *out = DType::BOOL; return true;
+    default: return false;
+  }
+}
+
+int32_t onnx_type_of(DType t) {
+  switch (t) {
+    case DType::F32: return TP::FLOAT;
+    case DType::F16: return TP::FLOAT16;
+    case DType::I32: return TP::INT32;
+    case DType::I64: return TP::INT64;
+    case DType::BOOL: return TP::BOOL;
+  }
+  return TP::UNDEFINED;
+}
+
 int64_t Constant::elements() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

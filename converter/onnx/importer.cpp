@@ -92,12 +92,17 @@ Status Importer::ir_input(int i, DType dtype, int* t) {
   if (v.constant >= 0) {
     const Constant& c = constants[v.constant];
     if (!c.is_int() && c.elements() > 0) return ir_constant(v.constant, dtype, {}, t);
+    if (c.is_int() && !dtype_is_float(dtype) && c.elements() > 0) return ir_int_constant(v.constant, dtype, t);
     if (c.is_int()) {
       // Valid ONNX for many ops (Clip, MaxPool, ... on integers): computed tensors are float only.
       return unsupported("input '" + input_name(i) + "' is an integer tensor (" + onnx_type_name(c.type) +
                          "); only float tensors are computed (integers are folded at import time only)");
     }
     return unsupported("input '" + input_name(i) + "' is an empty tensor (dims " + dims_text(c.dims) + ")");
+  }
+  if (dtype_is_float(g->tensors[v.tensor].dtype) != dtype_is_float(dtype)) {
+    return unsupported("input '" + input_name(i) + "' is " + dtype_name(g->tensors[v.tensor].dtype) + " where " +
+                       dtype_name(dtype) + " is computed");
   }
   if (g->tensors[v.tensor].dtype != dtype) {
     return bad("input '" + input_name(i) + "' is " + dtype_name(g->tensors[v.tensor].dtype) + ", expected " +
@@ -138,6 +143,23 @@ Status Importer::ir_input(int i, int* t) {
     dtype = g->tensors[v.tensor].dtype;
   }
   return ir_input(i, dtype, t);
+}
+
+Status Importer::ir_input_any(int i, int* t) {
+  Status st = require_input(i, "tensor");
+  if (!st.ok()) return st;
+  const Value& v = input(i);
+  if (v.constant >= 0 && constants[v.constant].is_int()) {
+    const Constant& c = constants[v.constant];
+    DType dt = DType::F32;
+    if (!ir_dtype_of(c.type, &dt)) {
+      return unsupported("input '" + input_name(i) + "' is an " + onnx_type_name(c.type) +
+                         " tensor (integer tensors are INT32, INT64 or BOOL)");
+    }
+    if (c.elements() == 0) return unsupported("input '" + input_name(i) + "' is an empty tensor");
+    return ir_int_constant(v.constant, dt, t);
+  }
+  return ir_input(i, t);
 }
 
 // ---- outputs --------------------------------------------------------------------------------------
@@ -209,6 +231,30 @@ Status Importer::ir_constant(int index, DType dtype, std::vector<int64_t> dims, 
   Status st = g->add_constant(constant_names[index], dtype, dims, t);
   if (!st.ok()) return bad(st.message());
   g->tensors[*t].data = c.floats;
+  ir_constant_cache_[key] = *t;
+  return Status::success();
+}
+
+Status Importer::ir_int_constant(int index, DType dtype, int* t) {
+  const Constant& c = constants[index];
+  DType own = DType::F32;
+  if (!c.is_int() || !ir_dtype_of(c.type, &own) || own != dtype) {
+    return unsupported("constant '" + constant_names[index] + "' is " + onnx_type_name(c.type) + " where " +
+                       dtype_name(dtype) + " is computed");
+  }
+  const std::vector<int64_t> dims = c.dims.empty() ? std::vector<int64_t>{1} : c.dims;
+  const std::string key = std::to_string(index) + "/" + dtype_name(dtype) + "/" + dims_text(dims);
+  auto it = ir_constant_cache_.find(key);
+  if (it != ir_constant_cache_.end()) {
+    *t = it->second;
+    return Status::success();
+  }
+  Status st = g->add_constant(constant_names[index], dtype, dims, t);
+  if (!st.ok()) return bad(st.message());
+  g->tensors[*t].int_data = c.ints;
+  if (dtype == DType::BOOL) {
+    for (int64_t& b : g->tensors[*t].int_data) b = b != 0 ? 1 : 0;
+  }
   ir_constant_cache_[key] = *t;
   return Status::success();
 }

@@ -38,6 +38,11 @@ namespace onnx_import {
 std::string onnx_type_name(int32_t type);
 bool is_float_type(int32_t type);  // FLOAT, FLOAT16, BFLOAT16, DOUBLE
 bool is_int_type(int32_t type);    // the signed and unsigned integers and BOOL
+// The IR dtype of the ONNX element types the runtime computes on: FLOAT, FLOAT16, INT32, INT64,
+// BOOL. False for the rest.
+bool ir_dtype_of(int32_t onnx_type, DType* out);
+// The ONNX element type of an IR dtype.
+int32_t onnx_type_of(DType t);
 
 // A tensor whose values the importer knows: weights and the results of folded shape arithmetic.
 // Integer types (and BOOL) keep exact int64 values in `ints`; float types keep float32 values in
@@ -151,6 +156,11 @@ class Importer {
   // The IR tensor of input i in its own dtype: a constant of type FLOAT16 becomes F16, other
   // float constants F32.
   Status ir_input(int i, int* t);
+  // The IR tensor of input i in its own dtype, integer and bool constants included (INT32, INT64,
+  // BOOL become I32, I64, BOOL IR constants; other integer types are NOT_SUPPORTED).
+  Status ir_input_any(int i, int* t);
+  // An IR constant holding integer constant `index` (its ONNX type must be `dtype`'s), cached.
+  Status ir_int_constant(int index, DType dtype, int* t);
 
   // ---- outputs ----------------------------------------------------------------------------------
   int output_count() const { return node->output_size(); }
@@ -218,6 +228,8 @@ struct OpEntry {
 
 // The op table (op_table.cpp). Null when the op type has no entry.
 const OpEntry* find_op(const std::string& op_type);
+// True for the op types whose importers take computed integer and bool tensors (op_table.cpp).
+bool op_takes_integer_tensors(const std::string& op_type);
 
 // Op functions (one per ONNX op, or per family sharing one mapping).
 // ops_shape.cpp
@@ -242,6 +254,13 @@ Status import_equal(Importer& im);
 Status import_less(Importer& im);
 Status import_greater(Importer& im);
 Status import_reduce_prod(Importer& im);
+Status import_less_or_equal(Importer& im);
+Status import_greater_or_equal(Importer& im);
+Status import_and(Importer& im);
+Status import_or(Importer& im);
+Status import_xor(Importer& im);
+Status import_arg_max(Importer& im);
+Status import_arg_min(Importer& im);
 Status import_split(Importer& im);
 // ops_nn.cpp
 Status import_conv(Importer& im);

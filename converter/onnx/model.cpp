@@ -60,11 +60,9 @@ Status add_graph_inputs(const onnx::GraphProto& graph, const std::set<std::strin
     }
     const onnx::TypeProto_Tensor& tt = vi.type().tensor_type();
     DType dtype = DType::F32;
-    if (tt.elem_type() == onnx::TensorProto::FLOAT16) {
-      dtype = DType::F16;
-    } else if (tt.elem_type() != onnx::TensorProto::FLOAT) {
+    if (!ir_dtype_of(tt.elem_type(), &dtype)) {
       return Status(StatusCode::NOT_SUPPORTED, "graph input '" + name + "' has element type " + onnx_type_name(tt.elem_type()) +
-                                                   "; inputs must be FLOAT or FLOAT16");
+                                                   "; inputs must be FLOAT, FLOAT16, INT32, INT64 or BOOL");
     }
     auto given = opt.input_shapes.find(name);
     std::vector<int64_t> dims;
@@ -262,12 +260,13 @@ Status mark_outputs(const onnx::GraphProto& graph, const std::vector<std::string
     int t = v.tensor;
     if (v.constant >= 0) {
       const Constant& c = im->constants[v.constant];
-      if (c.is_int() || c.elements() == 0) {
+      DType dt = DType::F32;
+      if (!ir_dtype_of(c.type, &dt) || c.elements() == 0) {
         return Status(StatusCode::NOT_SUPPORTED, "graph output '" + name + "' is a constant " + onnx_type_name(c.type) +
-                                                     " tensor of dims " + dims_text(c.dims) + "; outputs must be float tensors");
+                                                     " tensor of dims " + dims_text(c.dims) +
+                                                     "; outputs must be FLOAT, FLOAT16, INT32, INT64 or BOOL tensors");
       }
-      const DType dt = c.type == onnx::TensorProto::FLOAT16 ? DType::F16 : DType::F32;
-      Status st = im->ir_constant(v.constant, dt, {}, &t);
+      Status st = dtype_is_float(dt) ? im->ir_constant(v.constant, dt, {}, &t) : im->ir_int_constant(v.constant, dt, &t);
       if (!st.ok()) return st;
       im->note("graph output '" + name + "' is a constant: written by a copy from the weights");
     }
@@ -284,10 +283,11 @@ Status mark_outputs(const onnx::GraphProto& graph, const std::vector<std::string
     // importer inferred; a difference is reported (a batch given by --input-shape changes them).
     if (vi.type().has_tensor_type()) {
       const onnx::TypeProto_Tensor& tt = vi.type().tensor_type();
-      const int32_t want = g.tensors[t].dtype == DType::F16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
-      if (tt.elem_type() != 0 && tt.elem_type() != onnx::TensorProto::FLOAT && tt.elem_type() != onnx::TensorProto::FLOAT16) {
+      const int32_t want = onnx_type_of(g.tensors[t].dtype);
+      DType declared = DType::F32;
+      if (tt.elem_type() != 0 && !ir_dtype_of(tt.elem_type(), &declared)) {
         return Status(StatusCode::NOT_SUPPORTED, "graph output '" + name + "' is declared " + onnx_type_name(tt.elem_type()) +
-                                                     "; outputs are FLOAT or FLOAT16");
+                                                     "; outputs are FLOAT, FLOAT16, INT32, INT64 or BOOL");
       }
       if (tt.elem_type() != 0 && tt.elem_type() != want) {
         return model_error("graph output '" + name + "' is declared " + onnx_type_name(tt.elem_type()) + " but computes " +
@@ -482,6 +482,23 @@ Status import_model(const onnx::ModelProto& m, const ImportOptions& opt, const s
     if (opset < entry->since) {
       return model_error(im.node_label() + ": " + n.op_type() + " does not exist before opset " +
                          std::to_string(entry->since) + " (the model imports opset " + std::to_string(opset) + ")");
+    }
+    // Computed integer and bool tensors go only to the ops that take them.
+    if (!op_takes_integer_tensors(n.op_type())) {
+      std::string integer_input;
+      for (const std::string& in : n.input()) {
+        auto it = in.empty() ? im.values.end() : im.values.find(in);
+        if (it == im.values.end() || it->second.tensor < 0 || it->second.constant >= 0) continue;
+        const DType dt = g.tensors[it->second.tensor].dtype;
+        if (!dtype_is_float(dt)) {
+          integer_input = "'" + in + "' is a computed " + dtype_name(dt) + " tensor";
+          break;
+        }
+      }
+      if (!integer_input.empty()) {
+        record(integer_input + "; " + n.op_type() + " computes on FLOAT and FLOAT16 tensors only");
+        continue;
+      }
     }
     const size_t ir_nodes_before = g.nodes.size(), ir_tensors_before = g.tensors.size();
     im.first_new_tensor = ir_tensors_before;

@@ -106,9 +106,33 @@ const OpEntry kOps[] = {
     {"GroupNormalization", 18, import_group_norm},
     {"Resize", 10, import_resize},
     {"Upsample", 1, import_upsample},
+    // Integer and bool tensors (computed ones run in the runtime: LOGIC, WHERE, ARG_REDUCE).
+    {"LessOrEqual", 12, import_less_or_equal},
+    {"GreaterOrEqual", 12, import_greater_or_equal},
+    {"And", 7, import_and},
+    {"Or", 7, import_or},
+    {"Xor", 7, import_xor},
+    {"ArgMax", 1, import_arg_max},
+    {"ArgMin", 1, import_arg_min},
+};
+
+// The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
+// SLICE, CONCAT, RESHAPE, LOGIC, WHERE, ARG_REDUCE, or relabellings); a node of any other op type
+// reading one is unsupported (model.cpp's walk), never computed as floats.
+const char* const kIntegerOps[] = {
+    "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Slice", "Reshape", "Flatten", "Transpose",
+    "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
+    "Xor", "Not", "Where", "ArgMax", "ArgMin",
 };
 
 }  // namespace
+
+bool op_takes_integer_tensors(const std::string& op_type) {
+  for (const char* name : kIntegerOps) {
+    if (op_type == name) return true;
+  }
+  return false;
+}
 
 const OpEntry* find_op(const std::string& op_type) {
   for (const OpEntry& e : kOps) {

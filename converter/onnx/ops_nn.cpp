@@ -862,11 +862,9 @@ Status import_cast(Importer& im) {
     return im.folded(std::move(r));
   }
   DType want = DType::F32;
-  if (to == TP::FLOAT16) {
-    want = DType::F16;
-  } else if (to != TP::FLOAT) {
+  if (!ir_dtype_of(static_cast<int32_t>(to), &want)) {
     return im.unsupported("Cast of a computed tensor to " + onnx_type_name(static_cast<int32_t>(to)) +
-                          " (computed tensors are FLOAT or FLOAT16)");
+                          " (computed tensors are FLOAT, FLOAT16, INT32, INT64 or BOOL)");
   }
   int x = -1, y = -1;
   st = im.ir_input(0, &x);

@@ -197,6 +197,23 @@ Status import_gather(Importer& im) {
   st = im.attr_int("axis", 0, &axis);
   if (st.ok()) st = im.normalize_axis(axis, rank, "axis", &axis);
   if (!st.ok()) return st;
+  if (!im.is_constant(1)) {
+    // Computed indices (an embedding lookup, a computed position): a GATHER node.
+    int x = -1, i = -1, y = -1;
+    st = im.ir_input_any(0, &x);
+    if (st.ok()) st = im.ir_input(1, &i);
+    if (!st.ok()) return st;
+    const DType it = im.g->tensors[i].dtype;
+    if (it != DType::I32 && it != DType::I64) {
+      return im.bad(std::string("indices are ") + dtype_name(it) + ", expected INT32 or INT64");
+    }
+    if (rank - 1 + static_cast<int64_t>(im.g->tensors[i].dims.size()) > kMaxRank) {
+      return im.unsupported("the result would have a rank above " + std::to_string(kMaxRank));
+    }
+    st = im.ir_check(im.g->gather(im.ir_name(), x, i, static_cast<int>(axis), &y));
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
   const Constant* idx = nullptr;
   st = im.constant_input(1, "indices", &idx);
   if (!st.ok()) return st;
@@ -631,12 +648,116 @@ Status import_expand(Importer& im) {
   return im.set_output(0, y);
 }
 
+namespace {
+
+// The IR dtype of the computed inputs among [first, first + count) (the first one found), else
+// of the first constant among them; false when no input has a type the runtime computes on.
+bool operands_dtype(const Importer& im, int first, int count, DType* dt) {
+  for (int i = first; i < first + count; ++i) {
+    if (im.has_input(i) && !im.is_constant(i) && im.input(i).tensor >= 0) {
+      *dt = im.g->tensors[im.input(i).tensor].dtype;
+      return true;
+    }
+  }
+  for (int i = first; i < first + count; ++i) {
+    if (im.is_constant(i)) return ir_dtype_of(im.constant(i).type, dt);
+  }
+  return false;
+}
+
+bool all_constant(const Importer& im, int count) {
+  for (int i = 0; i < count && i < im.input_count(); ++i) {
+    if (im.has_input(i) && !im.is_constant(i)) return false;
+  }
+  return true;
+}
+
+// A comparison or logical op of two constants, with numpy broadcasting: a BOOL constant.
+Status fold_logic(Importer& im, LogicOp op, const Constant& a, const Constant& b) {
+  std::vector<int64_t> out;
+  if (!broadcast_shapes(a.dims, b.dims, &out)) {
+    return im.bad("A " + dims_text(a.dims) + " and B " + dims_text(b.dims) + " do not broadcast");
+  }
+  if (a.is_int() != b.is_int()) return im.bad("A and B differ in type");
+  int64_t n = 0;
+  Status st = checked_elements(out, im.node_label(), &n);
+  if (!st.ok()) return st;
+  const Constant ae = expand_constant(a, out), be = expand_constant(b, out);
+  Constant r;
+  r.type = onnx::TensorProto::BOOL;
+  r.dims = out;
+  r.ints.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    bool v = false;
+    if (a.is_int()) {  // exact int64 comparisons
+      const int64_t x = ae.ints[i], y = be.ints[i];
+      switch (op) {
+        case LogicOp::EQUAL: v = x == y; break;
+        case LogicOp::LESS: v = x < y; break;
+        case LogicOp::LESS_OR_EQUAL: v = x <= y; break;
+        case LogicOp::GREATER: v = x > y; break;
+        case LogicOp::GREATER_OR_EQUAL: v = x >= y; break;
+        case LogicOp::AND: v = x != 0 && y != 0; break;
+        case LogicOp::OR: v = x != 0 || y != 0; break;
+        case LogicOp::XOR: v = (x != 0) != (y != 0); break;
+      }
+    } else {
+      const float x = ae.floats[i], y = be.floats[i];
+      switch (op) {
+        case LogicOp::EQUAL: v = x == y; break;
+        case LogicOp::LESS: v = x < y; break;
+        case LogicOp::LESS_OR_EQUAL: v = x <= y; break;
+        case LogicOp::GREATER: v = x > y; break;
+        case LogicOp::GREATER_OR_EQUAL: v = x >= y; break;
+        case LogicOp::AND:
+        case LogicOp::OR:
+        case LogicOp::XOR: return im.bad("A and B must be BOOL");
+      }
+    }
+    r.ints[i] = v ? 1 : 0;
+  }
+  return im.folded(std::move(r));
+}
+
+// Equal, Less, ..., And, Or, Xor: folded when both inputs are constants, else a LOGIC node.
+Status import_logic(Importer& im, LogicOp op) {
+  Status st = im.require_input(0, "A");
+  if (st.ok()) st = im.require_input(1, "B");
+  if (!st.ok()) return st;
+  if (all_constant(im, 2)) return fold_logic(im, op, im.constant(0), im.constant(1));
+  DType dt = DType::F32;
+  if (!operands_dtype(im, 0, 2, &dt)) return im.unsupported("no input of a type the runtime computes on");
+  const bool logical = op == LogicOp::AND || op == LogicOp::OR || op == LogicOp::XOR;
+  if (logical && dt != DType::BOOL) return im.bad(std::string("inputs are ") + dtype_name(dt) + ", expected BOOL");
+  if (!logical && dt == DType::BOOL && op != LogicOp::EQUAL) {
+    return im.bad(std::string(logic_op_name(op)) + " of BOOL tensors");
+  }
+  int a = -1, b = -1, y = -1;
+  st = im.ir_input(0, dt, &a);
+  if (st.ok()) st = im.ir_input(1, dt, &b);
+  if (st.ok()) st = im.ir_check(im.g->logic(im.ir_name(), op, a, b, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
 Status import_where(Importer& im) {
-  Status st = require_constants(im, 3, "Where");
-  if (st.ok()) st = im.require_input(0, "condition");
+  Status st = im.require_input(0, "condition");
   if (st.ok()) st = im.require_input(1, "X");
   if (st.ok()) st = im.require_input(2, "Y");
   if (!st.ok()) return st;
+  if (!all_constant(im, 3)) {
+    DType dt = DType::F32;
+    if (!operands_dtype(im, 1, 2, &dt)) return im.unsupported("X and Y have a type the runtime does not compute on");
+    int c = -1, x = -1, y = -1, out = -1;
+    st = im.ir_input(0, DType::BOOL, &c);
+    if (st.ok()) st = im.ir_input(1, dt, &x);
+    if (st.ok()) st = im.ir_input(2, dt, &y);
+    if (st.ok()) st = im.ir_check(im.g->where(im.ir_name(), c, x, y, &out));
+    if (!st.ok()) return st;
+    return im.set_output(0, out);
+  }
   const Constant &c = im.constant(0), &x = im.constant(1), &y = im.constant(2);
   if (!c.is_int()) return im.bad("condition must be BOOL");
   if (x.is_int() != y.is_int()) return im.bad("X and Y differ in type");
@@ -660,33 +781,106 @@ Status import_where(Importer& im) {
 }
 
 Status import_not(Importer& im) {
-  Status st = require_constants(im, 1, "Not");
-  if (st.ok()) st = im.require_input(0, "X");
+  Status st = im.require_input(0, "X");
   if (!st.ok()) return st;
+  if (!im.is_constant(0)) {
+    // Not(x) = Xor(x, true): the LOGIC op, no kernel of its own.
+    int x = -1, ones = -1, y = -1;
+    st = im.ir_input(0, &x);
+    if (!st.ok()) return st;
+    if (im.g->tensors[x].dtype != DType::BOOL) return im.bad(std::string("X is ") + dtype_name(im.g->tensors[x].dtype) + ", expected BOOL");
+    st = im.ir_check(im.g->add_constant(im.ir_name("true"), DType::BOOL, {1}, &ones));
+    if (!st.ok()) return st;
+    im.g->tensors[ones].int_data = {1};
+    st = im.ir_check(im.g->logic(im.ir_name(), LogicOp::XOR, x, ones, &y));
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
   Constant r = im.constant(0);
   if (!r.is_int()) return im.bad("X must be BOOL");
   for (int64_t& v : r.ints) v = v == 0;
   return im.folded(std::move(r));
 }
 
+Status import_equal(Importer& im) { return import_logic(im, LogicOp::EQUAL); }
+Status import_less(Importer& im) { return import_logic(im, LogicOp::LESS); }
+Status import_greater(Importer& im) { return import_logic(im, LogicOp::GREATER); }
+Status import_less_or_equal(Importer& im) { return import_logic(im, LogicOp::LESS_OR_EQUAL); }
+Status import_greater_or_equal(Importer& im) { return import_logic(im, LogicOp::GREATER_OR_EQUAL); }
+Status import_and(Importer& im) { return import_logic(im, LogicOp::AND); }
+Status import_or(Importer& im) { return import_logic(im, LogicOp::OR); }
+Status import_xor(Importer& im) { return import_logic(im, LogicOp::XOR); }
+
 namespace {
 
-Status fold_compare(Importer& im, BinaryOp op, const char* name) {
-  Status st = require_constants(im, 2, name);
-  if (st.ok()) st = im.require_input(0, "A");
-  if (st.ok()) st = im.require_input(1, "B");
+// Whether v replaces `best` (at an earlier index) as ArgMax's (max) or ArgMin's value: NaN wins,
+// ties keep the first index unless `last` (as arg_reduce_forward).
+template <class T>
+bool arg_better(T v, T best, bool max, bool last) {
+  const bool v_nan = v != v, best_nan = best != best;
+  if (best_nan) return last && v_nan;
+  if (v_nan) return true;
+  if (last) return max ? v >= best : v <= best;
+  return max ? v > best : v < best;
+}
+
+// ArgMax / ArgMin: folded on constants, else an ARG_REDUCE node (plus a RESHAPE for keepdims 0).
+Status import_arg_reduce(Importer& im, ArgReduceOp op) {
+  Status st = im.require_input(0, "data");
   if (!st.ok()) return st;
-  Constant r;
-  st = fold_binary(op, im.constant(0), im.constant(1), im.node_label(), &r);
+  const std::vector<int64_t> dims = im.input_dims(0);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank == 0) return im.bad("data is a scalar");
+  int64_t axis = 0, keepdims = 1, last = 0;
+  st = im.attr_int("axis", 0, &axis);
+  if (st.ok()) st = im.attr_int("keepdims", 1, &keepdims);
+  if (st.ok()) st = im.attr_int("select_last_index", 0, &last);
+  if (st.ok()) st = im.normalize_axis(axis, rank, "axis", &axis);
   if (!st.ok()) return st;
-  return im.folded(std::move(r));
+  std::vector<int64_t> out = dims;
+  if (keepdims) {
+    out[axis] = 1;
+  } else {
+    out.erase(out.begin() + axis);
+  }
+  if (dims[axis] == 0) return im.bad("the reduced axis is empty");
+  if (im.is_constant(0)) {
+    const Constant& c = im.constant(0);
+    if (c.elements() == 0) return im.unsupported("empty data");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= dims[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= dims[d];
+    Constant r;
+    r.type = onnx::TensorProto::INT64;
+    r.dims = out;
+    const bool max = op == ArgReduceOp::ARGMAX;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < inner; ++k) {
+        int64_t best_i = 0;
+        for (int64_t i = 1; i < dims[axis]; ++i) {
+          const int64_t p = (o * dims[axis] + i) * inner + k, b = (o * dims[axis] + best_i) * inner + k;
+          const bool better = c.is_int() ? arg_better(c.ints[p], c.ints[b], max, last != 0)
+                                         : arg_better(c.floats[p], c.floats[b], max, last != 0);
+          if (better) best_i = i;
+        }
+        r.ints.push_back(best_i);
+      }
+    }
+    return im.folded(std::move(r));
+  }
+  if (out.empty()) return im.unsupported("the result would be a rank-0 (scalar) computed tensor");
+  int x = -1, y = -1;
+  st = im.ir_input(0, &x);
+  if (st.ok()) st = im.ir_check(im.g->arg_reduce(im.ir_name(keepdims ? "" : "arg"), x, op, static_cast<int>(axis), last != 0, &y));
+  if (st.ok() && !keepdims) st = im.reshape_to(y, out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
 }
 
 }  // namespace
 
-Status import_equal(Importer& im) { return fold_compare(im, BinaryOp::EQUAL, "Equal"); }
-Status import_less(Importer& im) { return fold_compare(im, BinaryOp::LESS, "Less"); }
-Status import_greater(Importer& im) { return fold_compare(im, BinaryOp::GREATER, "Greater"); }
+Status import_arg_max(Importer& im) { return import_arg_reduce(im, ArgReduceOp::ARGMAX); }
+Status import_arg_min(Importer& im) { return import_arg_reduce(im, ArgReduceOp::ARGMIN); }
 
 Status import_reduce_prod(Importer& im) {
   Status st = require_constants(im, 1, "ReduceProd");

@@ -137,6 +137,17 @@ Status resize_forward(const ResizeDesc& resize, float alpha, const TensorDesc& x
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
 Status reduce_forward(ReduceOp op, float alpha, const TensorDesc& x_desc, const void* x,
                       float beta, const TensorDesc& y_desc, void* y);
+Status logic_tensor(LogicOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                    const void* b, const TensorDesc& c_desc, void* c);
+Status where_forward(const TensorDesc& cond_desc, const void* cond, const TensorDesc& a_desc,
+                     const void* a, const TensorDesc& b_desc, const void* b,
+                     const TensorDesc& y_desc, void* y);
+Status arg_reduce_forward(ArgReduceOp op, int axis, bool select_last_index,
+                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                          void* y);
+Status gather_forward(int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
 Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
                         const TensorDesc& y_desc, void* y);
 
@@ -220,6 +231,17 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
                       const TensorDesc& y_desc, void* y);
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
+Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, const void* a,
+                    const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c);
+Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const void* cond,
+                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                     const void* b, const TensorDesc& y_desc, void* y);
+Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
+                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                          void* y);
+Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
 Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
                         float alpha, float beta, const TensorDesc& y_desc, void* y);
 

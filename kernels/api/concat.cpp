@@ -20,7 +20,7 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
   JET_RETURN_IF_ERROR(check_ptr(fn, x_descs, "x_descs"));
   JET_RETURN_IF_ERROR(check_ptr(fn, xs, "xs"));
   JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
-  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate("y")));
+  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_any_dtype("y")));
   if (axis < 0 || axis >= y_desc.rank())
     return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d) for y of rank %d",
                        fn, axis, y_desc.rank(), y_desc.rank());
@@ -30,7 +30,14 @@ Status concat_forward(const Handle& handle, int axis, int count, const TensorDes
   for (int i = 0; i < count; ++i) {
     char what[32];
     std::snprintf(what, sizeof what, "x_descs[%d]", i);
-    JET_RETURN_IF_ERROR(in_routine(fn, x_descs[i].validate(what)));
+    JET_RETURN_IF_ERROR(in_routine(fn, x_descs[i].validate_any_dtype(what)));
+    if ((!dtype_is_float(x_descs[i].dtype()) || !dtype_is_float(y_desc.dtype())) &&
+        (alpha != 1.f || beta != 0.f))
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: alpha %g and beta %g with %s %s and y %s; integer and bool tensors "
+                         "are concatenated with alpha 1 and beta 0 only",
+                         fn, static_cast<double>(alpha), static_cast<double>(beta), what,
+                         dtype_name(x_descs[i].dtype()), dtype_name(y_desc.dtype()));
     if (!xs[i])
       return make_status(StatusCode::BAD_PARAM, "%s: xs[%d] is a null pointer", fn, i);
     const TensorDesc& xd = x_descs[i];

@@ -157,6 +157,9 @@ const char* dtype_name(DType t) {
   switch (t) {
     case DType::F32: return "f32";
     case DType::F16: return "f16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::BOOL: return "bool";
   }
   return "unknown-dtype";
 }
@@ -165,6 +168,9 @@ size_t dtype_size(DType t) {
   switch (t) {
     case DType::F32: return 4;
     case DType::F16: return 2;
+    case DType::I32: return 4;
+    case DType::I64: return 8;
+    case DType::BOOL: return 1;
   }
   return 0;
 }

@@ -90,10 +90,18 @@ TensorDesc TensorDesc::ndhwc(DType t, int64_t n, int64_t c, int64_t dd, int64_t 
 }
 
 Status TensorDesc::validate(const char* what) const {
+  JET_RETURN_IF_ERROR(validate_any_dtype(what));
+  if (!dtype_is_float(dtype_))
+    return make_status(StatusCode::NOT_SUPPORTED, "%s is %s; this routine takes f32 or f16 tensors",
+                       what, dtype_name(dtype_));
+  return Status();
+}
+
+Status TensorDesc::validate_any_dtype(const char* what) const {
   if (rank_ < 1 || rank_ > kMaxRank)
     return make_status(StatusCode::BAD_PARAM, "%s: rank %d is outside [1, %d]", what, rank_,
                        kMaxRank);
-  if (dtype_ != DType::F32 && dtype_ != DType::F16)
+  if (!dtype_is_valid(static_cast<int64_t>(dtype_)))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown dtype %d", what,
                        static_cast<int>(dtype_));
   const int64_t kLimit = std::numeric_limits<int64_t>::max() / 16;

@@ -28,20 +28,20 @@ inline void blend_store(DType t, void* y, int64_t off, float alpha, float v, flo
 }
 
 // Walks every index of a rank-`rank` shape in row-major order, keeping the element offsets of up
-// to three tensors (strides given per tensor). Usage:
+// to four tensors (strides given per tensor). Usage:
 //   StridedWalk w(rank, dims, {xs, ys});  do { f(w.off[0], w.off[1]); } while (w.next());
 struct StridedWalk {
   int rank;
   int64_t dims[kMaxRank];
-  int64_t strides[3][kMaxRank];
+  int64_t strides[4][kMaxRank];
   int64_t idx[kMaxRank] = {};
-  int64_t off[3] = {0, 0, 0};
+  int64_t off[4] = {0, 0, 0, 0};
   int count;
 
   StridedWalk(int r, const int64_t* d, const int64_t* s0, const int64_t* s1 = nullptr,
-              const int64_t* s2 = nullptr)
-      : rank(r), count(s2 ? 3 : (s1 ? 2 : 1)) {
-    const int64_t* s[3] = {s0, s1, s2};
+              const int64_t* s2 = nullptr, const int64_t* s3 = nullptr)
+      : rank(r), count(s3 ? 4 : (s2 ? 3 : (s1 ? 2 : 1))) {
+    const int64_t* s[4] = {s0, s1, s2, s3};
     for (int i = 0; i < r; ++i) {
       dims[i] = d[i];
       for (int t = 0; t < count; ++t) strides[t][i] = s[t][i];

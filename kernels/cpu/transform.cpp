@@ -9,6 +9,7 @@
 
 #include "../api/backend.h"
 #include "cpu_common.h"
+#include "typed_access.h"
 
 namespace jet {
 namespace cpu {
@@ -82,6 +83,20 @@ void copy_row(DType xt, const void* x, int64_t xo, int64_t xs, DType yt, void* y
     const size_t esz = dtype_size(xt);
     std::memmove(static_cast<unsigned char*>(y) + yo * esz,
                  static_cast<const unsigned char*>(x) + xo * esz, static_cast<size_t>(n) * esz);
+    return;
+  }
+  if (!dtype_is_float(xt) || !dtype_is_float(yt)) {
+    // Integer or bool on either side: alpha 1, beta 0 (the front end checked), each value
+    // converted in its own type.
+    with_storage_type(xt, [&](auto x_type) {
+      using X = decltype(x_type);
+      with_storage_type(yt, [&](auto y_type) {
+        using Y = decltype(y_type);
+        const X* xp = static_cast<const X*>(x) + xo;
+        Y* yp = static_cast<Y*>(y) + yo;
+        for (int64_t i = 0; i < n; ++i) yp[i * ys] = convert_value<Y>(xp[i * xs]);
+      });
+    });
     return;
   }
   if (xt == DType::F32 && yt == DType::F32) {

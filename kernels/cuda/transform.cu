@@ -10,10 +10,26 @@
 // (strided views, small transposed dims) takes the gather loop, whose writes stay coalesced.
 #include "../api/backend.h"
 #include "elementwise.cuh"
+#include "typed_access.cuh"
 
 namespace jet {
 namespace cuda {
 namespace {
+
+// Integer or bool on either side (alpha 1, beta 0: the front end checked): each element
+// converted in its own type, scalar accesses.
+template <class Tx, class Ty>
+struct ConvertOp {
+  const Tx* x;
+  Ty* y;
+
+  __device__ __forceinline__ void setup() {}
+  template <int V>
+  __device__ __forceinline__ void apply(const EwLoop<2>& l, const int64_t* off) const {
+    for (int k = 0; k < V; ++k)
+      y[off[0] + k * l.inner_stride(0)] = convert_value<Ty>(x[off[1] + k * l.inner_stride(1)]);
+  }
+};
 
 template <class Tx, class Ty>
 struct TransformOp {
@@ -212,6 +228,21 @@ Status run(const Handle& h, float alpha, const TensorDesc& xd, const void* x, fl
 
 Status transform_tensor(const Handle& h, float alpha, const TensorDesc& x_desc, const void* x,
                         float beta, const TensorDesc& y_desc, void* y) {
+  if (!dtype_is_float(x_desc.dtype()) || !dtype_is_float(y_desc.dtype())) {
+    const TensorDesc* descs[2] = {&y_desc, &x_desc};
+    const void* ptrs[2] = {y, x};
+    const EwLoop<2> l = make_ew_loop<2>(descs, ptrs, 1);
+    Status st;
+    with_storage_type(x_desc.dtype(), [&](auto x_type) {
+      using Tx = decltype(x_type);
+      with_storage_type(y_desc.dtype(), [&](auto y_type) {
+        using Ty = decltype(y_type);
+        const ConvertOp<Tx, Ty> k{static_cast<const Tx*>(x), static_cast<Ty*>(y)};
+        st = launch_ew<2, 1>(h, k, l, "transform_tensor");
+      });
+    });
+    return st;
+  }
   const bool xf = x_desc.dtype() == DType::F32, yf = y_desc.dtype() == DType::F32;
   if (xf && yf) return run<float, float>(h, alpha, x_desc, x, beta, y_desc, y);
   if (xf) return run<float, __half>(h, alpha, x_desc, x, beta, y_desc, y);

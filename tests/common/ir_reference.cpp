@@ -210,6 +210,16 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y, yp);
     case ir::OpType::REDUCE:
       return reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::LOGIC:
+      return logic_tensor(h, std::get<ir::LogicAttrs>(n.attrs).op, in_desc(0), in(0), in_desc(1), in(1), y, yp);
+    case ir::OpType::WHERE:
+      return where_forward(h, in_desc(0), in(0), in_desc(1), in(1), in_desc(2), in(2), y, yp);
+    case ir::OpType::ARG_REDUCE: {
+      const ir::ArgReduceAttrs& a = std::get<ir::ArgReduceAttrs>(n.attrs);
+      return arg_reduce_forward(h, a.op, a.axis, a.select_last_index, in_desc(0), in(0), y, yp);
+    }
+    case ir::OpType::GATHER:
+      return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
     case ir::OpType::COUNT:
       break;
   }

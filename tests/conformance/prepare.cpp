@@ -194,12 +194,14 @@ Status write_models(const jet::ir::Graph& graph, const std::string& out_dir, con
   return Status::success();
 }
 
-// Reads a .pb test tensor and writes it as an f32 .npy file.
+// Reads a .pb test tensor and writes it as a .npy file: integer and bool tensors as int64 (exact),
+// the rest as f32.
 Status pb_to_npy(const std::string& pb_path, const std::string& npy_path) {
   jet::tools::HostArray array;
   std::string stored_name;
   Status st = jet::tools::read_tensor_proto(pb_path, &array, &stored_name);
   if (!st.ok()) return st;
+  if (!array.ints.empty()) return jet::tools::write_npy(npy_path, array.dims, jet::DType::I64, array.ints.data());
   return jet::tools::write_npy(npy_path, array.dims, jet::DType::F32, array.values.data());
 }
 

@@ -33,6 +33,57 @@ inline std::vector<int64_t> strides_or_packed(const ir::Tensor& t) {
   return t.strides.empty() ? ir::packed_strides(t.dims) : t.strides;
 }
 
+// One element of dtype t at element offset `off`, as a float (integers: exact below 2^24, which
+// is all the tests use; bool: 0 or 1, any other byte as read).
+inline float load_element(DType t, const uint8_t* base, int64_t off) {
+  switch (t) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, base + 4 * off, 4);
+      return v;
+    }
+    case DType::F16: {
+      uint16_t bits;
+      std::memcpy(&bits, base + 2 * off, 2);
+      return static_cast<float>(half::from_bits(bits));
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, base + 4 * off, 4);
+      return static_cast<float>(v);
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, base + 8 * off, 8);
+      return static_cast<float>(v);
+    }
+    case DType::BOOL: return base[off];
+  }
+  return NAN;
+}
+
+inline void store_element(DType t, uint8_t* base, int64_t off, float v) {
+  switch (t) {
+    case DType::F32: std::memcpy(base + 4 * off, &v, 4); return;
+    case DType::F16: {
+      const uint16_t bits = half(v).bits;
+      std::memcpy(base + 2 * off, &bits, 2);
+      return;
+    }
+    case DType::I32: {
+      const int32_t i = static_cast<int32_t>(v);
+      std::memcpy(base + 4 * off, &i, 4);
+      return;
+    }
+    case DType::I64: {
+      const int64_t i = static_cast<int64_t>(v);
+      std::memcpy(base + 8 * off, &i, 8);
+      return;
+    }
+    case DType::BOOL: base[off] = v != 0.f ? 1 : 0; return;
+  }
+}
+
 // Logical (row-major over dims) values of a tensor stored at `base` with its strides and dtype.
 inline std::vector<float> read_tensor(const ir::Tensor& t, const uint8_t* base) {
   const std::vector<int64_t> st = strides_or_packed(t);
@@ -42,13 +93,7 @@ inline std::vector<float> read_tensor(const ir::Tensor& t, const uint8_t* base) 
   for (float& v : out) {
     int64_t off = 0;
     for (size_t d = 0; d < rank; ++d) off += idx[d] * st[d];
-    if (t.dtype == DType::F16) {
-      uint16_t bits;
-      std::memcpy(&bits, base + 2 * off, 2);
-      v = static_cast<float>(half::from_bits(bits));
-    } else {
-      std::memcpy(&v, base + 4 * off, 4);
-    }
+    v = load_element(t.dtype, base, off);
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < t.dims[d]) break;
       idx[d] = 0;
@@ -64,12 +109,7 @@ inline void write_tensor(const ir::Tensor& t, const std::vector<float>& values, 
   for (float v : values) {
     int64_t off = 0;
     for (size_t d = 0; d < rank; ++d) off += idx[d] * st[d];
-    if (t.dtype == DType::F16) {
-      const uint16_t bits = half(v).bits;
-      std::memcpy(base + 2 * off, &bits, 2);
-    } else {
-      std::memcpy(base + 4 * off, &v, 4);
-    }
+    store_element(t.dtype, base, off, v);
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < t.dims[d]) break;
       idx[d] = 0;
@@ -101,10 +141,12 @@ inline Status interpret(const ir::Graph& g, const std::vector<std::vector<float>
     if (tt.kind == ir::TensorKind::CONSTANT) {
       constant_words[t].assign(tt.bytes() / 8 + 1, 0);
       ptr[t] = constant_words[t].data();
-      if (tt.data.size() != static_cast<size_t>(tt.elements())) {
+      const std::vector<float> values =
+          dtype_is_float(tt.dtype) ? tt.data : std::vector<float>(tt.int_data.begin(), tt.int_data.end());
+      if (values.size() != static_cast<size_t>(tt.elements())) {
         return Status(StatusCode::BAD_PARAM, "constant '" + tt.name + "' has no data");
       }
-      write_tensor(tt, tt.data, static_cast<uint8_t*>(ptr[t]));
+      write_tensor(tt, values, static_cast<uint8_t*>(ptr[t]));
     } else if (plan.tensors[t].in_arena) {
       ptr[t] = arena + plan.tensors[t].offset;
     }

@@ -1345,12 +1345,21 @@ TEST_CASE("onnx import: malformed models give errors that name the problem") {
   }
   SUBCASE("inputs of unsupported types") {
     OnnxModel m(13);
-    m.input("ids", {1, 4}, onnx::TensorProto::INT64);
+    m.input("ids", {1, 4}, onnx::TensorProto::UINT8);
     m.node("Identity", {"ids"}, {"y"});
-    m.output("y");
+    m.output("y", onnx::TensorProto::UINT8);
     const Status st = import_model(m, &g);
     CHECK(st.code() == StatusCode::NOT_SUPPORTED);
-    CHECK(contains(st.message(), "graph input 'ids' has element type INT64"));
+    CHECK(contains(st.message(), "graph input 'ids' has element type UINT8"));
+  }
+  SUBCASE("an output declared with another type than it computes") {
+    OnnxModel m(13);
+    m.input("ids", {1, 4}, onnx::TensorProto::INT64);
+    m.node("Identity", {"ids"}, {"y"});
+    m.output("y");  // FLOAT
+    const Status st = import_model(m, &g);
+    CHECK(st.code() == StatusCode::BAD_PARAM);
+    CHECK(contains(st.message(), "declared FLOAT but computes INT64"));
   }
 }
 
@@ -2484,3 +2493,155 @@ TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad includ
 }
 
 #endif  // JET_HAVE_ONNX_IMPORT
+
+TEST_CASE("onnx import: comparisons, logical ops, Where, ArgMax, Cast, Concat and Gather of computed integer and bool tensors") {
+  // x: [2, 3, 5] float; ids: [2, 1, 5] int64. mask = Greater(x, t) Or Equal(ids, 2) (broadcast
+  // both ways), w = Where(mask, x, -1), am = ArgMax(w, axis 1, keepdims, select_last_index),
+  // cat = Concat(am, ids) on axis 1 (computed and input int64), g = Gather(cat, 1, axis 1) (a
+  // SLICE of a computed int64 tensor), not = Not(mask), le = LessOrEqual(Cast(g -> int32), 1).
+  const uint32_t seed = fresh_seed();
+  MESSAGE("seed " << seed);
+  OnnxModel m(13);
+  m.input("x", {2, 3, 5});
+  m.input("ids", {2, 1, 5}, onnx::TensorProto::INT64);
+  m.initializer("t", {5}, {0.1f, -0.2f, 0.3f, 0.f, 0.5f});
+  m.initializer_i64("two", {1}, {2});
+  m.initializer("neg", {1}, {-1.f});
+  m.initializer_i64("one", {}, {1});
+  m.node("Greater", {"x", "t"}, {"gt"});
+  m.node("Equal", {"ids", "two"}, {"eq"});
+  m.node("Or", {"gt", "eq"}, {"mask"});
+  m.node("Where", {"mask", "x", "neg"}, {"w"});
+  onnx::NodeProto* am = m.node("ArgMax", {"w"}, {"am"});
+  jet::test::attr_int(am, "axis", 1);
+  jet::test::attr_int(am, "select_last_index", 1);
+  jet::test::attr_int(m.node("Concat", {"am", "ids"}, {"cat"}), "axis", 1);
+  jet::test::attr_int(m.node("Gather", {"cat", "one"}, {"g"}), "axis", 1);
+  m.node("Not", {"mask"}, {"not"});
+  jet::test::attr_int(m.node("Cast", {"g"}, {"g32"}), "to", onnx::TensorProto::INT32);
+  onnx::TensorProto one32 = jet::test::int64_tensor("one32", {1}, {1});
+  one32.set_data_type(onnx::TensorProto::INT32);
+  one32.clear_int64_data();
+  one32.add_int32_data(1);
+  *m.graph->add_initializer() = one32;
+  m.node("LessOrEqual", {"g32", "one32"}, {"le"});
+  m.output("w");
+  m.output("cat", onnx::TensorProto::INT64);
+  m.output("g", onnx::TensorProto::INT64);
+  m.output("not", onnx::TensorProto::BOOL);
+  m.output("le", onnx::TensorProto::BOOL);
+  const Graph g = import_ok(m);
+  CHECK(count_op(g, OpType::LOGIC) == 5);  // Greater, Equal, Or, Not (= Xor with true), LessOrEqual
+  CHECK(count_op(g, OpType::WHERE) == 1);
+  CHECK(count_op(g, OpType::ARG_REDUCE) == 1);
+  CHECK(count_op(g, OpType::CONCAT) == 1);
+  CHECK(g.tensors[output_tensor(g, 1)].dtype == DType::I64);
+  CHECK(g.tensors[output_tensor(g, 3)].dtype == DType::BOOL);
+
+  std::vector<float> x = random_values(30, seed);
+  for (float& v : x) v = std::round(v * 4.f) / 4.f;  // ties for ArgMax's select_last_index
+  std::vector<float> ids(10);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<float>((seed + 3 * i) % 4);
+  const std::vector<std::vector<float>> out = run(g, {x, ids});
+  const float t[5] = {0.1f, -0.2f, 0.3f, 0.f, 0.5f};
+  std::vector<float> w(30), mask(30), amv(10), cat(20), gv(10);
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 5; ++k) {
+        const int i = (n * 3 + c) * 5 + k;
+        mask[i] = (x[i] > t[k] || ids[n * 5 + k] == 2.f) ? 1.f : 0.f;
+        w[i] = mask[i] != 0.f ? x[i] : -1.f;
+      }
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 5; ++k) {
+      int best = 0;
+      for (int c = 1; c < 3; ++c) {
+        if (w[(n * 3 + c) * 5 + k] >= w[(n * 3 + best) * 5 + k]) best = c;
+      }
+      amv[n * 5 + k] = static_cast<float>(best);
+      cat[(n * 2) * 5 + k] = amv[n * 5 + k];
+      cat[(n * 2 + 1) * 5 + k] = ids[n * 5 + k];
+      gv[n * 5 + k] = ids[n * 5 + k];
+    }
+  REQUIRE(out.size() == 5);
+  CHECK(out[0] == w);
+  CHECK(out[1] == cat);
+  CHECK(out[2] == gv);
+  std::vector<float> notv(30), le(10);
+  for (size_t i = 0; i < 30; ++i) notv[i] = mask[i] != 0.f ? 0.f : 1.f;
+  for (size_t i = 0; i < 10; ++i) le[i] = gv[i] <= 1.f ? 1.f : 0.f;
+  CHECK(out[3] == notv);
+  CHECK(out[4] == le);
+
+  // Through the f16 conversion, channels-last and the writer: integer and bool tensors keep their
+  // types, Where's operands become f16, and the results do not change.
+  Graph f16 = g;
+  REQUIRE(convert_precision(&f16, DType::F16).ok());
+  REQUIRE(set_channels_last(&f16).ok());
+  for (const Node& n : f16.nodes) {
+    if (n.op == OpType::ARG_REDUCE) CHECK(f16.tensors[n.outputs[0]].dtype == DType::I64);
+    if (n.op == OpType::LOGIC) CHECK(f16.tensors[n.outputs[0]].dtype == DType::BOOL);
+  }
+  std::vector<float> x16 = x;  // quarters: exact in f16
+  const std::vector<std::vector<float>> out16 = run(f16, {x16, ids});
+  for (size_t k = 0; k < out.size(); ++k) CHECK(out16[k] == out[k]);
+  std::vector<uint8_t> bytes;
+  const Status st = write_model(f16, WriteOptions(), &bytes);
+  INFO(st.to_string());
+  CHECK(st.ok());
+}
+
+TEST_CASE("onnx import: a float-only op reading a computed integer tensor is unsupported, not computed as floats") {
+  OnnxModel m(13);
+  m.input("x", {2, 3});
+  jet::test::attr_int(m.node("Cast", {"x"}, {"xi"}), "to", onnx::TensorProto::INT64);
+  m.node("Relu", {"xi"}, {"y"});
+  m.output("y", onnx::TensorProto::INT64);
+  check_one_unsupported(m, "y", "computes on FLOAT and FLOAT16 tensors only");
+  OnnxModel a(13);
+  a.input("x", {2, 3}, onnx::TensorProto::INT64);
+  a.input("z", {2, 3}, onnx::TensorProto::INT64);
+  a.node("Add", {"x", "z"}, {"y"});
+  a.output("y", onnx::TensorProto::INT64);
+  check_one_unsupported(a, "y", "is a computed i64 tensor");
+}
+
+TEST_CASE("onnx import: Gather by computed indices (an embedding lookup) is a GATHER node") {
+  // emb: a constant [5, 3] table; ids: an int64 input [2, 2]; y = Gather(emb, ids) [2, 2, 3];
+  // z = Gather(x, ArgMax(x, axis 1), axis 1) picks each row's largest value position's column.
+  OnnxModel m(13);
+  m.input("ids", {2, 2}, onnx::TensorProto::INT64);
+  m.input("x", {4, 6});
+  std::vector<float> emb(15);
+  for (size_t i = 0; i < emb.size(); ++i) emb[i] = static_cast<float>(i) * 0.5f - 3.f;
+  m.initializer("emb", {5, 3}, emb);
+  m.node("Gather", {"emb", "ids"}, {"y"});
+  jet::test::attr_int(m.node("ArgMax", {"x"}, {"am"}), "axis", 1);
+  jet::test::attr_int(m.node("Gather", {"x", "am"}, {"z"}), "axis", 1);
+  m.output("y");
+  m.output("z");
+  const Graph g = import_ok(m);
+  CHECK(count_op(g, OpType::GATHER) == 2);
+  const std::vector<float> ids = {4, 0, -1, 2};  // -1: the last row
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 11);
+  const std::vector<std::vector<float>> out = run(g, {ids, x});
+  REQUIRE(out.size() == 2);
+  std::vector<float> want_y;
+  for (float id : ids) {
+    const int r = id < 0 ? static_cast<int>(id) + 5 : static_cast<int>(id);
+    for (int c = 0; c < 3; ++c) want_y.push_back(emb[r * 3 + c]);
+  }
+  CHECK(out[0] == want_y);
+  // z [4, 4, 1]: z[i, j, 0] = x[i, am[j]] with am [4, 1] (keepdims).
+  std::vector<int> am(4);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 1; c < 6; ++c) {
+      if (x[r * 6 + c] > x[r * 6 + am[r]]) am[r] = c;
+    }
+  }
+  std::vector<float> want_z;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) want_z.push_back(x[i * 6 + am[j]]);
+  CHECK(out[1] == want_z);
+}

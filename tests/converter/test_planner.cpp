@@ -275,9 +275,9 @@ TEST_CASE("ir: topological_order sorts and detects cycles") {
   Graph g;
   int x = -1;
   REQUIRE(g.add_input("x", DType::F32, {1, 4}, &x).ok());
-  const int t1 = g.add_tensor(Tensor{"t1", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}});
-  const int t2 = g.add_tensor(Tensor{"t2", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}});
-  const int t3 = g.add_tensor(Tensor{"t3", DType::F32, {1, 4}, TensorKind::OUTPUT, {}, {}});
+  const int t1 = g.add_tensor(Tensor{"t1", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}, {}});
+  const int t2 = g.add_tensor(Tensor{"t2", DType::F32, {1, 4}, TensorKind::ACTIVATION, {}, {}, {}});
+  const int t3 = g.add_tensor(Tensor{"t3", DType::F32, {1, 4}, TensorKind::OUTPUT, {}, {}, {}});
   // Added out of order: "second" reads what "first" produces.
   g.add_node(Node{"second", OpType::ACTIVATION, {t1}, {t2}, ActivationAttrs{ActivationDesc::relu()}});
   g.add_node(Node{"first", OpType::ACTIVATION, {x}, {t1}, ActivationAttrs{ActivationDesc::relu()}});
@@ -337,7 +337,7 @@ TEST_CASE("planner: ResNet-18 and tiny_cnn from the zoo plan validly") {
 }
 
 TEST_CASE("ir: strided tensors are sized by the bytes they span") {
-  Tensor t{"t", DType::F16, {2, 3, 4, 5}, TensorKind::ACTIVATION, {}, {}};
+  Tensor t{"t", DType::F16, {2, 3, 4, 5}, TensorKind::ACTIVATION, {}, {}, {}};
   CHECK(t.bytes() == 2 * 3 * 4 * 5 * 2);
   CHECK(t.is_packed());
   t.strides = channels_last_strides(t.dims);

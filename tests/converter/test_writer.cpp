@@ -544,7 +544,7 @@ TEST_CASE("writer: invalid graphs, plans and metadata give BAD_PARAM naming the 
   g.tensors[find_tensor(g, "fc.w")].data.pop_back();
   expect_bad(g, opt, {"'fc.w'", "values"});
   g = good;  // an output nobody writes
-  Tensor orphan{"orphan", DType::F32, {1, 2}, TensorKind::OUTPUT, {}, {}};
+  Tensor orphan{"orphan", DType::F32, {1, 2}, TensorKind::OUTPUT, {}, {}, {}};
   g.add_tensor(orphan);
   expect_bad(g, opt, {"'orphan'", "produced"});
   g = good;  // strides under which two elements share an address

@@ -1,7 +1,8 @@
 // Writes the fuzzer's seed corpus: small valid .jet files built from the model zoo's tiny_cnn
 // (every op type the runtime knows) in the variants the loader must handle: f32 and f16,
 // channels-first and channels-last, small and odd image sizes, both planners, algorithms chosen
-// offline or left to the runtime, with and without metadata. Generated at fuzz time, never
+// offline or left to the runtime, with and without metadata; and a graph of the integer and bool
+// ops (write_typed_seed). Generated at fuzz time, never
 // committed (scripts/fuzz.sh).
 //
 //   jet_fuzz_seeds OUT_DIR     writes OUT_DIR/seed-<name>.jet, prints one line per file
@@ -79,6 +80,41 @@ jet::Status write_variant(const Variant& v, const std::string& path) {
   return jet::write_model_file(g, w, path);
 }
 
+// A graph of the integer and bool ops (schema 1.5): i64 and bool inputs, LOGIC, WHERE,
+// ARG_REDUCE, an i64 CONCAT, a TRANSFORM to i32, i64 and bool constants; in f32 or f16 with
+// channels-last activations.
+jet::Status write_typed_seed(bool f16, const std::string& path) {
+  using jet::DType;
+  jet::ir::Graph g;
+  int x = -1, ids = -1, t = -1, two = -1, neg = -1, gt = -1, eq = -1, mask = -1, w = -1, am = -1, cat = -1, i32 = -1;
+  jet::Status st = g.add_input("x", DType::F32, {2, 3, 4, 5}, &x);
+  if (st.ok()) st = g.add_input("ids", DType::I64, {2, 1, 4, 5}, &ids);
+  if (st.ok()) st = g.add_constant("t", DType::F32, {5}, &t);
+  if (st.ok()) st = g.add_constant("two", DType::I64, {1}, &two);
+  if (st.ok()) st = g.add_constant("neg", DType::F32, {1}, &neg);
+  if (!st.ok()) return st;
+  g.tensors[t].data = {0.1f, -0.2f, 0.3f, 0.f, 0.5f};
+  g.tensors[two].int_data = {2};
+  g.tensors[neg].data = {-1.f};
+  st = g.logic("gt", jet::LogicOp::GREATER, x, t, &gt);
+  if (st.ok()) st = g.logic("eq", jet::LogicOp::EQUAL, ids, two, &eq);
+  if (st.ok()) st = g.logic("mask", jet::LogicOp::OR, gt, eq, &mask);
+  if (st.ok()) st = g.where("w", mask, x, neg, &w);
+  if (st.ok()) st = g.arg_reduce("am", w, jet::ArgReduceOp::ARGMAX, 1, true, &am);
+  if (st.ok()) st = g.concat("cat", {am, ids}, 1, &cat);
+  if (st.ok()) st = g.transform("i32", cat, DType::I32, &i32);
+  if (st.ok()) st = g.mark_output(w);
+  if (st.ok()) st = g.mark_output(i32);
+  if (st.ok()) st = g.mark_output(mask);
+  if (st.ok() && f16) st = jet::convert_precision(&g, DType::F16);
+  if (st.ok()) st = jet::set_channels_last(&g);
+  if (!st.ok()) return st;
+  jet::WriteOptions wo;
+  wo.producer_version = "jet_fuzz_seeds";
+  wo.source_name = f16 ? "typed-f16" : "typed-f32";
+  return jet::write_model_file(g, wo, path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,6 +131,16 @@ int main(int argc, char** argv) {
       std::printf("jet_fuzz_seeds: wrote %s\n", path.c_str());
     } else {
       std::fprintf(stderr, "jet_fuzz_seeds: %s: %s\n", v.name, st.to_string().c_str());
+      ++failures;
+    }
+  }
+  for (bool f16 : {false, true}) {
+    const std::string path = dir + "/seed-typed-" + (f16 ? "f16" : "f32") + ".jet";
+    const jet::Status st = write_typed_seed(f16, path);
+    if (st.ok()) {
+      std::printf("jet_fuzz_seeds: wrote %s\n", path.c_str());
+    } else {
+      std::fprintf(stderr, "jet_fuzz_seeds: typed: %s\n", st.to_string().c_str());
       ++failures;
     }
   }

@@ -41,30 +41,77 @@ HostTensor::HostTensor(const TensorDesc& desc) : desc_(desc) {
   bytes_.resize(desc.span_bytes());
 }
 
+// Integer and bool tensors store a double as the nearest integer; NaN (what poison() writes)
+// becomes a byte pattern no routine writes (0x5A.. for integers, 0xA5 for bool, neither 0 nor 1),
+// so an element a routine failed to write never passes as a result.
 static void store_flat(DType t, unsigned char* base, int64_t off, double v) {
-  if (t == DType::F32) {
-    const float f = static_cast<float>(v);
-    std::memcpy(base + off * 4, &f, 4);
-  } else {
-    const uint16_t h = half::float_to_half_bits(static_cast<float>(v));
-    std::memcpy(base + off * 2, &h, 2);
+  switch (t) {
+    case DType::F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(base + off * 4, &f, 4);
+      return;
+    }
+    case DType::F16: {
+      const uint16_t h = half::float_to_half_bits(static_cast<float>(v));
+      std::memcpy(base + off * 2, &h, 2);
+      return;
+    }
+    case DType::I32: {
+      const int32_t i = std::isnan(v) ? 0x5A5A5A5A : static_cast<int32_t>(std::llround(v));
+      std::memcpy(base + off * 4, &i, 4);
+      return;
+    }
+    case DType::I64: {
+      const int64_t i = std::isnan(v) ? 0x5A5A5A5A5A5A5A5ALL : static_cast<int64_t>(std::llround(v));
+      std::memcpy(base + off * 8, &i, 8);
+      return;
+    }
+    case DType::BOOL: base[off] = std::isnan(v) ? 0xA5 : (v != 0.0 ? 1 : 0); return;
   }
 }
 
 double HostTensor::get_flat(int64_t off) const {
-  if (desc_.dtype() == DType::F32) {
-    float f;
-    std::memcpy(&f, bytes_.data() + off * 4, 4);
-    return f;
+  switch (desc_.dtype()) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, bytes_.data() + off * 4, 4);
+      return f;
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, bytes_.data() + off * 2, 2);
+      return half::half_bits_to_float(h);
+    }
+    case DType::I32: {
+      int32_t i;
+      std::memcpy(&i, bytes_.data() + off * 4, 4);
+      return i;
+    }
+    case DType::I64: {
+      int64_t i;
+      std::memcpy(&i, bytes_.data() + off * 8, 8);
+      return static_cast<double>(i);
+    }
+    case DType::BOOL: return bytes_[static_cast<size_t>(off)];  // the raw byte: 0xA5 is no bool
   }
-  uint16_t h;
-  std::memcpy(&h, bytes_.data() + off * 2, 2);
-  return half::half_bits_to_float(h);
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
+// Floats: uniform in [lo, hi). Integers: uniform integers in [4 lo, 4 hi] (ties are common, as
+// comparisons and arg-reductions need). Bool: 0 or 1.
 void HostTensor::fill_random(double lo, double hi) {
   const int64_t n = desc_.span();
-  for (int64_t i = 0; i < n; ++i) store_flat(desc_.dtype(), bytes_.data(), i, uniform(lo, hi));
+  const DType t = desc_.dtype();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    if (t == DType::BOOL)
+      v = static_cast<double>(uniform_int(0, 1));
+    else if (dtype_is_integer(t))
+      v = static_cast<double>(uniform_int(static_cast<int64_t>(std::floor(4 * lo)), static_cast<int64_t>(std::ceil(4 * hi))));
+    else
+      v = uniform(lo, hi);
+    store_flat(t, bytes_.data(), i, v);
+  }
 }
 
 void HostTensor::poison() {
@@ -198,7 +245,11 @@ TensorDesc make_desc(DType t, const std::vector<int64_t>& dims, Layout layout) {
   return TensorDesc::strided(t, r, dims.data(), strides);
 }
 
-double tol_for(DType t) { return t == DType::F32 ? 1e-5 : 1e-2; }
+double tol_for(DType t) {
+  if (t == DType::F32) return 1e-5;
+  if (t == DType::F16) return 1e-2;
+  return 0.0;  // integers and bool: exact
+}
 
 std::vector<double> blend(const std::vector<double>& op, double alpha, double beta,
                           const std::vector<double>& before) {

@@ -30,22 +30,55 @@ namespace {
 #endif
 
 double element(DType t, const uint8_t* base, int64_t i) {
-  if (t == DType::F32) {
-    float f;
-    std::memcpy(&f, base + 4 * i, 4);
-    return f;
+  switch (t) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, base + 4 * i, 4);
+      return f;
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, base + 2 * i, 2);
+      return half::half_bits_to_float(h);
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, base + 4 * i, 4);
+      return v;
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, base + 8 * i, 8);
+      return static_cast<double>(v);
+    }
+    case DType::BOOL: return base[i];
   }
-  uint16_t h;
-  std::memcpy(&h, base + 2 * i, 2);
-  return half::half_bits_to_float(h);
+  return NAN;
 }
 
-void store(DType t, uint8_t* base, int64_t i, float v) {
-  if (t == DType::F32) {
-    std::memcpy(base + 4 * i, &v, 4);
-  } else {
-    const uint16_t h = half::float_to_half_bits(v);
-    std::memcpy(base + 2 * i, &h, 2);
+void store(DType t, uint8_t* base, int64_t i, double v) {
+  switch (t) {
+    case DType::F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(base + 4 * i, &f, 4);
+      return;
+    }
+    case DType::F16: {
+      const uint16_t h = half::float_to_half_bits(static_cast<float>(v));
+      std::memcpy(base + 2 * i, &h, 2);
+      return;
+    }
+    case DType::I32: {
+      const int32_t x = static_cast<int32_t>(v);
+      std::memcpy(base + 4 * i, &x, 4);
+      return;
+    }
+    case DType::I64: {
+      const int64_t x = static_cast<int64_t>(v);
+      std::memcpy(base + 8 * i, &x, 8);
+      return;
+    }
+    case DType::BOOL: base[i] = v != 0 ? 1 : 0; return;
   }
 }
 
@@ -89,7 +122,13 @@ std::shared_ptr<Engine> load_engine(const Bytes& bytes, const Handle& h) {
 Bytes random_tensor(const TensorInfo& t) {
   Bytes b(t.bytes);
   const int64_t n = static_cast<int64_t>(t.bytes / dtype_size(t.dtype));
-  for (int64_t i = 0; i < n; ++i) store(t.dtype, b.data(), i, static_cast<float>(uniform(-1.0, 1.0)));
+  for (int64_t i = 0; i < n; ++i) {
+    // Integers in [-3, 3] and bools: ties and both truth values are common.
+    const double v = dtype_is_float(t.dtype) ? uniform(-1.0, 1.0)
+                     : t.dtype == DType::BOOL ? static_cast<double>(uniform_int(0, 1))
+                                              : static_cast<double>(uniform_int(-3, 3));
+    store(t.dtype, b.data(), i, v);
+  }
   return b;
 }
 
@@ -186,6 +225,9 @@ TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes
     if (tt.kind == ir::TensorKind::CONSTANT) {
       init.resize(tt.bytes());
       for (size_t i = 0; i < tt.data.size(); ++i) store(tt.dtype, init.data(), static_cast<int64_t>(i), tt.data[i]);
+      for (size_t i = 0; i < tt.int_data.size(); ++i) {
+        store(tt.dtype, init.data(), static_cast<int64_t>(i), static_cast<double>(tt.int_data[i]));
+      }
     } else if (tt.kind == ir::TensorKind::INPUT) {
       auto it = inputs.find(static_cast<int>(t));
       REQUIRE(it != inputs.end());

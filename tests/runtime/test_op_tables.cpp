@@ -126,6 +126,24 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       REQUIRE_OK(g.layernorm("op", x, random_constant(g, "scale", {5, 7}, 0.5f, 2), random_constant(g, "bias", {35}, -1, 1),
                              2, 1e-5, &y));
       break;
+    case ir::OpType::LOGIC:  // b of a lower rank: numpy's rank alignment
+      REQUIRE_OK(g.logic("op", LogicOp::LESS, x, random_constant(g, "b", {3, 1, 7}, -1, 1), &y));
+      break;
+    case ir::OpType::WHERE: {
+      int cond = -1;
+      REQUIRE_OK(g.add_constant("cond", DType::BOOL, {5, 1}, &cond));
+      g.tensors[cond].int_data = {1, 0, 0, 1, 1};
+      REQUIRE_OK(g.where("op", cond, x, random_constant(g, "b", {3, 1, 1}, -1, 1), &y));
+      break;
+    }
+    case ir::OpType::ARG_REDUCE: REQUIRE_OK(g.arg_reduce("op", x, ArgReduceOp::ARGMIN, 2, true, &y)); break;
+    case ir::OpType::GATHER: {  // indices of rank 2, negative ones too
+      int idx = -1;
+      REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2}, &idx));
+      g.tensors[idx].int_data = {4, -1, 0, -5};
+      REQUIRE_OK(g.gather("op", x, idx, 2, &y));
+      break;
+    }
     case ir::OpType::COUNT: FAIL("not an op type");
   }
   REQUIRE_OK(g.mark_output(y));

@@ -128,3 +128,60 @@ TEST_CASE("typed API: copy_input / copy_output give what direct memory access gi
     }
   }
 }
+
+TEST_CASE("typed API: int64 and bool inputs and outputs, exact beyond float's integers, on every backend") {
+  // ids (i64 [4]) -> hit = Equal(ids, 2^60 + 1) (bool), both = Concat(ids, ids) (i64),
+  // pick = Where(mask, ids, -1) with mask a bool input.
+  ir::Graph g;
+  int ids = -1, mask = -1, big = -1, neg = -1, hit = -1, both = -1, pick = -1;
+  REQUIRE_OK(g.add_input("ids", DType::I64, {4}, &ids));
+  REQUIRE_OK(g.add_input("mask", DType::BOOL, {4}, &mask));
+  const int64_t b = (int64_t(1) << 60) + 1;
+  REQUIRE_OK(g.add_constant("big", DType::I64, {1}, &big));
+  g.tensors[big].int_data = {b};
+  REQUIRE_OK(g.add_constant("neg", DType::I64, {1}, &neg));
+  g.tensors[neg].int_data = {-1};
+  REQUIRE_OK(g.logic("hit", LogicOp::EQUAL, ids, big, &hit));
+  REQUIRE_OK(g.concat("both", {ids, ids}, 0, &both));
+  REQUIRE_OK(g.where("pick", mask, ids, neg, &pick));
+  REQUIRE_OK(g.mark_output(hit));
+  REQUIRE_OK(g.mark_output(both));
+  REQUIRE_OK(g.mark_output(pick));
+  const Bytes bytes = model_bytes(g);
+  for (const Handle& h : test_handles()) {
+    INFO(backend_name(h));
+    std::shared_ptr<Engine> e = load_engine(bytes, h);
+    std::unique_ptr<ExecutionContext> ctx;
+    REQUIRE_OK(e->create_context(&ctx));
+    const int in_ids = e->find_tensor("ids"), in_mask = e->find_tensor("mask");
+    REQUIRE(e->tensor(in_ids).dtype == DType::I64);
+    REQUIRE(e->tensor(in_mask).dtype == DType::BOOL);
+    const int64_t idv[4] = {b, b - 1, 7, -(int64_t(1) << 62)};
+    const uint8_t mv[4] = {1, 0, 1, 1};
+    // Float data for an integer input is refused, naming both dtypes.
+    std::vector<float> f(8);
+    REQUIRE_FAILS_WITH(ctx->copy_input(in_ids, f.data(), 32, DType::F32), "i64");
+    REQUIRE_OK(ctx->copy_input(in_ids, idv, sizeof idv, DType::I64));
+    REQUIRE_OK(ctx->copy_input(in_mask, mv, sizeof mv, DType::BOOL));
+    REQUIRE_OK(ctx->run());
+    uint8_t hitv[4];
+    int64_t bothv[8], pickv[4];
+    REQUIRE_OK(ctx->copy_output(e->find_tensor("hit"), hitv, sizeof hitv, DType::BOOL));
+    REQUIRE_OK(ctx->copy_output(e->find_tensor("both"), bothv, sizeof bothv, DType::I64));
+    REQUIRE_OK(ctx->copy_output(e->find_tensor("pick"), pickv, sizeof pickv, DType::I64));
+#if defined(JET_HAVE_CUDA)
+    if (h.backend() == Backend::CUDA) REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+#endif
+    CHECK(hitv[0] == 1);
+    CHECK(hitv[1] == 0);  // 2^60 and 2^60 + 1 are one float: only an integer comparison sees this
+    CHECK(hitv[2] == 0);
+    CHECK(hitv[3] == 0);
+    for (int i = 0; i < 4; ++i) {
+      CHECK(bothv[i] == idv[i]);
+      CHECK(bothv[4 + i] == idv[i]);
+      CHECK(pickv[i] == (mv[i] ? idv[i] : -1));
+    }
+    // The C API names the new dtypes.
+    CHECK(static_cast<int>(e->tensor(in_mask).dtype) == JET_DTYPE_BOOL);
+  }
+}

@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "npy.h"
 
 using jet::DType;
+using jet::Status;
+using jet::StatusCode;
 using jet::TensorInfo;
 using jet::tools::HostArray;
 
@@ -183,4 +186,51 @@ TEST_CASE("cli_common: CommandLine splits --opt=value and leaves everything else
   REQUIRE(cl.argc() == static_cast<int>(want.size()));
   for (int i = 0; i < cl.argc(); ++i) CHECK(std::string(cl.argv()[i]) == want[static_cast<size_t>(i)]);
   CHECK(cl.argv()[cl.argc()] == nullptr);
+}
+
+TEST_CASE("cli_common: integer and bool inputs take exact values and refuse others; .npy keeps int64 exact") {
+  // 2^60 + 1 is no float: the exact values of an int64 .npy file must reach the tensor.
+  const int64_t big = (int64_t(1) << 60) + 1;
+  const std::vector<int64_t> ids = {big, -7, 0};
+  std::vector<uint8_t> file;
+  REQUIRE(jet::tools::encode_npy({3}, DType::I64, ids.data(), &file).ok());
+  HostArray a;
+  REQUIRE(jet::tools::parse_npy(file.data(), file.size(), "ids.npy", &a).ok());
+  CHECK(a.ints == ids);
+  std::vector<uint8_t> bytes;
+  REQUIRE(jet::tools::array_to_tensor_bytes(a, make_info(DType::I64, {3}), "ids.npy", &bytes).ok());
+  int64_t stored[3];
+  std::memcpy(stored, bytes.data(), 24);
+  CHECK(stored[0] == big);
+  CHECK(stored[1] == -7);
+  // The tensor back to .npy: the same bytes as the file's data.
+  std::vector<uint8_t> again;
+  REQUIRE(jet::tools::encode_npy({3}, DType::I64, bytes.data(), &again).ok());
+  CHECK(again == file);
+  // An int32 input: out of range is refused, never wrapped.
+  CHECK(jet::tools::array_to_tensor_bytes(a, make_info(DType::I32, {3}), "ids.npy", &bytes).code() ==
+        StatusCode::BAD_PARAM);
+  // A float file for an integer input: whole numbers are taken, fractions refused.
+  HostArray f;
+  f.dims = {2};
+  f.values = {3.f, -2.f};
+  REQUIRE(jet::tools::array_to_tensor_bytes(f, make_info(DType::I32, {2}), "f.npy", &bytes).ok());
+  int32_t i32[2];
+  std::memcpy(i32, bytes.data(), 8);
+  CHECK(i32[0] == 3);
+  CHECK(i32[1] == -2);
+  f.values = {3.5f, 1.f};
+  const Status st = jet::tools::array_to_tensor_bytes(f, make_info(DType::I32, {2}), "f.npy", &bytes);
+  CHECK(st.code() == StatusCode::BAD_PARAM);
+  CHECK(st.message().find("3.5") != std::string::npos);
+  // Bool: 0 and 1 only; written as '|b1'.
+  f.values = {1.f, 0.f};
+  REQUIRE(jet::tools::array_to_tensor_bytes(f, make_info(DType::BOOL, {2}), "f.npy", &bytes).ok());
+  CHECK(bytes == std::vector<uint8_t>{1, 0});
+  f.values = {2.f, 0.f};
+  CHECK(jet::tools::array_to_tensor_bytes(f, make_info(DType::BOOL, {2}), "f.npy", &bytes).code() == StatusCode::BAD_PARAM);
+  REQUIRE(jet::tools::encode_npy({2}, DType::BOOL, std::vector<uint8_t>{1, 0}.data(), &file).ok());
+  REQUIRE(jet::tools::parse_npy(file.data(), file.size(), "b.npy", &a).ok());
+  CHECK(a.source_type == "|b1");
+  CHECK(a.ints == std::vector<int64_t>{1, 0});
 }

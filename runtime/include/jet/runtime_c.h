@@ -60,6 +60,9 @@ typedef enum jet_dtype {
   JET_DTYPE_INVALID = -1,
   JET_DTYPE_F32 = 0,
   JET_DTYPE_F16 = 1,
+  JET_DTYPE_I32 = 3,
+  JET_DTYPE_I64 = 4,
+  JET_DTYPE_BOOL = 5, /* one byte per element, 0 or 1 */
   JET_DTYPE_MAX_ENUM = 0x7fffffff /* not a dtype: see JET_STATUS_MAX_ENUM */
 } jet_dtype_t;
 

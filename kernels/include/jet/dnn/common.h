@@ -88,14 +88,31 @@ constexpr bool enum_in_range(E e) {
 }
 
 // Element types. Values are stable: they are written into model files.
-// 2 is reserved for int8 (quantized inference).
+// 2 is reserved for int8 (quantized inference). I32, I64 and BOOL carry integer and logical
+// tensors (indices, shapes, masks): only the routines that say so take them (transform_tensor,
+// concat_forward, op_tensor's comparison and logical ops, where_forward, reduce_forward's
+// ARGMAX / ARGMIN); every other routine takes F32 and F16 only. BOOL is one byte per element,
+// 0 or 1 (a routine reading any other byte value treats it as true).
 enum class DType : int32_t {
   F32 = 0,
   F16 = 1,
+  I32 = 3,
+  I64 = 4,
+  BOOL = 5,
 };
 
+// "f32", "f16", "i32", "i64", "bool"; "unknown-dtype" for a value that is no DType.
 const char* dtype_name(DType t);
+// Bytes per element; 0 for a value that is no DType.
 size_t dtype_size(DType t);
+// True for the values of DType (a dtype read from a file or an API caller is checked by it).
+inline bool dtype_is_valid(int64_t v) {
+  return v == 0 || v == 1 || v == 3 || v == 4 || v == 5;
+}
+// F32 and F16: the dtypes every float routine takes.
+inline bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16; }
+// I32 and I64.
+inline bool dtype_is_integer(DType t) { return t == DType::I32 || t == DType::I64; }
 
 // IEEE 754 binary16 storage type with round-to-nearest-even conversion. Arithmetic is done by
 // converting to float; the CPU backend computes in f32 on f16 storage.

@@ -45,7 +45,11 @@ class TensorDesc {
   // dims of size 1 (a broadcast view is an input-only concept, see op_tensor); no two elements
   // share an address (checked exactly: the dims sorted by stride must nest); the element span
   // fits in int64. `what` names the tensor in the message ("x", "y", ...).
+  // The dtype must be F32 or F16 (NOT_SUPPORTED naming the dtype otherwise): the check of every
+  // routine that computes in floating point.
   Status validate(const char* what) const;
+  // As validate(), for any DType (the routines that take integer and bool tensors, the loader).
+  Status validate_any_dtype(const char* what) const;
   // As validate(), and additionally rank in [3, 5] (N, C, 1-3 spatial dims).
   Status validate_spatial(const char* what) const;
 

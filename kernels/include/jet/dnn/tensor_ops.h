@@ -114,4 +114,68 @@ struct EnumCount<ReduceOp> {
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
 
+// ---- Integer and bool tensors (DType I32, I64, BOOL) ----
+// transform_tensor converts between all five dtypes (ONNX Cast): float -> integer truncates
+// toward zero (a value outside the integer's range, or NaN, gives an unspecified value, as in
+// C and ONNX Runtime); anything -> BOOL is != 0 (NaN is true); BOOL -> anything is 0 or 1;
+// I64 -> I32 keeps the low 32 bits. When either side is not f32/f16, alpha must be 1 and beta 0
+// (NOT_SUPPORTED otherwise). concat_forward takes any dtype by the same rule.
+
+// Values are stable: they are written into model files. Comparisons take a and b of one dtype
+// (F32, F16, I32, I64; EQUAL also BOOL) and compare exactly in that type (integers as integers,
+// f16 as its float value; NaN compares unequal to everything, so every comparison with NaN is
+// false). AND, OR, XOR take BOOL a and b (any nonzero byte is true).
+enum class LogicOp : int32_t {
+  EQUAL = 0,
+  LESS = 1,
+  LESS_OR_EQUAL = 2,
+  GREATER = 3,
+  GREATER_OR_EQUAL = 4,
+  AND = 5,
+  OR = 6,
+  XOR = 7,
+};
+template <>
+struct EnumCount<LogicOp> {
+  static constexpr int32_t value = static_cast<int32_t>(LogicOp::XOR) + 1;
+};
+
+const char* logic_op_name(LogicOp op);
+
+// c = op(a, b), a BOOL tensor of 0s and 1s. a and b broadcast to c in both directions (ranks
+// aligned by leading 1s, each dim 1 or c's), as op_tensor. c may not alias a or b.
+Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, const void* a,
+                    const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c);
+
+// y = cond ? a : b element by element (ONNX Where). cond is BOOL; a, b and y share any one dtype;
+// all three inputs broadcast to y as in logic_tensor. y may not alias an input.
+Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const void* cond,
+                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                     const void* b, const TensorDesc& y_desc, void* y);
+
+// Values are stable: they are written into model files.
+enum class ArgReduceOp : int32_t { ARGMAX = 0, ARGMIN = 1 };
+template <>
+struct EnumCount<ArgReduceOp> {
+  static constexpr int32_t value = static_cast<int32_t>(ArgReduceOp::ARGMIN) + 1;
+};
+
+// y = the index along `axis` of the largest (ARGMAX) or smallest (ARGMIN) element of x (ONNX
+// ArgMax / ArgMin). x is F32, F16, I32 or I64; y is I64 with x's rank and dims, but 1 at `axis`
+// (0 <= axis < rank). Ties give the first index, or the last with select_last_index. A NaN is
+// larger and smaller than everything: the first (last) NaN wins, as numpy's argmax.
+Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
+                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                          void* y);
+
+// y = x gathered along `axis` at `indices` (ONNX Gather): y's dims are x's dims before axis, then
+// indices' dims, then x's dims after axis (rank 1..8; indices of rank 1..8). x and y share any
+// dtype; indices are I32 or I64, a negative index counts from the end. An index outside
+// [-n, n) (n = x's dim at axis) cannot be reported by a GPU kernel: every backend writes NaN
+// there in a float y, the type's lowest value in an integer y and false in a bool y, so the fault
+// shows instead of passing as data. Any strides; y may not alias x or indices.
+Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& indices_desc, const void* indices,
+                      const TensorDesc& y_desc, void* y);
+
 }  // namespace jet

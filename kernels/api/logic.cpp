@@ -1,0 +1,60 @@
+// logic_tensor and logic_op_name: validation and backend dispatch.
+#include "backend.h"
+#include "check.h"
+
+namespace jet {
+
+const char* logic_op_name(LogicOp op) {
+  switch (op) {
+    case LogicOp::EQUAL: return "equal";
+    case LogicOp::LESS: return "less";
+    case LogicOp::LESS_OR_EQUAL: return "less_or_equal";
+    case LogicOp::GREATER: return "greater";
+    case LogicOp::GREATER_OR_EQUAL: return "greater_or_equal";
+    case LogicOp::AND: return "and";
+    case LogicOp::OR: return "or";
+    case LogicOp::XOR: return "xor";
+  }
+  return "unknown-logic-op";
+}
+
+Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, const void* a,
+                    const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c) {
+  const char* fn = "logic_tensor";
+  const int op_value = static_cast<int>(op);
+  if (!enum_in_range<LogicOp>(op_value))
+    return make_status(StatusCode::BAD_PARAM, "%s: unknown logic op %d", fn, op_value);
+  JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate_any_dtype("a")));
+  JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate_any_dtype("b")));
+  JET_RETURN_IF_ERROR(in_routine(fn, c_desc.validate_any_dtype("c")));
+  JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", b_desc, "b"));
+  if (c_desc.dtype() != DType::BOOL)
+    return make_status(StatusCode::BAD_PARAM, "%s: c is %s; the result of %s is bool", fn,
+                       dtype_name(c_desc.dtype()), logic_op_name(op));
+  const DType t = a_desc.dtype();
+  const bool logical = op == LogicOp::AND || op == LogicOp::OR || op == LogicOp::XOR;
+  if (logical && t != DType::BOOL)
+    return make_status(StatusCode::BAD_PARAM, "%s: %s takes bool a and b, not %s", fn,
+                       logic_op_name(op), dtype_name(t));
+  if (!logical && t == DType::BOOL && op != LogicOp::EQUAL)
+    return make_status(StatusCode::BAD_PARAM, "%s: %s takes f32, f16, i32 or i64 a and b, not bool",
+                       fn, logic_op_name(op));
+  const TensorDesc a_aligned = align_rank(a_desc, c_desc.rank());
+  const TensorDesc b_aligned = align_rank(b_desc, c_desc.rank());
+  JET_RETURN_IF_ERROR(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, c, "c"));
+  JET_RETURN_IF_ERROR(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
+  JET_RETURN_IF_ERROR(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
+  if (handle.backend() == Backend::CPU)
+    return cpu::logic_tensor(op, a_aligned, a, b_aligned, b, c_desc, c);
+#if defined(JET_HAVE_CUDA)
+  return cuda::logic_tensor(handle, op, a_aligned, a, b_aligned, b, c_desc, c);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
+}  // namespace jet
