@@ -510,6 +510,13 @@ Status run_layernorm(const BackwardArgs& a) {
 
 constexpr BackwardRule backward_layernorm{run_layernorm, plan_layernorm, params_layernorm, reads_x_w, nullptr};
 
+// Integer and bool tensors: comparisons and ArgMax have no gradient; Where's and Gather's would
+// route dy to the chosen elements (not written yet). A trainer reading one refuses the model.
+constexpr BackwardRule backward_logic{nullptr, nullptr, nullptr, nullptr, "Logic (comparisons, And/Or/Xor) has a bool result and no gradient"};
+constexpr BackwardRule backward_where{nullptr, nullptr, nullptr, nullptr, "Where has no backward rule yet"};
+constexpr BackwardRule backward_arg_reduce{nullptr, nullptr, nullptr, nullptr, "ArgMax/ArgMin have integer results and no gradient"};
+constexpr BackwardRule backward_gather{nullptr, nullptr, nullptr, nullptr, "Gather has no backward rule yet"};
+
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.
 
