@@ -2492,7 +2492,6 @@ TEST_CASE("onnx import: every op's output is capped at 2^40 elements (Pad includ
   CHECK(import_model(m, &g).ok());
 }
 
-#endif  // JET_HAVE_ONNX_IMPORT
 
 TEST_CASE("onnx import: comparisons, logical ops, Where, ArgMax, Cast, Concat and Gather of computed integer and bool tensors") {
   // x: [2, 3, 5] float; ids: [2, 1, 5] int64. mask = Greater(x, t) Or Equal(ids, 2) (broadcast
@@ -2645,3 +2644,5 @@ TEST_CASE("onnx import: Gather by computed indices (an embedding lookup) is a GA
     for (int j = 0; j < 4; ++j) want_z.push_back(x[i * 6 + am[j]]);
   CHECK(out[1] == want_z);
 }
+
+#endif  // JET_HAVE_ONNX_IMPORT
