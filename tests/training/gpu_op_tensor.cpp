@@ -7,7 +7,11 @@ using namespace jet;
 using namespace jet::test;
 
 TEST_CASE("CUDA op_tensor_backward and reduce_backward match the CPU") {
-  // Operands in [0.5, 2] scaled by 1.5 and -0.5: POW's base positive, MOD's divisor away from 0.
+  // Operands scaled by 1.5 and -0.5: a in [0.7, 2] (POW's base 1.5 a > 1, so log(base) > 0), b
+  // in [0.5, 2] (MOD's divisor away from 0); dc in [0.1, 1]. Every term of a broadcast
+  // operand's summed gradient then has one sign: with dc in [-1, 1] the scalar operand's sum
+  // over 6336 terms cancelled to ~0.05 and the CPU's and the GPU's f32 summation orders differed
+  // by 2e-4 of it (a sanitizer run's seed), a conditioning failure, not a kernel error.
   const TensorOp ops[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL, TensorOp::DIV,
                           TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD};
   // A residual add (no broadcast), a per-channel bias / scale, a scalar, a lower-rank operand.
@@ -22,9 +26,9 @@ TEST_CASE("CUDA op_tensor_backward and reduce_backward match the CPU") {
       HostTensor a(make_desc(DType::F32, s.first, Layout::CHANNELS_FIRST));
       HostTensor b(make_desc(DType::F32, s.second, Layout::PADDED));
       HostTensor dc(make_desc(DType::F32, c, Layout::CHANNELS_LAST));
-      a.fill_random(0.5, 2.0);
+      a.fill_random(0.7, 2.0);
       b.fill_random(0.5, 2.0);
-      dc.fill_random();
+      dc.fill_random(0.1, 1.0);
       HostTensor da(a.desc()), db(b.desc());
       da.poison();
       db.fill_random();
