@@ -52,6 +52,13 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                       const char* in_name, const void* out, const TensorDesc& out_desc,
                       const char* out_name);
 
+// The checks of an input that broadcasts to the output of an element-wise routine (op_tensor,
+// logic_tensor, where_forward): *aligned = align_rank(in_desc, out_desc's rank), which must
+// broadcast to out_desc; `in` non-null; and, when it is the output's buffer, one layout.
+Status check_broadcast_input(const char* routine, const void* in, const TensorDesc& in_desc,
+                             const char* in_name, const void* out, const TensorDesc& out_desc,
+                             const char* out_name, TensorDesc* aligned);
+
 // Which rank a routine's tensors may have.
 enum class Ranks { ANY, SPATIAL };  // ANY: 1..8; SPATIAL: 3..5 (N, C, 1-3 spatial dims)
 

@@ -39,15 +39,10 @@ Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, 
   if (!logical && t == DType::BOOL && op != LogicOp::EQUAL)
     return make_status(StatusCode::BAD_PARAM, "%s: %s takes f32, f16, i32 or i64 a and b, not bool",
                        fn, logic_op_name(op));
-  const TensorDesc a_aligned = align_rank(a_desc, c_desc.rank());
-  const TensorDesc b_aligned = align_rank(b_desc, c_desc.rank());
-  JET_RETURN_IF_ERROR(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
   JET_RETURN_IF_ERROR(check_ptr(fn, c, "c"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
+  TensorDesc a_aligned, b_aligned;
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, a, a_desc, "a", c, c_desc, "c", &a_aligned));
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, b, b_desc, "b", c, c_desc, "c", &b_aligned));
   if (handle.backend() == Backend::CPU)
     return cpu::logic_tensor(op, a_aligned, a, b_aligned, b, c_desc, c);
 #if defined(JET_HAVE_CUDA)

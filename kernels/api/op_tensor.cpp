@@ -29,17 +29,12 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
   JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate("a")));
   JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate("b")));
   JET_RETURN_IF_ERROR(in_routine(fn, c_desc.validate("c")));
-  const TensorDesc a_aligned = align_rank(a_desc, c_desc.rank());
-  const TensorDesc b_aligned = align_rank(b_desc, c_desc.rank());
-  JET_RETURN_IF_ERROR(check_broadcast(fn, a_aligned, "a", c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_broadcast(fn, b_aligned, "b", c_desc, "c"));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", c_desc, "c"));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, b_desc, "b", c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
   JET_RETURN_IF_ERROR(check_ptr(fn, c, "c"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, a, a_aligned, "a", c, c_desc, "c"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, b, b_aligned, "b", c, c_desc, "c"));
+  TensorDesc a_aligned, b_aligned;
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, a, a_desc, "a", c, c_desc, "c", &a_aligned));
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, b, b_desc, "b", c, c_desc, "c", &b_aligned));
   if (handle.backend() == Backend::CPU)
     return cpu::op_tensor(op, alpha1, a_aligned, a, alpha2, b_aligned, b, beta, c_desc, c);
 #if defined(JET_HAVE_CUDA)

@@ -116,6 +116,15 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                      dims_text(out_desc.rank(), out_desc.strides()).c_str());
 }
 
+Status check_broadcast_input(const char* routine, const void* in, const TensorDesc& in_desc,
+                             const char* in_name, const void* out, const TensorDesc& out_desc,
+                             const char* out_name, TensorDesc* aligned) {
+  *aligned = align_rank(in_desc, out_desc.rank());
+  JET_RETURN_IF_ERROR(check_broadcast(routine, *aligned, in_name, out_desc, out_name));
+  JET_RETURN_IF_ERROR(check_ptr(routine, in, in_name));
+  return check_in_place(routine, in, *aligned, in_name, out, out_desc, out_name);
+}
+
 static Status check_io_descs(const char* routine, Ranks ranks, const TensorDesc& x_desc,
                              const void* x, const TensorDesc& y_desc, const void* y) {
   if (ranks == Ranks::SPATIAL) {

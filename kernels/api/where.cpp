@@ -17,20 +17,11 @@ Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const vo
                        dtype_name(cond_desc.dtype()));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", y_desc, "y"));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, b_desc, "b", y_desc, "y"));
-  const int rank = y_desc.rank();
-  const TensorDesc c_aligned = align_rank(cond_desc, rank);
-  const TensorDesc a_aligned = align_rank(a_desc, rank);
-  const TensorDesc b_aligned = align_rank(b_desc, rank);
-  JET_RETURN_IF_ERROR(check_broadcast(fn, c_aligned, "cond", y_desc, "y"));
-  JET_RETURN_IF_ERROR(check_broadcast(fn, a_aligned, "a", y_desc, "y"));
-  JET_RETURN_IF_ERROR(check_broadcast(fn, b_aligned, "b", y_desc, "y"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, cond, "cond"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, a, "a"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, b, "b"));
   JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, cond, c_aligned, "cond", y, y_desc, "y"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, a, a_aligned, "a", y, y_desc, "y"));
-  JET_RETURN_IF_ERROR(check_in_place(fn, b, b_aligned, "b", y, y_desc, "y"));
+  TensorDesc c_aligned, a_aligned, b_aligned;
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, cond, cond_desc, "cond", y, y_desc, "y", &c_aligned));
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, a, a_desc, "a", y, y_desc, "y", &a_aligned));
+  JET_RETURN_IF_ERROR(check_broadcast_input(fn, b, b_desc, "b", y, y_desc, "y", &b_aligned));
   if (handle.backend() == Backend::CPU)
     return cpu::where_forward(c_aligned, cond, a_aligned, a, b_aligned, b, y_desc, y);
 #if defined(JET_HAVE_CUDA)
