@@ -222,7 +222,10 @@ bool op_takes_any_dtype(OpType op) {
     case OpType::LOGIC:
     case OpType::WHERE:
     case OpType::ARG_REDUCE:
-    case OpType::GATHER: return true;
+    case OpType::GATHER:
+    case OpType::GATHER_ELEMENTS:
+    case OpType::TRILU:
+    case OpType::CUMSUM: return true;
     case OpType::CONV:
     case OpType::POOL:
     case OpType::GLOBAL_POOL:
@@ -866,6 +869,49 @@ Status Graph::gather(const std::string& name, int x, int indices, int axis, int*
   return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
 }
 
+Status Graph::gather_elements(const std::string& name, int x, int indices, int axis, int* y) {
+  const OpType op = OpType::GATHER_ELEMENTS;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
+  const Tensor& tx = tensors[x];
+  const Tensor& ti = tensors[indices];
+  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
+    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
+  }
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  }
+  if (ti.dims.size() != tx.dims.size()) {
+    return bad(op, name, "indices " + dims_text(ti.dims) + " and x " + dims_text(tx.dims) + " differ in rank");
+  }
+  for (size_t d = 0; d < tx.dims.size(); ++d) {
+    if (static_cast<int>(d) != axis && ti.dims[d] > tx.dims[d]) {
+      return bad(op, name, "indices " + dims_text(ti.dims) + " are larger than x " + dims_text(tx.dims) + " at dim " +
+                               std::to_string(d));
+    }
+  }
+  return finish(Node{name, op, {x, indices}, {}, GatherElementsAttrs{axis}}, tx.dtype, ti.dims, y);
+}
+
+Status Graph::trilu(const std::string& name, int x, bool upper, int64_t k, int* y) {
+  const OpType op = OpType::TRILU;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (tx.dims.size() < 2) return bad(op, name, "x " + dims_text(tx.dims) + " has a rank below 2");
+  return finish(Node{name, op, {x}, {}, TriluAttrs{upper, k}}, tx.dtype, tx.dims, y);
+}
+
+Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y) {
+  const OpType op = OpType::CUMSUM;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (tx.dtype == DType::BOOL) return bad(op, name, "x is bool");
+  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  }
+  return finish(Node{name, op, {x}, {}, CumSumAttrs{axis, exclusive, reverse}}, tx.dtype, tx.dims, y);
+}
+
 Status Graph::topological_order(std::vector<int>* order) const {
   const int nt = static_cast<int>(tensors.size());
   const int nn = static_cast<int>(nodes.size());
@@ -956,7 +1002,8 @@ Status check_node(const Graph& g, int node) {
       break;
     case OpType::INSTANCENORM: want_inputs = 3; break;
     case OpType::LOGIC:
-    case OpType::GATHER: want_inputs = 2; break;
+    case OpType::GATHER:
+    case OpType::GATHER_ELEMENTS: want_inputs = 2; break;
     case OpType::WHERE: want_inputs = 3; break;
     case OpType::LAYERNORM: {
       const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
@@ -973,6 +1020,8 @@ Status check_node(const Graph& g, int node) {
     case OpType::RESIZE:
     case OpType::LRN:
     case OpType::REDUCE:
+    case OpType::TRILU:
+    case OpType::CUMSUM:
     case OpType::ARG_REDUCE:
     case OpType::COUNT:  // refused above
       break;

@@ -236,8 +236,28 @@ struct GatherAttrs {
   int axis = 0;
 };
 
+// GATHER_ELEMENTS: gather_elements_forward. inputs: x (any dtype), indices (I32 or I64, computed;
+// x's rank, each dim at most x's). The output has the indices' dims.
+struct GatherElementsAttrs {
+  int axis = 0;
+};
+
+// TRILU: trilu_forward. inputs: x (any dtype, rank >= 2). Keeps col - row >= k (upper) or
+// col - row <= k (lower) of each matrix, zero elsewhere.
+struct TriluAttrs {
+  bool upper = true;
+  int64_t k = 0;
+};
+
+// CUMSUM: cumsum_forward. inputs: x (F32, F16, I32, I64). The running sum along axis.
+struct CumSumAttrs {
+  int axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+};
+
 // True for the op types whose kernels take integer and bool tensors (TRANSFORM, SLICE, CONCAT,
-// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER); every other op computes on F32 / F16 only, and the builders
+// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER, GATHER_ELEMENTS, TRILU, CUMSUM); every other op computes on F32 / F16 only, and the builders
 // refuse other dtypes for it (NOT_SUPPORTED naming the tensor).
 bool op_takes_any_dtype(OpType op);
 
@@ -357,6 +377,13 @@ class Graph {
   // x gathered along `axis` (in [0, rank)) at the I32 / I64 `indices`; the result's rank (x's - 1
   // + the indices') must be at most kMaxRank.
   Status gather(const std::string& name, int x, int indices, int axis, int* y);
+  // x's elements at the I32 / I64 `indices` along `axis` (in [0, rank)); indices have x's rank and
+  // each dim at most x's; the result has the indices' dims.
+  Status gather_elements(const std::string& name, int x, int indices, int axis, int* y);
+  // The upper or lower triangle (from diagonal k) of each matrix of x (rank >= 2), zero elsewhere.
+  Status trilu(const std::string& name, int x, bool upper, int64_t k, int* y);
+  // The running sum along `axis` (in [0, rank)); x is F32, F16, I32 or I64.
+  Status cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y);
 
   // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
   // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.

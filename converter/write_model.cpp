@@ -327,6 +327,17 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
     }
     case ir::OpType::GATHER:
       return {fb::OpParams::GatherParams, fb::CreateGatherParams(b, std::get<ir::GatherAttrs>(n.attrs).axis).Union()};
+    case ir::OpType::GATHER_ELEMENTS:
+      return {fb::OpParams::GatherElementsParams,
+              fb::CreateGatherElementsParams(b, std::get<ir::GatherElementsAttrs>(n.attrs).axis).Union()};
+    case ir::OpType::TRILU: {
+      const ir::TriluAttrs& a = std::get<ir::TriluAttrs>(n.attrs);
+      return {fb::OpParams::TriluParams, fb::CreateTriluParams(b, a.upper, a.k).Union()};
+    }
+    case ir::OpType::CUMSUM: {
+      const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
+      return {fb::OpParams::CumSumParams, fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse).Union()};
+    }
     case ir::OpType::COUNT:
       break;
   }

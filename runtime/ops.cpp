@@ -1053,6 +1053,92 @@ Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* i
   return gather_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
 }
 
+// ---------------------------------------------------------------------------------------------
+// GatherElements: gather_elements_forward. inputs: x (any dtype), indices (i32 / i64, x's rank,
+// each dim at most x's); the output has the indices' dims.
+
+Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  p->data.emplace<int>();
+  const fb::GatherElementsParams& gp = *a.op.params_as_GatherElementsParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather_elements keeps x's dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& idx = input(a, *p, 1).desc;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  const int axis = gp.axis();
+  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  if (idx.rank() != x.rank()) return bad("indices " + dims_text(idx) + " and x " + dims_text(x) + " differ in rank");
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d != axis && idx.dim(d) > x.dim(d)) {
+      return bad("indices " + dims_text(idx) + " are larger than x " + dims_text(x) + " at dim " + std::to_string(d));
+    }
+  }
+  p->data.as<int>() = axis;
+  return expect_output_dims(a, *p, idx.dims(), idx.rank());
+}
+
+Status execute_gather_elements(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
+                               size_t) {
+  return gather_elements_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trilu: trilu_forward. inputs: x (any dtype, rank >= 2); the output has x's dims.
+
+struct TriluPrepared {
+  bool upper = true;
+  int64_t k = 0;
+};
+
+Status prepare_trilu(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  TriluPrepared& r = p->data.emplace<TriluPrepared>();
+  const fb::TriluParams& tp = *a.op.params_as_TriluParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "trilu keeps x's dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  if (x.rank() < 2) return bad("x " + dims_text(x) + " has a rank below 2");
+  r.upper = tp.upper();
+  r.k = tp.k();
+  return expect_output_dims(a, *p, x.dims(), x.rank());
+}
+
+Status execute_trilu(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  const TriluPrepared& r = p.data.as<TriluPrepared>();
+  return trilu_forward(h, r.upper, r.k, p.in_descs[0], in[0], p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CumSum: cumsum_forward. inputs: x (f32, f16, i32, i64); the output has x's dims.
+
+struct CumSumPrepared {
+  int axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+};
+
+Status prepare_cumsum(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  CumSumPrepared& r = p->data.emplace<CumSumPrepared>();
+  const fb::CumSumParams& cp = *a.op.params_as_CumSumParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "cumsum keeps x's dtype"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  if (x.dtype() == DType::BOOL) return bad("'" + input_name(a, *p, 0) + "' is bool");
+  if (cp.axis() < 0 || cp.axis() >= x.rank()) {
+    return bad("axis " + std::to_string(cp.axis()) + " out of range for " + dims_text(x));
+  }
+  r.axis = cp.axis();
+  r.exclusive = cp.exclusive();
+  r.reverse = cp.reverse();
+  return expect_output_dims(a, *p, x.dims(), x.rank());
+}
+
+Status execute_cumsum(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  const CumSumPrepared& r = p.data.as<CumSumPrepared>();
+  return cumsum_forward(h, r.axis, r.exclusive, r.reverse, p.in_descs[0], in[0], p.out_desc, out);
+}
+
 // True for the op types whose kernels take integer and bool tensors; the others compute on f32
 // and f16 only (prepare_ops checks every tensor of theirs).
 bool takes_any_dtype(fb::OpParams params) {
@@ -1064,7 +1150,10 @@ bool takes_any_dtype(fb::OpParams params) {
     case fb::OpParams::LogicParams:
     case fb::OpParams::WhereParams:
     case fb::OpParams::ArgReduceParams:
-    case fb::OpParams::GatherParams: return true;
+    case fb::OpParams::GatherParams:
+    case fb::OpParams::GatherElementsParams:
+    case fb::OpParams::TriluParams:
+    case fb::OpParams::CumSumParams: return true;
     default: return false;
   }
 }

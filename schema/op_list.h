@@ -53,5 +53,8 @@
   X(LOGIC,          logic,          LogicAttrs,         LogicParams,         "Logic",         false, STRIDED,   false)  \
   X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
   X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
-  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)
+  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)  \
+  X(GATHER_ELEMENTS, gather_elements, GatherElementsAttrs, GatherElementsParams, "GatherElements", false, STRIDED, false) \
+  X(TRILU,          trilu,          TriluAttrs,         TriluParams,         "Trilu",         false, STRIDED,   false)  \
+  X(CUMSUM,         cumsum,         CumSumAttrs,        CumSumParams,        "CumSum",        false, STRIDED,   false)
 // clang-format on

@@ -261,6 +261,10 @@ Status import_or(Importer& im);
 Status import_xor(Importer& im);
 Status import_arg_max(Importer& im);
 Status import_arg_min(Importer& im);
+// ops_index.cpp: GatherElements, Trilu, CumSum on computed tensors
+Status import_gather_elements(Importer& im);
+Status import_trilu(Importer& im);
+Status import_cumsum(Importer& im);
 Status import_split(Importer& im);
 // ops_nn.cpp
 Status import_conv(Importer& im);

@@ -114,6 +114,10 @@ const OpEntry kOps[] = {
     {"Xor", 7, import_xor},
     {"ArgMax", 1, import_arg_max},
     {"ArgMin", 1, import_arg_min},
+    // Index and data movement on computed tensors (ops_index.cpp).
+    {"GatherElements", 11, import_gather_elements},
+    {"Trilu", 14, import_trilu},
+    {"CumSum", 11, import_cumsum},
 };
 
 // The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
@@ -123,6 +127,7 @@ const char* const kIntegerOps[] = {
     "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Slice", "Reshape", "Flatten", "Transpose",
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
+    "GatherElements", "Trilu", "CumSum",
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Each backend implements an op in one file: kernels/cpu/<op>.cpp, kernels/cuda/<op>.cu.
 #pragma once
 
+#include "../common/scatter_plan.h"
 #include "jet/dnn.h"
 
 namespace jet {
@@ -150,6 +151,16 @@ Status gather_forward(int axis, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& y_desc, void* y);
 Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
                         const TensorDesc& y_desc, void* y);
+Status gather_elements_forward(int axis, const TensorDesc& x_desc, const void* x,
+                               const TensorDesc& indices_desc, const void* indices,
+                               const TensorDesc& y_desc, void* y);
+Status trilu_forward(bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
+                     const TensorDesc& y_desc, void* y);
+Status cumsum_forward(int axis, bool exclusive, bool reverse, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& y_desc, void* y);
+Status scatter_forward(const ScatterPlan& plan, const TensorDesc& x_desc, const void* x,
+                       const TensorDesc& indices_desc, const void* indices, const void* updates,
+                       const TensorDesc& y_desc, void* y);
 
 }  // namespace cpu
 
@@ -244,6 +255,16 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
                       const TensorDesc& y_desc, void* y);
 Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
                         float alpha, float beta, const TensorDesc& y_desc, void* y);
+Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                               const TensorDesc& indices_desc, const void* indices,
+                               const TensorDesc& y_desc, void* y);
+Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDesc& x_desc,
+                     const void* x, const TensorDesc& y_desc, void* y);
+Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool reverse,
+                      const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y);
+Status scatter_forward(const Handle& handle, const ScatterPlan& plan, const TensorDesc& x_desc,
+                       const void* x, const TensorDesc& indices_desc, const void* indices,
+                       const void* updates, const TensorDesc& y_desc, void* y);
 
 }  // namespace cuda
 }  // namespace jet

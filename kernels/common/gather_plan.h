@@ -1,4 +1,4 @@
-// gather_forward's loop over y, shared by the CPU and CUDA backends (host code): per dim of y,
+// gather_forward's (and gather_elements_forward's) loop over y, shared by the CPU and CUDA backends (host code): per dim of y,
 // the stride of x (0 over the indices' dims: x's own gathered dim is addressed by the index) and
 // the stride of indices (0 outside its dims).
 #pragma once
@@ -24,6 +24,12 @@ inline void gather_strides(int axis, const TensorDesc& x, const TensorDesc& indi
       index_strides[d] = 0;
     }
   }
+}
+
+// gather_elements_forward's strides of x per dim of y (= the indices' dims): x's own, 0 at the
+// axis, which the index addresses.
+inline void gather_elements_strides(int axis, const TensorDesc& x, int64_t* x_strides) {
+  for (int d = 0; d < x.rank(); ++d) x_strides[d] = d == axis ? 0 : x.stride(d);
 }
 
 // An index of gather_forward in [0, n), or -1 when it is outside [-n, n).

@@ -81,4 +81,22 @@ JET_HOST_DEVICE inline bool arg_better(T v, T best, bool max, bool last) {
   return max ? v > best : v < best;
 }
 
+// cumsum_forward's (and scatter's ADD) step: floats add as floats; integers wrap (two's complement, computed unsigned
+// so that overflow is defined), as numpy's cumsum of int32 / int64.
+JET_HOST_DEVICE inline float typed_add(float a, float b) { return a + b; }
+JET_HOST_DEVICE inline int32_t typed_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+JET_HOST_DEVICE inline int64_t typed_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+// scatter's MUL: the same rules.
+JET_HOST_DEVICE inline float typed_mul(float a, float b) { return a * b; }
+JET_HOST_DEVICE inline int32_t typed_mul(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+JET_HOST_DEVICE inline int64_t typed_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 }  // namespace jet

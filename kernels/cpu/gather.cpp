@@ -1,5 +1,5 @@
-// CPU gather_forward: one walk over y's index space with the offsets of y, of x without its
-// gathered dim and of indices; each element is copied as stored, or the invalid-index value
+// CPU gather_forward and gather_elements_forward: one walk over y's index space with the offsets
+// of y, of x without its gathered dim and of indices; each element is copied as stored, or the invalid-index value
 // (NaN, the integer's lowest value, false) written.
 #include <cstring>
 #include <limits>
@@ -39,11 +39,11 @@ void invalid_value(DType t, unsigned char* out) {
   }
 }
 
+// The walk over y shared by gather_forward and gather_elements_forward: xs and is are the strides
+// of x (0 at the dims its index addresses) and of indices, per dim of y.
 template <class I>
-void run(int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& indices_desc, const void* indices,
-         const TensorDesc& y_desc, void* y) {
-  int64_t xs[kMaxRank], is[kMaxRank];
-  gather_strides(axis, x_desc, indices_desc, y_desc, xs, is);
+void run(int axis, const TensorDesc& x_desc, const void* x, const int64_t* xs, const void* indices,
+         const int64_t* is, const TensorDesc& y_desc, void* y) {
   const size_t esz = dtype_size(y_desc.dtype());
   unsigned char invalid[8];
   invalid_value(y_desc.dtype(), invalid);
@@ -63,10 +63,23 @@ void run(int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& in
 
 Status gather_forward(int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& indices_desc,
                       const void* indices, const TensorDesc& y_desc, void* y) {
+  int64_t xs[kMaxRank], is[kMaxRank];
+  gather_strides(axis, x_desc, indices_desc, y_desc, xs, is);
   if (indices_desc.dtype() == DType::I32)
-    run<int32_t>(axis, x_desc, x, indices_desc, indices, y_desc, y);
+    run<int32_t>(axis, x_desc, x, xs, indices, is, y_desc, y);
   else
-    run<int64_t>(axis, x_desc, x, indices_desc, indices, y_desc, y);
+    run<int64_t>(axis, x_desc, x, xs, indices, is, y_desc, y);
+  return Status();
+}
+
+Status gather_elements_forward(int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& indices_desc,
+                               const void* indices, const TensorDesc& y_desc, void* y) {
+  int64_t xs[kMaxRank];
+  gather_elements_strides(axis, x_desc, xs);
+  if (indices_desc.dtype() == DType::I32)
+    run<int32_t>(axis, x_desc, x, xs, indices, indices_desc.strides(), y_desc, y);
+  else
+    run<int64_t>(axis, x_desc, x, xs, indices, indices_desc.strides(), y_desc, y);
   return Status();
 }
 

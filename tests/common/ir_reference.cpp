@@ -220,6 +220,17 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
     }
     case ir::OpType::GATHER:
       return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
+    case ir::OpType::GATHER_ELEMENTS:
+      return gather_elements_forward(h, std::get<ir::GatherElementsAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1),
+                                     in(1), y, yp);
+    case ir::OpType::TRILU: {
+      const ir::TriluAttrs& a = std::get<ir::TriluAttrs>(n.attrs);
+      return trilu_forward(h, a.upper, a.k, in_desc(0), in(0), y, yp);
+    }
+    case ir::OpType::CUMSUM: {
+      const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
+      return cumsum_forward(h, a.axis, a.exclusive, a.reverse, in_desc(0), in(0), y, yp);
+    }
     case ir::OpType::COUNT:
       break;
   }

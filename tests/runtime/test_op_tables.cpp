@@ -144,6 +144,16 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       REQUIRE_OK(g.gather("op", x, idx, 2, &y));
       break;
     }
+    case ir::OpType::GATHER_ELEMENTS: {  // indices smaller than x at dim 1, negative ones too
+      int idx = -1;
+      REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2, 4, 7}, &idx));
+      std::vector<int64_t>& v = g.tensors[idx].int_data;
+      for (int i = 0; i < 2 * 2 * 4 * 7; ++i) v.push_back(i % 9 - 4);
+      REQUIRE_OK(g.gather_elements("op", x, idx, 2, &y));
+      break;
+    }
+    case ir::OpType::TRILU: REQUIRE_OK(g.trilu("op", x, false, -1, &y)); break;
+    case ir::OpType::CUMSUM: REQUIRE_OK(g.cumsum("op", x, 1, true, true, &y)); break;
     case ir::OpType::COUNT: FAIL("not an op type");
   }
   REQUIRE_OK(g.mark_output(y));

@@ -178,4 +178,62 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y);
 
+// ---- Index and data-movement ops on computed tensors (GatherElements, Trilu, CumSum) ----
+
+// y[i0, .., ia, .., ir] = x[i0, .., indices[i0, .., ia, .., ir], .., ir] (ONNX GatherElements):
+// indices (I32 or I64, negative from the end) have x's rank and each dim at most x's; y has the
+// indices' dims and x's dtype (any). An index outside [-n, n) (n = x's dim at axis) writes what
+// gather_forward writes (NaN, the lowest integer, false). Any strides; y may not alias x or indices.
+Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
+                               const TensorDesc& indices_desc, const void* indices,
+                               const TensorDesc& y_desc, void* y);
+
+// y = the upper (upper = true: elements with col - row >= k) or lower (col - row <= k) triangle of
+// every matrix of x (its last two dims; rank >= 2), zero elsewhere (ONNX Trilu). x and y share
+// dtype (any) and dims; any strides; y may not alias x.
+Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
+                     const TensorDesc& y_desc, void* y);
+
+// y = the running sum of x along `axis` (ONNX CumSum): exclusive leaves out the element itself
+// (the first sum is 0), reverse sums from the end. x and y share dtype (F32, F16, I32, I64) and
+// dims; floats are summed in f32 in order (f16 stored rounded), integers in their own type
+// (wrapping). Any strides; y may not alias x.
+Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool reverse, const TensorDesc& x_desc,
+                      const void* x, const TensorDesc& y_desc, void* y);
+
+// How a scatter combines an update with the element it lands on (ONNX's `reduction`). Values are
+// stable: they are written into model files.
+enum class ScatterReduction : int32_t { NONE = 0, ADD = 1, MUL = 2, MAX = 3, MIN = 4 };
+template <>
+struct EnumCount<ScatterReduction> {
+  static constexpr int32_t value = static_cast<int32_t>(ScatterReduction::MIN) + 1;
+};
+const char* scatter_reduction_name(ScatterReduction r);
+
+// y = x with the updates written at `indices` along `axis` (ONNX ScatterElements): the update at
+// position p goes to y at p with p[axis] replaced by indices[p]. indices (I32 / I64, negative from
+// the end) and updates have one shape, of x's rank, each dim at most x's (at the axis any). x,
+// updates and y share a dtype (any; BOOL only with NONE) and y has x's dims. Updates landing on one
+// element are applied in row-major order of the updates (NONE: the last one wins; ADD, MUL in the
+// element's type: f32 for floats, wrapping integers; MAX, MIN propagate NaN). An index outside
+// [-n, n) cannot be reported by a GPU kernel: every element of the line along the axis it was
+// meant for gets gather_forward's invalid value (NaN, the lowest integer, false). Each element of y
+// reads its candidate updates (n of them along the axis): no atomics, deterministic on every
+// backend. Any strides; y may not alias indices or updates (it may alias x with x's layout).
+Status scatter_elements_forward(const Handle& handle, ScatterReduction reduction, int axis,
+                                const TensorDesc& x_desc, const void* x, const TensorDesc& indices_desc,
+                                const void* indices, const TensorDesc& updates_desc, const void* updates,
+                                const TensorDesc& y_desc, void* y);
+
+// y = x with slices replaced at `indices` (ONNX ScatterND): indices (I32 / I64) have rank q >= 1
+// and last dim k in [1, rank(x)]; each of their prod(dims[:-1]) tuples addresses x's slice
+// x[i0, .., ik-1, :, ..], replaced by (or combined with, `reduction` as in scatter_elements_forward)
+// the matching slice of updates, whose dims are indices' dims[:-1] then x's dims from k on. Tuples
+// are applied in order. Any index outside [-n, n) makes every element of y the invalid value. Each
+// element of y scans every tuple (cost: y's elements x tuples): meant for the small scatters of
+// model heads. Same dtypes, strides and aliasing rules as scatter_elements_forward.
+Status scatter_nd_forward(const Handle& handle, ScatterReduction reduction, const TensorDesc& x_desc, const void* x,
+                          const TensorDesc& indices_desc, const void* indices, const TensorDesc& updates_desc,
+                          const void* updates, const TensorDesc& y_desc, void* y);
+
 }  // namespace jet

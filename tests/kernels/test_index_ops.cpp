@@ -1,0 +1,204 @@
+// gather_elements_forward, trilu_forward and cumsum_forward on every backend and every dtype they
+// take, against the float64 references of tests/reference/index_ops: odd shapes, strided layouts
+// (padded, reversed), poisoned outputs (bytes no routine writes), NaN / infinities in float
+// operands, negative and out-of-range indices, exclusive / reverse sums.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels/util.h"
+#include "reference/index_ops.h"
+
+using namespace jet;
+using namespace jet::test;
+
+namespace {
+
+const DType kAllDtypes[] = {DType::F32, DType::F16, DType::I32, DType::I64, DType::BOOL};
+const Layout kLayouts[] = {Layout::CHANNELS_FIRST, Layout::PADDED, Layout::REVERSED};
+
+// Random values of dtype t: floats in [-1, 1] (with NaN / +-inf on some turns), integers in
+// [-50, 50], bools 0 / 1.
+HostTensor operand(DType t, const std::vector<int64_t>& dims, Layout l) {
+  std::vector<double> v(static_cast<size_t>(count(dims)));
+  if (dtype_is_float(t)) {
+    for (double& e : v) e = static_cast<double>(uniform_int(-1000, 1000)) / 1000.0;
+    if (specials_turn()) plant_specials(&v);
+  } else {
+    for (double& e : v) e = static_cast<double>(t == DType::BOOL ? uniform_int(0, 1) : uniform_int(-50, 50));
+  }
+  return tensor_with(make_desc(t, dims, l), v);
+}
+
+double invalid_for(DType t) {
+  return dtype_is_float(t) ? std::numeric_limits<double>::quiet_NaN()
+         : t == DType::I32 ? -2147483648.0
+         : t == DType::I64 ? -9223372036854775808.0
+                           : 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("gather_elements_forward picks elements by i32 / i64 indices, negative and out of range") {
+  struct Case {
+    std::vector<int64_t> x, indices;
+    int axis;
+  };
+  const std::vector<Case> cases = {
+      {{7}, {5}, 0},
+      {{3, 5}, {3, 7}, 1},         // more indices than x's dim at the axis
+      {{5, 3}, {2, 3}, 0},         // fewer rows
+      {{3, 5, 4}, {2, 4, 3}, 1},   // smaller than x at the other dims
+      {{2, 3, 4, 5}, {2, 3, 4, 6}, 3},
+      {{4, 1, 3}, {4, 1, 3}, 0},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : kAllDtypes) {
+      for (DType it : {DType::I32, DType::I64}) {
+        for (const Case& k : cases) {
+          for (int li = 0; li < 3; ++li) {
+            if (reduced_tests() && li > 0) continue;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(dtype_name(it)));
+            CAPTURE(dims_str(k.x));
+            CAPTURE(dims_str(k.indices));
+            CAPTURE(k.axis);
+            CAPTURE(li);
+            HostTensor x = operand(t, k.x, kLayouts[li]);
+            const int64_t n = k.x[static_cast<size_t>(k.axis)];
+            std::vector<double> iv(static_cast<size_t>(count(k.indices)));
+            for (double& v : iv) v = static_cast<double>(uniform_int(-n - 2, n + 1));
+            iv[0] = n;  // always one out of range
+            HostTensor idx = tensor_with(make_desc(it, k.indices, kLayouts[(li + 1) % 3]), iv);
+            HostTensor y(make_desc(t, k.indices, kLayouts[(li + 2) % 3]));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(gather_elements_forward(h, k.axis, x.desc(), st.in(x), idx.desc(), st.in(idx), y.desc(),
+                                               st.out(y)));
+            st.finish();
+            check_output(y, before, ref::gather_elements(k.axis, k.x, x.to_ref(), k.indices, iv, invalid_for(t)), 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gather_elements_forward refuses bad indices types, shapes and aliasing") {
+  const Handle h = Handle::cpu();
+  HostTensor x(TensorDesc::packed(DType::F32, {4, 3})), y(TensorDesc::packed(DType::F32, {2, 3}));
+  HostTensor fi(TensorDesc::packed(DType::F32, {2, 3})), ii(TensorDesc::packed(DType::I64, {2, 3}));
+  HostTensor wide(TensorDesc::packed(DType::I64, {2, 4})), y_wide(TensorDesc::packed(DType::F32, {2, 4}));
+  HostTensor r1(TensorDesc::packed(DType::I64, {6})), y1(TensorDesc::packed(DType::F32, {6}));
+  const auto code = [&](int axis, const HostTensor& i, HostTensor& out, void* yp) {
+    return gather_elements_forward(h, axis, x.desc(), x.data(), i.desc(), i.data(), out.desc(), yp).code();
+  };
+  CHECK(code(0, ii, y, y.data()) == StatusCode::SUCCESS);
+  CHECK(code(0, fi, y, y.data()) == StatusCode::BAD_PARAM);            // float indices
+  CHECK(code(2, ii, y, y.data()) == StatusCode::BAD_PARAM);            // axis out of range
+  CHECK(code(0, ii, y, x.data()) == StatusCode::BAD_PARAM);            // y aliases x
+  CHECK(code(0, wide, y_wide, y_wide.data()) == StatusCode::BAD_PARAM);  // indices wider than x at dim 1
+  CHECK(code(0, r1, y1, y1.data()) == StatusCode::BAD_PARAM);          // rank differs
+  CHECK(code(0, ii, y_wide, y_wide.data()) == StatusCode::BAD_PARAM);  // y's dims are not the indices'
+}
+
+TEST_CASE("trilu_forward keeps the upper or lower triangle for every k") {
+  const std::vector<std::vector<int64_t>> shapes = {{5, 7}, {7, 5}, {2, 3, 1, 6}, {3, 4, 4}, {1, 9}};
+  for (const Handle& h : test_handles()) {
+    for (DType t : kAllDtypes) {
+      for (const std::vector<int64_t>& dims : shapes) {
+        for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{-2}, int64_t{4}, int64_t{-9}, int64_t{100}}) {
+          for (bool upper : {false, true}) {
+            const int li = static_cast<int>((k + 9 + (upper ? 1 : 0)) % 3);
+            if (reduced_tests() && li > 0) continue;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(dims_str(dims));
+            CAPTURE(k);
+            CAPTURE(upper);
+            CAPTURE(li);
+            HostTensor x = operand(t, dims, kLayouts[li]);
+            HostTensor y(make_desc(t, dims, kLayouts[(li + 1) % 3]));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(trilu_forward(h, upper, k, x.desc(), st.in(x), y.desc(), st.out(y)));
+            st.finish();
+            check_output(y, before, ref::trilu(upper, k, dims, x.to_ref()), 0.0);
+          }
+        }
+      }
+    }
+  }
+  // k far beyond the matrix (no overflow of col - row - k): all or nothing.
+  const Handle h = Handle::cpu();
+  HostTensor x = tensor_with(TensorDesc::packed(DType::F32, {2, 2}), {1, 2, 3, 4});
+  HostTensor y(TensorDesc::packed(DType::F32, {2, 2}));
+  y.poison();
+  const HostTensor before = y;
+  REQUIRE_OK(trilu_forward(h, true, std::numeric_limits<int64_t>::min(), x.desc(), x.data(), y.desc(), y.data()));
+  check_output(y, before, {1, 2, 3, 4}, 0.0);
+  REQUIRE_OK(trilu_forward(h, true, std::numeric_limits<int64_t>::max(), x.desc(), x.data(), y.desc(), y.data()));
+  check_output(y, before, {0, 0, 0, 0}, 0.0);
+}
+
+TEST_CASE("trilu_forward refuses rank 1, mismatched dims and aliasing") {
+  const Handle h = Handle::cpu();
+  HostTensor v(TensorDesc::packed(DType::F32, {6})), m(TensorDesc::packed(DType::F32, {2, 3}));
+  HostTensor m2(TensorDesc::packed(DType::F32, {3, 2})), mi(TensorDesc::packed(DType::I32, {2, 3}));
+  CHECK(trilu_forward(h, true, 0, v.desc(), v.data(), v.desc(), m.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(trilu_forward(h, true, 0, m.desc(), m.data(), m2.desc(), m2.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(trilu_forward(h, true, 0, m.desc(), m.data(), mi.desc(), mi.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(trilu_forward(h, true, 0, m.desc(), m.data(), m.desc(), m.data()).code() == StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("cumsum_forward sums along any axis, exclusive and reverse") {
+  struct Case {
+    std::vector<int64_t> dims;
+    int axis;
+  };
+  const std::vector<Case> cases = {{{13}, 0}, {{5, 7}, 0}, {{5, 7}, 1}, {{3, 1, 9}, 2}, {{2, 3, 4, 5}, 1}};
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::F32, DType::F16, DType::I32, DType::I64}) {
+      for (const Case& c : cases) {
+        for (int mode = 0; mode < 4; ++mode) {
+          const bool exclusive = (mode & 1) != 0, reverse = (mode & 2) != 0;
+          const int li = (mode + c.axis) % 3;
+          if (reduced_tests() && li > 0) continue;
+          CAPTURE(std::string(backend_name(h)));
+          CAPTURE(std::string(dtype_name(t)));
+          CAPTURE(dims_str(c.dims));
+          CAPTURE(c.axis);
+          CAPTURE(exclusive);
+          CAPTURE(reverse);
+          CAPTURE(li);
+          HostTensor x = operand(t, c.dims, kLayouts[li]);
+          HostTensor y(make_desc(t, c.dims, kLayouts[(li + 2) % 3]));
+          y.poison();
+          const HostTensor before = y;
+          Staging st(h);
+          REQUIRE_OK(cumsum_forward(h, c.axis, exclusive, reverse, x.desc(), st.in(x), y.desc(), st.out(y)));
+          st.finish();
+          check_output(y, before, ref::cumsum(c.axis, exclusive, reverse, c.dims, x.to_ref()),
+                       dtype_is_float(t) ? tol_for(t) : 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cumsum_forward wraps integers and refuses bool, a bad axis and aliasing") {
+  const Handle h = Handle::cpu();
+  HostTensor x = tensor_with(TensorDesc::packed(DType::I32, {3}), {2147483647.0, 1.0, 1.0});
+  HostTensor y(TensorDesc::packed(DType::I32, {3}));
+  y.poison();
+  const HostTensor before = y;
+  REQUIRE_OK(cumsum_forward(h, 0, false, false, x.desc(), x.data(), y.desc(), y.data()));
+  check_output(y, before, {2147483647.0, -2147483648.0, -2147483647.0}, 0.0);
+  HostTensor b(TensorDesc::packed(DType::BOOL, {3})), b2(TensorDesc::packed(DType::BOOL, {3}));
+  CHECK(cumsum_forward(h, 0, false, false, b.desc(), b.data(), b2.desc(), b2.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(cumsum_forward(h, 1, false, false, x.desc(), x.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
+  CHECK(cumsum_forward(h, 0, false, false, x.desc(), x.data(), y.desc(), x.data()).code() == StatusCode::BAD_PARAM);
+}
