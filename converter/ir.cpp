@@ -225,7 +225,8 @@ bool op_takes_any_dtype(OpType op) {
     case OpType::GATHER:
     case OpType::GATHER_ELEMENTS:
     case OpType::TRILU:
-    case OpType::CUMSUM: return true;
+    case OpType::CUMSUM:
+    case OpType::SCATTER: return true;
     case OpType::CONV:
     case OpType::POOL:
     case OpType::GLOBAL_POOL:
@@ -912,6 +913,50 @@ Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, b
   return finish(Node{name, op, {x}, {}, CumSumAttrs{axis, exclusive, reverse}}, tx.dtype, tx.dims, y);
 }
 
+Status Graph::scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,
+                      int axis, int* y) {
+  const OpType op = OpType::SCATTER;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
+  JET_RETURN_IF_ERROR(check_tensor(name, updates, "updates"));
+  const Tensor& tx = tensors[x];
+  const Tensor& ti = tensors[indices];
+  const Tensor& tu = tensors[updates];
+  if (!enum_in_range(reduction)) {
+    return bad(op, name, "unknown reduction " + std::to_string(static_cast<int>(reduction)));
+  }
+  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
+    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
+  }
+  if (tu.dtype != tx.dtype) {
+    return bad(op, name, std::string("updates are ") + dtype_name(tu.dtype) + " but x is " + dtype_name(tx.dtype));
+  }
+  if (tx.dtype == DType::BOOL && reduction != ScatterReduction::NONE) {
+    return bad(op, name, std::string("reduction ") + scatter_reduction_name(reduction) + " of bool tensors");
+  }
+  const int r = static_cast<int>(tx.dims.size());
+  if (!nd) {
+    if (axis < 0 || axis >= r) return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+    bool ok = ti.dims == tu.dims && static_cast<int>(ti.dims.size()) == r;
+    for (int d = 0; ok && d < r; ++d) ok = d == axis || ti.dims[d] <= tx.dims[d];
+    if (!ok) {
+      return bad(op, name, "indices " + dims_text(ti.dims) + " and updates " + dims_text(tu.dims) +
+                               " must have one shape of x's rank, at most x " + dims_text(tx.dims) + " but at the axis");
+    }
+  } else {
+    const int q = static_cast<int>(ti.dims.size());
+    const int64_t k = q > 0 ? ti.dims.back() : 0;
+    if (k < 1 || k > r) return bad(op, name, "indices " + dims_text(ti.dims) + " have a last dim outside [1, rank of x]");
+    std::vector<int64_t> want(ti.dims.begin(), ti.dims.end() - 1);
+    want.insert(want.end(), tx.dims.begin() + k, tx.dims.end());
+    if (tu.dims != want) {
+      return bad(op, name, "updates " + dims_text(tu.dims) + " should be " + dims_text(want));
+    }
+  }
+  return finish(Node{name, op, {x, indices, updates}, {}, ScatterAttrs{nd, reduction, nd ? 0 : axis}}, tx.dtype, tx.dims,
+                y);
+}
+
 Status Graph::topological_order(std::vector<int>* order) const {
   const int nt = static_cast<int>(tensors.size());
   const int nn = static_cast<int>(nodes.size());
@@ -1004,7 +1049,8 @@ Status check_node(const Graph& g, int node) {
     case OpType::LOGIC:
     case OpType::GATHER:
     case OpType::GATHER_ELEMENTS: want_inputs = 2; break;
-    case OpType::WHERE: want_inputs = 3; break;
+    case OpType::WHERE:
+    case OpType::SCATTER: want_inputs = 3; break;
     case OpType::LAYERNORM: {
       const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
       want_inputs = 1 + (a.has_scale ? 1 : 0) + (a.has_bias ? 1 : 0);

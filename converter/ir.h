@@ -256,8 +256,16 @@ struct CumSumAttrs {
   bool reverse = false;
 };
 
+// SCATTER: scatter_elements_forward (nd false) or scatter_nd_forward (nd true). inputs: x (any
+// dtype), indices (I32 or I64), updates (x's dtype). The output has x's dims.
+struct ScatterAttrs {
+  bool nd = false;
+  ScatterReduction reduction = ScatterReduction::NONE;
+  int axis = 0;
+};
+
 // True for the op types whose kernels take integer and bool tensors (TRANSFORM, SLICE, CONCAT,
-// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER, GATHER_ELEMENTS, TRILU, CUMSUM); every other op computes on F32 / F16 only, and the builders
+// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER, GATHER_ELEMENTS, TRILU, CUMSUM, SCATTER); every other op computes on F32 / F16 only, and the builders
 // refuse other dtypes for it (NOT_SUPPORTED naming the tensor).
 bool op_takes_any_dtype(OpType op);
 
@@ -384,6 +392,12 @@ class Graph {
   Status trilu(const std::string& name, int x, bool upper, int64_t k, int* y);
   // The running sum along `axis` (in [0, rank)); x is F32, F16, I32 or I64.
   Status cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y);
+  // x with `updates` scattered at `indices`: along `axis` (ScatterElements: indices and updates of
+  // one shape, x's rank, each dim at most x's but at the axis) or, with nd, as index tuples of
+  // length k = indices' last dim (ScatterND: updates' dims are indices' but the last, then x's from
+  // k on). The result has x's dims and dtype.
+  Status scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,
+                 int axis, int* y);
 
   // Kahn's algorithm over the node dependencies (a node depends on the producers of its inputs);
   // among ready nodes the lowest index goes first, so a graph built in execution order keeps it.

@@ -338,6 +338,11 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
       const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
       return {fb::OpParams::CumSumParams, fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse).Union()};
     }
+    case ir::OpType::SCATTER: {
+      const ir::ScatterAttrs& a = std::get<ir::ScatterAttrs>(n.attrs);
+      return {fb::OpParams::ScatterParams,
+              fb::CreateScatterParams(b, a.nd, static_cast<int32_t>(a.reduction), a.axis).Union()};
+    }
     case ir::OpType::COUNT:
       break;
   }

@@ -1139,6 +1139,60 @@ Status execute_cumsum(const Handle& h, const PreparedOp& p, const void* const* i
   return cumsum_forward(h, r.axis, r.exclusive, r.reverse, p.in_descs[0], in[0], p.out_desc, out);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Scatter: scatter_elements_forward / scatter_nd_forward. inputs: x (any dtype), indices (i32 /
+// i64), updates (x's dtype); the output has x's dims. The kernels' front ends check the shapes
+// again at every call; prepare checks them once at load, with the tensors' names.
+
+struct ScatterPrepared {
+  bool nd = false;
+  ScatterReduction reduction = ScatterReduction::NONE;
+  int axis = 0;
+};
+
+Status prepare_scatter(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  ScatterPrepared& r = p->data.emplace<ScatterPrepared>();
+  const fb::ScatterParams& sp = *a.op.params_as_ScatterParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 3, "x, indices, updates"));
+  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "scatter keeps x's dtype"));
+  if (!enum_in_range<ScatterReduction>(sp.reduction())) return bad("unknown reduction " + std::to_string(sp.reduction()));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  const TensorDesc& idx = input(a, *p, 1).desc;
+  const TensorDesc& upd = input(a, *p, 2).desc;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  if (upd.dtype() != x.dtype()) return bad("updates '" + input_name(a, *p, 2) + "' are not of x's dtype");
+  r.nd = sp.nd();
+  r.reduction = static_cast<ScatterReduction>(sp.reduction());
+  r.axis = sp.axis();
+  if (x.dtype() == DType::BOOL && r.reduction != ScatterReduction::NONE) return bad("a reduction of bool tensors");
+  if (!r.nd) {
+    if (r.axis < 0 || r.axis >= x.rank()) return bad("axis " + std::to_string(r.axis) + " out of range for " + dims_text(x));
+    bool ok = idx.rank() == x.rank() && idx.same_dims(upd);
+    for (int d = 0; ok && d < x.rank(); ++d) ok = d == r.axis || idx.dim(d) <= x.dim(d);
+    if (!ok) return bad("indices " + dims_text(idx) + " and updates " + dims_text(upd) + " do not fit x " + dims_text(x));
+  } else {
+    const int64_t k = idx.dim(idx.rank() - 1);
+    bool ok = k >= 1 && k <= x.rank() && upd.rank() == idx.rank() - 1 + x.rank() - static_cast<int>(k);
+    for (int d = 0; ok && d < upd.rank(); ++d) {
+      ok = upd.dim(d) == (d < idx.rank() - 1 ? idx.dim(d) : x.dim(static_cast<int>(k) + d - (idx.rank() - 1)));
+    }
+    if (!ok) return bad("indices " + dims_text(idx) + " and updates " + dims_text(upd) + " do not fit x " + dims_text(x));
+  }
+  return expect_output_dims(a, *p, x.dims(), x.rank());
+}
+
+Status execute_scatter(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  const ScatterPrepared& r = p.data.as<ScatterPrepared>();
+  if (r.nd) {
+    return scatter_nd_forward(h, r.reduction, p.in_descs[0], in[0], p.in_descs[1], in[1], p.in_descs[2], in[2],
+                              p.out_desc, out);
+  }
+  return scatter_elements_forward(h, r.reduction, r.axis, p.in_descs[0], in[0], p.in_descs[1], in[1], p.in_descs[2],
+                                  in[2], p.out_desc, out);
+}
+
 // True for the op types whose kernels take integer and bool tensors; the others compute on f32
 // and f16 only (prepare_ops checks every tensor of theirs).
 bool takes_any_dtype(fb::OpParams params) {
@@ -1153,7 +1207,8 @@ bool takes_any_dtype(fb::OpParams params) {
     case fb::OpParams::GatherParams:
     case fb::OpParams::GatherElementsParams:
     case fb::OpParams::TriluParams:
-    case fb::OpParams::CumSumParams: return true;
+    case fb::OpParams::CumSumParams:
+    case fb::OpParams::ScatterParams: return true;
     default: return false;
   }
 }

@@ -56,5 +56,6 @@
   X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)  \
   X(GATHER_ELEMENTS, gather_elements, GatherElementsAttrs, GatherElementsParams, "GatherElements", false, STRIDED, false) \
   X(TRILU,          trilu,          TriluAttrs,         TriluParams,         "Trilu",         false, STRIDED,   false)  \
-  X(CUMSUM,         cumsum,         CumSumAttrs,        CumSumParams,        "CumSum",        false, STRIDED,   false)
+  X(CUMSUM,         cumsum,         CumSumAttrs,        CumSumParams,        "CumSum",        false, STRIDED,   false)  \
+  X(SCATTER,        scatter,        ScatterAttrs,       ScatterParams,       "Scatter",       false, STRIDED,   false)
 // clang-format on

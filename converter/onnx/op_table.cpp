@@ -118,6 +118,12 @@ const OpEntry kOps[] = {
     {"GatherElements", 11, import_gather_elements},
     {"Trilu", 14, import_trilu},
     {"CumSum", 11, import_cumsum},
+    {"Scatter", 9, import_scatter_elements},
+    {"ScatterElements", 11, import_scatter_elements},
+    {"ScatterND", 11, import_scatter_nd},
+    {"Tile", 6, import_tile},
+    {"DepthToSpace", 1, import_depth_to_space},
+    {"SpaceToDepth", 1, import_space_to_depth},
 };
 
 // The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
@@ -127,7 +133,8 @@ const char* const kIntegerOps[] = {
     "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Slice", "Reshape", "Flatten", "Transpose",
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
-    "GatherElements", "Trilu", "CumSum",
+    "GatherElements", "Trilu", "CumSum", "Scatter", "ScatterElements", "ScatterND",
+    "Tile",
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Index and data-movement ops on computed tensors: GatherElements (GATHER_ELEMENTS), Trilu
-// (TRILU), CumSum (CUMSUM). Constant operands become IR constants; a node whose inputs are all
+// (TRILU), CumSum (CUMSUM), ScatterElements / Scatter / ScatterND (SCATTER), Tile (CONCAT), DepthToSpace /
+// SpaceToDepth (RESHAPE, SLICE, RESHAPE). Constant operands become IR constants; a node whose inputs are all
 // constant is then folded by optimize's fold_constants with the same kernels.
 #include "importer.h"
 
@@ -76,6 +77,156 @@ Status import_cumsum(Importer& im) {
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }
+
+namespace {
+
+Status scatter_reduction(Importer& im, ScatterReduction* r) {
+  std::string name;
+  Status st = im.attr_string("reduction", "none", &name);
+  if (!st.ok()) return st;
+  if (name == "none") *r = ScatterReduction::NONE;
+  else if (name == "add") *r = ScatterReduction::ADD;
+  else if (name == "mul") *r = ScatterReduction::MUL;
+  else if (name == "max") *r = ScatterReduction::MAX;
+  else if (name == "min") *r = ScatterReduction::MIN;
+  else return im.bad("unknown reduction '" + name + "'");
+  return Status::success();
+}
+
+// ScatterElements, Scatter (its opset 9-10 name) and ScatterND: one SCATTER node.
+Status import_scatter_any(Importer& im, bool nd) {
+  Status st = im.require_input(0, "data");
+  if (st.ok()) st = im.require_input(1, "indices");
+  if (st.ok()) st = im.require_input(2, "updates");
+  if (!st.ok()) return st;
+  const int64_t rank = static_cast<int64_t>(im.input_dims(0).size());
+  if (rank == 0) return im.bad("data is a scalar");
+  ScatterReduction red = ScatterReduction::NONE;
+  int64_t axis = 0;
+  st = scatter_reduction(im, &red);
+  if (st.ok() && !nd) st = im.attr_int("axis", 0, &axis);
+  if (st.ok() && !nd) st = im.normalize_axis(axis, rank, "axis", &axis);
+  if (!st.ok()) return st;
+  int x = -1, i = -1, u = -1, y = -1;
+  st = im.ir_input_any(0, &x);
+  if (st.ok()) st = im.ir_input_any(1, &i);
+  if (st.ok()) st = im.ir_input_any(2, &u);
+  if (!st.ok()) return st;
+  const DType it = im.g->tensors[i].dtype;
+  if (it != DType::I32 && it != DType::I64) {
+    return im.bad(std::string("indices are ") + dtype_name(it) + ", expected INT32 or INT64");
+  }
+  st = im.ir_check(im.g->scatter(im.ir_name(), x, i, u, nd, red, static_cast<int>(axis), &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
+Status import_scatter_elements(Importer& im) { return import_scatter_any(im, false); }
+Status import_scatter_nd(Importer& im) { return import_scatter_any(im, true); }
+
+// Tile: for every axis repeated r > 1 times, one CONCAT of r copies along it (any dtype; constant
+// input: folded by fold_constants).
+Status import_tile(Importer& im) {
+  Status st = im.require_input(0, "input");
+  if (st.ok()) st = im.require_input(1, "repeats");
+  if (!st.ok()) return st;
+  if (!im.is_constant(1)) return im.unsupported("repeats are computed at run time (only constant repeats are supported)");
+  std::vector<int64_t> reps;
+  st = im.ints_input(1, "repeats", &reps);
+  if (!st.ok()) return st;
+  const std::vector<int64_t> dims = im.input_dims(0);
+  if (dims.empty()) return im.bad("input is a scalar");
+  if (reps.size() != dims.size()) {
+    return im.bad("repeats have " + std::to_string(reps.size()) + " entries for an input of rank " +
+                  std::to_string(dims.size()));
+  }
+  constexpr int64_t kMaxCopies = 64;
+  for (int64_t r : reps) {
+    if (r < 0) return im.bad("a negative repeat " + std::to_string(r));
+    if (r == 0) return im.unsupported("a repeat of 0 gives an empty tensor");
+    if (r > kMaxCopies) {
+      return im.unsupported("a repeat of " + std::to_string(r) + " (at most " + std::to_string(kMaxCopies) +
+                            " copies per axis are imported, as one CONCAT input each)");
+    }
+  }
+  bool any = false;
+  for (int64_t r : reps) any = any || r != 1;
+  if (!any) {
+    ++im.removed_ops[im.node->op_type()];
+    return im.set_output_value(0, im.input(0));
+  }
+  int x = -1;
+  st = im.ir_input_any(0, &x);
+  if (!st.ok()) return st;
+  for (size_t d = 0; d < reps.size(); ++d) {
+    if (reps[d] == 1) continue;
+    int y = -1;
+    st = im.ir_check(im.g->concat(im.ir_name("axis" + std::to_string(d)), std::vector<int>(static_cast<size_t>(reps[d]), x),
+                                  static_cast<int>(d), &y));
+    if (!st.ok()) return st;
+    x = y;
+  }
+  return im.set_output(0, x);
+}
+
+namespace {
+
+// DepthToSpace / SpaceToDepth of a computed NCHW tensor: RESHAPE to 6 dims, a SLICE that permutes
+// them, RESHAPE to the result (the moves ONNX's definition spells out).
+Status import_block_shuffle(Importer& im, bool to_space) {
+  Status st = im.require_input(0, "input");
+  if (!st.ok()) return st;
+  const std::vector<int64_t> d = im.input_dims(0);
+  if (d.size() != 4) return im.bad("input " + dims_text(d) + " is not 4-D (N, C, H, W)");
+  int64_t b = 0;
+  st = im.attr_int("blocksize", 0, &b);
+  if (!st.ok()) return st;
+  if (b < 1) return im.bad("blocksize " + std::to_string(b) + " is not positive");
+  std::string mode = "DCR";
+  if (to_space) {
+    st = im.attr_string("mode", "DCR", &mode);
+    if (!st.ok()) return st;
+    if (mode != "DCR" && mode != "CRD") return im.bad("unknown mode '" + mode + "'");
+  }
+  const int64_t n = d[0], c = d[1], h = d[2], w = d[3];
+  std::vector<int64_t> mid, perm, out;
+  if (to_space) {
+    if (c % (b * b) != 0) return im.bad("C = " + std::to_string(c) + " is not a multiple of blocksize^2");
+    const int64_t cb = c / (b * b);
+    if (mode == "DCR") {
+      mid = {n, b, b, cb, h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else {
+      mid = {n, cb, b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    }
+    out = {n, cb, h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) return im.bad("H and W are not multiples of blocksize " + std::to_string(b));
+    mid = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, c * b * b, h / b, w / b};
+  }
+  int x = -1, r = -1, t = -1, y = -1;
+  st = im.ir_input(0, &x);
+  if (st.ok()) st = im.reshape_to(x, mid, "split", &r);
+  ir::SliceAttrs a;
+  a.starts.assign(6, 0);
+  a.steps.assign(6, 1);
+  a.sizes = mid;
+  a.perm = perm;
+  if (st.ok()) st = im.ir_check(im.g->slice(im.ir_name("permute"), r, std::move(a), &t));
+  if (st.ok()) st = im.reshape_to(t, out, "", &y);
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
+Status import_depth_to_space(Importer& im) { return import_block_shuffle(im, true); }
+Status import_space_to_depth(Importer& im) { return import_block_shuffle(im, false); }
 
 }  // namespace onnx_import
 }  // namespace jet

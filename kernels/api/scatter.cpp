@@ -66,9 +66,9 @@ Status dispatch(const Handle& handle, const char* fn, const ScatterPlan& p, cons
                 void* y) {
   if (handle.backend() == Backend::CPU) return cpu::scatter_forward(p, x_desc, x, indices_desc, indices, updates, y_desc, y);
 #if defined(JET_HAVE_CUDA)
+  (void)fn;
   return cuda::scatter_forward(handle, p, x_desc, x, indices_desc, indices, updates, y_desc, y);
 #else
-  (void)p;
   return cuda_not_available(fn);
 #endif
 }

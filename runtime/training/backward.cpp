@@ -520,6 +520,7 @@ constexpr BackwardRule backward_gather_elements{nullptr, nullptr, nullptr, nullp
                                                 "GatherElements has no backward rule yet"};
 constexpr BackwardRule backward_trilu{nullptr, nullptr, nullptr, nullptr, "Trilu has no backward rule yet"};
 constexpr BackwardRule backward_cumsum{nullptr, nullptr, nullptr, nullptr, "CumSum has no backward rule yet"};
+constexpr BackwardRule backward_scatter{nullptr, nullptr, nullptr, nullptr, "Scatter has no backward rule yet"};
 
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.

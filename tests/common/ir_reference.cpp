@@ -231,6 +231,12 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
       return cumsum_forward(h, a.axis, a.exclusive, a.reverse, in_desc(0), in(0), y, yp);
     }
+    case ir::OpType::SCATTER: {
+      const ir::ScatterAttrs& a = std::get<ir::ScatterAttrs>(n.attrs);
+      if (a.nd) return scatter_nd_forward(h, a.reduction, in_desc(0), in(0), in_desc(1), in(1), in_desc(2), in(2), y, yp);
+      return scatter_elements_forward(h, a.reduction, a.axis, in_desc(0), in(0), in_desc(1), in(1), in_desc(2), in(2),
+                                      y, yp);
+    }
     case ir::OpType::COUNT:
       break;
   }

@@ -2645,4 +2645,94 @@ TEST_CASE("onnx import: Gather by computed indices (an embedding lookup) is a GA
   CHECK(out[1] == want_z);
 }
 
+TEST_CASE("onnx import: GatherElements, Trilu, CumSum, ScatterElements, ScatterND and Tile of computed tensors") {
+  // x: [3, 4] float, idx: [2, 4] int64 inputs. ge = GatherElements(x, idx, axis 0); tr =
+  // Trilu(x, k = 1, lower); cs = CumSum(x, axis -1, exclusive, reverse); se = ScatterElements(x,
+  // idx, upd, axis 0, add); sn = ScatterND(x, [[2]], row); tl = Tile(x, [2, 1]).
+  OnnxModel m(16);
+  m.input("x", {3, 4});
+  m.input("idx", {2, 4}, onnx::TensorProto::INT64);
+  m.initializer_i64("k", {}, {1});
+  m.initializer_i64("axis", {}, {-1});
+  m.initializer_i64("rows", {1, 1}, {2});
+  m.initializer_i64("reps", {2}, {2, 1});
+  const std::vector<float> upd = {1, 2, 3, 4, 5, 6, 7, 8}, row = {-1, -2, -3, -4};
+  m.initializer("upd", {2, 4}, upd);
+  m.initializer("row", {1, 4}, row);
+  jet::test::attr_int(m.node("GatherElements", {"x", "idx"}, {"ge"}), "axis", 0);
+  jet::test::attr_int(m.node("Trilu", {"x", "k"}, {"tr"}), "upper", 0);
+  onnx::NodeProto* cs = m.node("CumSum", {"x", "axis"}, {"cs"});
+  jet::test::attr_int(cs, "exclusive", 1);
+  jet::test::attr_int(cs, "reverse", 1);
+  onnx::NodeProto* se = m.node("ScatterElements", {"x", "idx", "upd"}, {"se"});
+  jet::test::attr_int(se, "axis", 0);
+  jet::test::attr_string(se, "reduction", "add");
+  m.node("ScatterND", {"x", "rows", "row"}, {"sn"});
+  m.node("Tile", {"x", "reps"}, {"tl"});
+  for (const char* o : {"ge", "tr", "cs", "se", "sn", "tl"}) m.output(o);
+  const Graph g = import_ok(m);
+  CHECK(count_op(g, OpType::GATHER_ELEMENTS) == 1);
+  CHECK(count_op(g, OpType::TRILU) == 1);
+  CHECK(count_op(g, OpType::CUMSUM) == 1);
+  CHECK(count_op(g, OpType::SCATTER) == 2);
+  CHECK(count_op(g, OpType::CONCAT) == 1);
+  std::vector<float> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 5) % 7) - 3.f;
+  const std::vector<float> idx = {2, -1, 0, 1, 0, 2, -3, 2};  // duplicates in column 0
+  const std::vector<std::vector<float>> out = run(g, {x, idx});
+  REQUIRE(out.size() == 6);
+  std::vector<float> ge(8), tr(12), csv(12), sev = x, snv = x, tl = x;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const int r = static_cast<int>(idx[i * 4 + j]) < 0 ? static_cast<int>(idx[i * 4 + j]) + 3 : static_cast<int>(idx[i * 4 + j]);
+      ge[i * 4 + j] = x[r * 4 + j];
+      sev[r * 4 + j] += upd[i * 4 + j];
+    }
+  for (int i = 0; i < 3; ++i) {
+    float sum = 0.f;
+    for (int j = 3; j >= 0; --j) {
+      tr[i * 4 + j] = j - i <= 1 ? x[i * 4 + j] : 0.f;
+      csv[i * 4 + j] = sum;
+      sum += x[i * 4 + j];
+    }
+  }
+  for (int j = 0; j < 4; ++j) snv[2 * 4 + j] = row[j];
+  tl.insert(tl.end(), x.begin(), x.end());
+  CHECK(out[0] == ge);
+  CHECK(out[1] == tr);
+  CHECK(out[2] == csv);
+  CHECK(out[3] == sev);
+  CHECK(out[4] == snv);
+  CHECK(out[5] == tl);
+}
+
+TEST_CASE("onnx import: DepthToSpace (DCR, CRD) and SpaceToDepth of computed tensors") {
+  // x: [2, 8, 3, 2], blocksize 2. dcr, crd: [2, 2, 6, 4]; back = SpaceToDepth(dcr) == x.
+  OnnxModel m(13);
+  m.input("x", {2, 8, 3, 2});
+  jet::test::attr_int(m.node("DepthToSpace", {"x"}, {"dcr"}), "blocksize", 2);
+  onnx::NodeProto* crd = m.node("DepthToSpace", {"x"}, {"crd"});
+  jet::test::attr_int(crd, "blocksize", 2);
+  jet::test::attr_string(crd, "mode", "CRD");
+  jet::test::attr_int(m.node("SpaceToDepth", {"dcr"}, {"back"}), "blocksize", 2);
+  for (const char* o : {"dcr", "crd", "back"}) m.output(o);
+  const Graph g = import_ok(m);
+  std::vector<float> x(2 * 8 * 3 * 2);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  const std::vector<std::vector<float>> out = run(g, {x});
+  REQUIRE(out.size() == 3);
+  std::vector<float> dcr(x.size()), crdv(x.size());
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 2; ++c)
+      for (int h = 0; h < 6; ++h)
+        for (int w = 0; w < 4; ++w) {
+          const int i = h % 2, j = w % 2, at = ((n * 2 + c) * 6 + h) * 4 + w;
+          dcr[at] = x[((n * 8 + (i * 2 + j) * 2 + c) * 3 + h / 2) * 2 + w / 2];
+          crdv[at] = x[((n * 8 + c * 4 + i * 2 + j) * 3 + h / 2) * 2 + w / 2];
+        }
+  CHECK(out[0] == dcr);
+  CHECK(out[1] == crdv);
+  CHECK(out[2] == x);
+}
+
 #endif  // JET_HAVE_ONNX_IMPORT

@@ -1,8 +1,10 @@
-// gather_elements_forward, trilu_forward and cumsum_forward on every backend and every dtype they
+// gather_elements_forward, trilu_forward, cumsum_forward, scatter_elements_forward and
+// scatter_nd_forward on every backend and every dtype they
 // take, against the float64 references of tests/reference/index_ops: odd shapes, strided layouts
 // (padded, reversed), poisoned outputs (bytes no routine writes), NaN / infinities in float
 // operands, negative and out-of-range indices, exclusive / reverse sums.
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
 
@@ -201,4 +203,172 @@ TEST_CASE("cumsum_forward wraps integers and refuses bool, a bad axis and aliasi
   CHECK(cumsum_forward(h, 0, false, false, b.desc(), b.data(), b2.desc(), b2.data()).code() == StatusCode::BAD_PARAM);
   CHECK(cumsum_forward(h, 1, false, false, x.desc(), x.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
   CHECK(cumsum_forward(h, 0, false, false, x.desc(), x.data(), y.desc(), x.data()).code() == StatusCode::BAD_PARAM);
+}
+
+namespace {
+
+// Scatter operands: floats in [-1, 1] (NaN / +-inf on some turns), integers in [-3, 3] (products
+// of duplicates stay far from wrapping), bools 0 / 1.
+HostTensor scatter_operand(DType t, const std::vector<int64_t>& dims, Layout l) {
+  std::vector<double> v(static_cast<size_t>(count(dims)));
+  if (dtype_is_float(t)) {
+    for (double& e : v) e = static_cast<double>(uniform_int(-1000, 1000)) / 1000.0;
+    if (specials_turn()) plant_specials(&v);
+  } else {
+    for (double& e : v) e = static_cast<double>(t == DType::BOOL ? uniform_int(0, 1) : uniform_int(-3, 3));
+  }
+  return tensor_with(make_desc(t, dims, l), v);
+}
+
+}  // namespace
+
+TEST_CASE("scatter_elements_forward applies updates along an axis, duplicates in order, every reduction") {
+  struct Case {
+    std::vector<int64_t> x, indices;
+    int axis;
+  };
+  const std::vector<Case> cases = {
+      {{7}, {9}, 0},                // more updates than x's dim: duplicates
+      {{5, 3}, {2, 3}, 0},
+      {{3, 5}, {3, 4}, 1},
+      {{3, 5, 4}, {2, 6, 3}, 1},    // smaller than x at the other dims, more along the axis
+      {{2, 3, 4, 5}, {2, 2, 4, 3}, 3},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : kAllDtypes) {
+      for (int red = 0; red < EnumCount<ScatterReduction>::value; ++red) {
+        if (t == DType::BOOL && red != 0) continue;
+        for (const Case& k : cases) {
+          const int li = static_cast<int>((red + k.axis) % 3);
+          if (reduced_tests() && li > 0) continue;
+          for (bool out_of_range : {false, true}) {
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(red);
+            CAPTURE(dims_str(k.x));
+            CAPTURE(dims_str(k.indices));
+            CAPTURE(k.axis);
+            CAPTURE(li);
+            CAPTURE(out_of_range);
+            const DType it = li == 1 ? DType::I32 : DType::I64;
+            HostTensor x = scatter_operand(t, k.x, kLayouts[li]);
+            const int64_t n = k.x[static_cast<size_t>(k.axis)];
+            std::vector<double> iv(static_cast<size_t>(count(k.indices)));
+            for (double& v : iv) v = static_cast<double>(uniform_int(-n, n - 1));
+            if (out_of_range) iv[iv.size() / 2] = static_cast<double>(uniform_int(0, 1) ? n : -n - 1);
+            HostTensor idx = tensor_with(make_desc(it, k.indices, kLayouts[(li + 1) % 3]), iv);
+            HostTensor upd = scatter_operand(t, k.indices, kLayouts[(li + 2) % 3]);
+            HostTensor y(make_desc(t, k.x, kLayouts[(li + 1) % 3]));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(scatter_elements_forward(h, static_cast<ScatterReduction>(red), k.axis, x.desc(), st.in(x),
+                                                idx.desc(), st.in(idx), upd.desc(), st.in(upd), y.desc(), st.out(y)));
+            st.finish();
+            check_output(y, before,
+                         ref::scatter_elements(red, k.axis, k.x, x.to_ref(), k.indices, iv, upd.to_ref(), invalid_for(t)),
+                         dtype_is_float(t) ? tol_for(t) : 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("scatter_nd_forward replaces or combines slices by index tuples") {
+  struct Case {
+    std::vector<int64_t> x, indices;  // updates: indices' dims but the last, then x's from k on
+  };
+  const std::vector<Case> cases = {
+      {{7}, {5, 1}},                  // single elements, duplicates likely
+      {{4, 3, 5}, {3, 1}},            // whole matrices
+      {{4, 3, 5}, {2, 2, 2}},         // rows, a 2 x 2 grid of tuples
+      {{3, 5, 2}, {4, 3}},            // single elements of a rank-3 x
+      {{2, 3, 4, 5}, {3, 2}},
+  };
+  for (const Handle& h : test_handles()) {
+    for (DType t : kAllDtypes) {
+      for (int red = 0; red < EnumCount<ScatterReduction>::value; ++red) {
+        if (t == DType::BOOL && red != 0) continue;
+        for (size_t ci = 0; ci < cases.size(); ++ci) {
+          const Case& k = cases[ci];
+          const int li = static_cast<int>((static_cast<size_t>(red) + ci) % 3);
+          if (reduced_tests() && li > 0) continue;
+          for (bool out_of_range : {false, true}) {
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(red);
+            CAPTURE(dims_str(k.x));
+            CAPTURE(dims_str(k.indices));
+            CAPTURE(li);
+            CAPTURE(out_of_range);
+            const DType it = li == 2 ? DType::I32 : DType::I64;
+            const size_t kk = static_cast<size_t>(k.indices.back());
+            std::vector<int64_t> udims(k.indices.begin(), k.indices.end() - 1);
+            udims.insert(udims.end(), k.x.begin() + static_cast<std::ptrdiff_t>(kk), k.x.end());
+            HostTensor x = scatter_operand(t, k.x, kLayouts[li]);
+            std::vector<double> iv(static_cast<size_t>(count(k.indices)));
+            for (size_t i = 0; i < iv.size(); ++i) {
+              const int64_t n = k.x[i % kk];
+              iv[i] = static_cast<double>(uniform_int(-n, n - 1));
+            }
+            if (out_of_range) iv[0] = static_cast<double>(k.x[0]);
+            HostTensor idx = tensor_with(make_desc(it, k.indices, kLayouts[(li + 1) % 3]), iv);
+            HostTensor upd = scatter_operand(t, udims, kLayouts[(li + 2) % 3]);
+            HostTensor y(make_desc(t, k.x, kLayouts[(li + 2) % 3]));
+            y.poison();
+            const HostTensor before = y;
+            Staging st(h);
+            REQUIRE_OK(scatter_nd_forward(h, static_cast<ScatterReduction>(red), x.desc(), st.in(x), idx.desc(),
+                                          st.in(idx), upd.desc(), st.in(upd), y.desc(), st.out(y)));
+            st.finish();
+            check_output(y, before, ref::scatter_nd(red, k.x, x.to_ref(), k.indices, iv, upd.to_ref(), invalid_for(t)),
+                         dtype_is_float(t) ? tol_for(t) : 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("scatter routines run in place and refuse bad shapes, dtypes, reductions and aliasing") {
+  const Handle h = Handle::cpu();
+  HostTensor x = tensor_with(TensorDesc::packed(DType::F32, {2, 3}), {1, 2, 3, 4, 5, 6});
+  HostTensor idx = tensor_with(TensorDesc::packed(DType::I64, {1, 3}), {1, 0, 1});
+  HostTensor upd = tensor_with(TensorDesc::packed(DType::F32, {1, 3}), {10, 20, 30});
+  // In place (y is x): ScatterElements along axis 0.
+  REQUIRE_OK(scatter_elements_forward(h, ScatterReduction::ADD, 0, x.desc(), x.data(), idx.desc(), idx.data(),
+                                      upd.desc(), upd.data(), x.desc(), x.data()));
+  const HostTensor none = x;
+  check_output(x, none, {1, 22, 3, 14, 5, 36}, 0.0);
+  HostTensor y(TensorDesc::packed(DType::F32, {2, 3}));
+  HostTensor fi(TensorDesc::packed(DType::F32, {1, 3})), ui(TensorDesc::packed(DType::I64, {1, 3}));
+  HostTensor bx(TensorDesc::packed(DType::BOOL, {2, 3})), bu(TensorDesc::packed(DType::BOOL, {1, 3}));
+  HostTensor by(TensorDesc::packed(DType::BOOL, {2, 3}));
+  const auto el = [&](ScatterReduction r, int axis, const HostTensor& xx, const HostTensor& ii, const HostTensor& uu,
+                      const HostTensor& yy, void* yp) {
+    return scatter_elements_forward(h, r, axis, xx.desc(), xx.data(), ii.desc(), ii.data(), uu.desc(), uu.data(),
+                                    yy.desc(), yp)
+        .code();
+  };
+  CHECK(el(ScatterReduction::NONE, 0, x, fi, upd, y, y.data()) == StatusCode::BAD_PARAM);  // float indices
+  CHECK(el(ScatterReduction::NONE, 0, x, idx, ui, y, y.data()) == StatusCode::BAD_PARAM);  // updates' dtype
+  CHECK(el(ScatterReduction::NONE, 2, x, idx, upd, y, y.data()) == StatusCode::BAD_PARAM);  // axis
+  CHECK(el(ScatterReduction::ADD, 0, bx, idx, bu, by, by.data()) == StatusCode::BAD_PARAM);  // bool add
+  CHECK(el(static_cast<ScatterReduction>(9), 0, x, idx, upd, y, y.data()) == StatusCode::BAD_PARAM);
+  CHECK(el(ScatterReduction::NONE, 0, x, idx, upd, y, upd.data()) == StatusCode::BAD_PARAM);  // y is updates
+  HostTensor wide_i(TensorDesc::packed(DType::I64, {1, 4})), wide_u(TensorDesc::packed(DType::F32, {1, 4}));
+  CHECK(el(ScatterReduction::NONE, 0, x, wide_i, wide_u, y, y.data()) == StatusCode::BAD_PARAM);  // wider than x
+  // ScatterND: k above the rank, updates of the wrong shape.
+  HostTensor k3 = tensor_with(TensorDesc::packed(DType::I64, {1, 3}), {0, 0, 0});
+  HostTensor k1 = tensor_with(TensorDesc::packed(DType::I64, {2, 1}), {0, 1});
+  HostTensor u23(TensorDesc::packed(DType::F32, {2, 3})), u22(TensorDesc::packed(DType::F32, {2, 2}));
+  const auto nd = [&](const HostTensor& ii, const HostTensor& uu) {
+    return scatter_nd_forward(h, ScatterReduction::NONE, x.desc(), x.data(), ii.desc(), ii.data(), uu.desc(),
+                              uu.data(), y.desc(), y.data())
+        .code();
+  };
+  CHECK(nd(k1, u23) == StatusCode::SUCCESS);
+  CHECK(nd(k3, u23) == StatusCode::BAD_PARAM);
+  CHECK(nd(k1, u22) == StatusCode::BAD_PARAM);
 }

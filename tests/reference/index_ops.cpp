@@ -1,5 +1,6 @@
 #include "reference/index_ops.h"
 
+#include <cmath>
 #include <cstddef>
 
 namespace jet {
@@ -70,6 +71,70 @@ std::vector<double> cumsum(int axis, bool exclusive, bool reverse, const std::ve
         y[at] = sum;
         if (exclusive) sum += x[at];
       }
+    }
+  }
+  return y;
+}
+
+double scatter_combine(int reduction, double a, double b) {
+  switch (reduction) {
+    case 1: return a + b;
+    case 2: return a * b;
+    case 3: return (std::isnan(a) || a > b) ? a : b;
+    case 4: return (std::isnan(a) || a < b) ? a : b;
+    default: return b;
+  }
+}
+
+std::vector<double> scatter_elements(int reduction, int axis, const std::vector<int64_t>& x_dims,
+                                     const std::vector<double>& x, const std::vector<int64_t>& indices_dims,
+                                     const std::vector<double>& indices, const std::vector<double>& updates,
+                                     double invalid) {
+  std::vector<double> y = x;
+  const size_t a = static_cast<size_t>(axis);
+  const int64_t n = x_dims[a];
+  std::vector<std::vector<int64_t>> bad_lines;  // coordinates (axis set to 0) of poisoned lines
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::vector<int64_t> c = coords(static_cast<int64_t>(i), indices_dims);
+    const int64_t k = static_cast<int64_t>(indices[i]);
+    if (k < -n || k >= n) {
+      c[a] = 0;
+      bad_lines.push_back(c);
+      continue;
+    }
+    c[a] = k < 0 ? k + n : k;
+    double& e = y[static_cast<size_t>(flat(c, x_dims))];
+    e = scatter_combine(reduction, e, updates[i]);
+  }
+  for (std::vector<int64_t> c : bad_lines) {
+    for (int64_t j = 0; j < n; ++j) {
+      c[a] = j;
+      y[static_cast<size_t>(flat(c, x_dims))] = invalid;
+    }
+  }
+  return y;
+}
+
+std::vector<double> scatter_nd(int reduction, const std::vector<int64_t>& x_dims, const std::vector<double>& x,
+                               const std::vector<int64_t>& indices_dims, const std::vector<double>& indices,
+                               const std::vector<double>& updates, double invalid) {
+  std::vector<double> y = x;
+  const size_t k = static_cast<size_t>(indices_dims.back());
+  int64_t slice = 1;
+  for (size_t d = k; d < x_dims.size(); ++d) slice *= x_dims[d];
+  const size_t tuples = indices.size() / k;
+  for (size_t t = 0; t < tuples; ++t) {
+    std::vector<int64_t> c(x_dims.size(), 0);
+    for (size_t m = 0; m < k; ++m) {
+      const int64_t n = x_dims[m];
+      const int64_t i = static_cast<int64_t>(indices[t * k + m]);
+      if (i < -n || i >= n) return std::vector<double>(x.size(), invalid);
+      c[m] = i < 0 ? i + n : i;
+    }
+    const int64_t base = flat(c, x_dims);
+    for (int64_t s = 0; s < slice; ++s) {
+      double& e = y[static_cast<size_t>(base + s)];
+      e = scatter_combine(reduction, e, updates[t * static_cast<size_t>(slice) + static_cast<size_t>(s)]);
     }
   }
   return y;

@@ -24,5 +24,22 @@ std::vector<double> trilu(bool upper, int64_t k, const std::vector<int64_t>& dim
 std::vector<double> cumsum(int axis, bool exclusive, bool reverse, const std::vector<int64_t>& dims,
                            const std::vector<double>& x);
 
+// 0 none, 1 add, 2 mul, 3 max, 4 min (jet::ScatterReduction's values): b applied to a, NaN wins
+// max and min.
+double scatter_combine(int reduction, double a, double b);
+
+// x with updates applied in row-major order of updates (ScatterElements along `axis`); an index
+// outside [-n, n) makes the line along the axis it was meant for `invalid`.
+std::vector<double> scatter_elements(int reduction, int axis, const std::vector<int64_t>& x_dims,
+                                     const std::vector<double>& x, const std::vector<int64_t>& indices_dims,
+                                     const std::vector<double>& indices, const std::vector<double>& updates,
+                                     double invalid);
+
+// x with the slices of updates applied tuple by tuple (ScatterND: indices' last dim k); any index
+// out of range makes the whole result `invalid`.
+std::vector<double> scatter_nd(int reduction, const std::vector<int64_t>& x_dims, const std::vector<double>& x,
+                               const std::vector<int64_t>& indices_dims, const std::vector<double>& indices,
+                               const std::vector<double>& updates, double invalid);
+
 }  // namespace ref
 }  // namespace jet

@@ -154,6 +154,13 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
     }
     case ir::OpType::TRILU: REQUIRE_OK(g.trilu("op", x, false, -1, &y)); break;
     case ir::OpType::CUMSUM: REQUIRE_OK(g.cumsum("op", x, 1, true, true, &y)); break;
+    case ir::OpType::SCATTER: {  // ScatterND, slices x[i, j, :, :] accumulated (duplicate tuples too)
+      int idx = -1;
+      REQUIRE_OK(g.add_constant("idx", DType::I64, {3, 2}, &idx));
+      g.tensors[idx].int_data = {1, 2, 0, -1, 1, 2};
+      REQUIRE_OK(g.scatter("op", x, idx, random_constant(g, "upd", {3, 5, 7}, -1, 1), true, ScatterReduction::ADD, 0, &y));
+      break;
+    }
     case ir::OpType::COUNT: FAIL("not an op type");
   }
   REQUIRE_OK(g.mark_output(y));
