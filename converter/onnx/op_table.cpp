@@ -124,6 +124,7 @@ const OpEntry kOps[] = {
     {"Tile", 6, import_tile},
     {"DepthToSpace", 1, import_depth_to_space},
     {"SpaceToDepth", 1, import_space_to_depth},
+    {"OneHot", 9, import_one_hot},
 };
 
 // The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
@@ -134,7 +135,7 @@ const char* const kIntegerOps[] = {
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
     "GatherElements", "Trilu", "CumSum", "Scatter", "ScatterElements", "ScatterND",
-    "Tile",
+    "Tile", "OneHot",
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Index and data-movement ops on computed tensors: GatherElements (GATHER_ELEMENTS), Trilu
 // (TRILU), CumSum (CUMSUM), ScatterElements / Scatter / ScatterND (SCATTER), Tile (CONCAT), DepthToSpace /
-// SpaceToDepth (RESHAPE, SLICE, RESHAPE). Constant operands become IR constants; a node whose inputs are all
+// SpaceToDepth (RESHAPE, SLICE, RESHAPE), OneHot (LOGIC, WHERE). Constant operands become IR constants; a node whose inputs are all
 // constant is then folded by optimize's fold_constants with the same kernels.
 #include "importer.h"
 
@@ -227,6 +227,70 @@ Status import_block_shuffle(Importer& im, bool to_space) {
 
 Status import_depth_to_space(Importer& im) { return import_block_shuffle(im, true); }
 Status import_space_to_depth(Importer& im) { return import_block_shuffle(im, false); }
+
+// OneHot: mask = Equal(indices, 0..depth-1) Or Equal(indices, -depth..-1) (the indices given a
+// size-1 dim at axis, the ranges constants spanning only that dim: negative indices count from the
+// end without integer arithmetic), then Where(mask, values[1], values[0]) (SLICEs of values).
+// Indices of any numeric runtime type, computed or constant; depth a constant.
+Status import_one_hot(Importer& im) {
+  Status st = im.require_input(0, "indices");
+  if (st.ok()) st = im.require_input(1, "depth");
+  if (st.ok()) st = im.require_input(2, "values");
+  if (!st.ok()) return st;
+  if (!im.is_constant(1)) return im.unsupported("depth is computed at run time (only a constant depth is supported)");
+  const Constant& dc = im.constant(1);
+  if (dc.elements() != 1) return im.bad("depth has " + std::to_string(dc.elements()) + " elements, expected one");
+  const int64_t depth = dc.is_int() ? dc.ints[0] : static_cast<int64_t>(dc.floats[0]);
+  if (depth < 1) return im.unsupported("depth " + std::to_string(depth) + " gives an empty tensor");
+  constexpr int64_t kMaxDepth = int64_t{1} << 20;
+  if (depth > kMaxDepth) return im.unsupported("depth " + std::to_string(depth) + " is above 2^20");
+  if (im.input_dims(2) != std::vector<int64_t>{2}) return im.bad("values are not a 2-element tensor");
+  const std::vector<int64_t> idims = im.input_dims(0);
+  const int64_t out_rank = static_cast<int64_t>(idims.size()) + 1;
+  if (out_rank > kMaxRank) return im.unsupported("the result would have a rank above " + std::to_string(kMaxRank));
+  int64_t axis = -1;
+  st = im.attr_int("axis", -1, &axis);
+  if (st.ok()) st = im.normalize_axis(axis, out_rank, "axis", &axis);
+  if (!st.ok()) return st;
+  int idx = -1, vals = -1;
+  st = im.ir_input_any(0, &idx);
+  if (st.ok()) st = im.ir_input_any(2, &vals);
+  if (!st.ok()) return st;
+  const DType it = im.g->tensors[idx].dtype;
+  if (it == DType::BOOL) return im.bad("indices are BOOL");
+  std::vector<int64_t> with_axis = idims, range_dims(static_cast<size_t>(out_rank), 1);
+  with_axis.insert(with_axis.begin() + axis, 1);
+  range_dims[static_cast<size_t>(axis)] = depth;
+  int idx_r = -1, pos = -1, neg = -1;
+  st = im.reshape_to(idx, with_axis, "unsqueeze", &idx_r);
+  for (int sign = 0; st.ok() && sign < 2; ++sign) {
+    int* t = sign == 0 ? &pos : &neg;
+    const std::string name = im.ir_name(sign == 0 ? "range" : "range_from_end");
+    if (dtype_is_float(it)) {
+      std::vector<float> v(static_cast<size_t>(depth));
+      for (int64_t i = 0; i < depth; ++i) v[static_cast<size_t>(i)] = static_cast<float>(sign == 0 ? i : i - depth);
+      st = im.ir_constant_values(name, it, range_dims, std::move(v), t);
+    } else {
+      st = im.g->add_constant(name, it, range_dims, t);
+      if (!st.ok()) return im.bad(st.message());
+      for (int64_t i = 0; i < depth; ++i) im.g->tensors[*t].int_data.push_back(sign == 0 ? i : i - depth);
+    }
+  }
+  int m_pos = -1, m_neg = -1, mask = -1, on = -1, off = -1, y = -1;
+  if (st.ok()) st = im.ir_check(im.g->logic(im.ir_name("is"), LogicOp::EQUAL, idx_r, pos, &m_pos));
+  if (st.ok()) st = im.ir_check(im.g->logic(im.ir_name("is_from_end"), LogicOp::EQUAL, idx_r, neg, &m_neg));
+  if (st.ok()) st = im.ir_check(im.g->logic(im.ir_name("mask"), LogicOp::OR, m_pos, m_neg, &mask));
+  for (int k = 0; st.ok() && k < 2; ++k) {
+    ir::SliceAttrs a;
+    a.starts = {k == 0 ? 1 : 0};
+    a.steps = {1};
+    a.sizes = {1};
+    st = im.ir_check(im.g->slice(im.ir_name(k == 0 ? "on" : "off"), vals, std::move(a), k == 0 ? &on : &off));
+  }
+  if (st.ok()) st = im.ir_check(im.g->where(im.ir_name(), mask, on, off, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
 
 }  // namespace onnx_import
 }  // namespace jet

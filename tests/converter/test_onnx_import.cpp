@@ -2735,4 +2735,31 @@ TEST_CASE("onnx import: DepthToSpace (DCR, CRD) and SpaceToDepth of computed ten
   CHECK(out[2] == x);
 }
 
+TEST_CASE("onnx import: OneHot of computed int64 and float indices (negative and out of range)") {
+  // ids: [2, 2] int64, f: [3] float inputs; depth 3; values [off, on] = [-1, 5]. a = OneHot(ids,
+  // axis 1): [2, 3, 2]; b = OneHot(f) (axis -1): [3, 3].
+  OnnxModel m(11);
+  m.input("ids", {2, 2}, onnx::TensorProto::INT64);
+  m.input("f", {3});
+  m.initializer_i64("depth", {}, {3});
+  m.initializer("values", {2}, {-1.f, 5.f});
+  jet::test::attr_int(m.node("OneHot", {"ids", "depth", "values"}, {"a"}), "axis", 1);
+  m.node("OneHot", {"f", "depth", "values"}, {"b"});
+  m.output("a");
+  m.output("b");
+  const Graph g = import_ok(m);
+  const std::vector<float> ids = {1, -1, 3, 0}, f = {2, -3, 0};
+  const std::vector<std::vector<float>> out = run(g, {ids, f});
+  REQUIRE(out.size() == 2);
+  std::vector<float> a(12, -1.f), b(9, -1.f);
+  a[(0 * 3 + 1) * 2 + 0] = 5.f;  // ids[0][0] = 1
+  a[(0 * 3 + 2) * 2 + 1] = 5.f;  // ids[0][1] = -1: the last
+  a[(1 * 3 + 0) * 2 + 1] = 5.f;  // ids[1][1] = 0; ids[1][0] = 3 is out of range: all off
+  b[0 * 3 + 2] = 5.f;
+  b[1 * 3 + 0] = 5.f;  // -3 + 3
+  b[2 * 3 + 0] = 5.f;
+  CHECK(out[0] == a);
+  CHECK(out[1] == b);
+}
+
 #endif  // JET_HAVE_ONNX_IMPORT
