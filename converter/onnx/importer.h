@@ -261,7 +261,7 @@ Status import_or(Importer& im);
 Status import_xor(Importer& im);
 Status import_arg_max(Importer& im);
 Status import_arg_min(Importer& im);
-// ops_index.cpp: GatherElements, Trilu, CumSum, Scatter*, Tile, DepthToSpace, SpaceToDepth, OneHot
+// ops_index.cpp: GatherElements, Trilu, CumSum, Scatter*, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike
 Status import_gather_elements(Importer& im);
 Status import_trilu(Importer& im);
 Status import_cumsum(Importer& im);
@@ -271,6 +271,7 @@ Status import_tile(Importer& im);
 Status import_depth_to_space(Importer& im);
 Status import_space_to_depth(Importer& im);
 Status import_one_hot(Importer& im);
+Status import_eye_like(Importer& im);
 Status import_split(Importer& im);
 // ops_nn.cpp
 Status import_conv(Importer& im);

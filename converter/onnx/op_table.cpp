@@ -125,6 +125,7 @@ const OpEntry kOps[] = {
     {"DepthToSpace", 1, import_depth_to_space},
     {"SpaceToDepth", 1, import_space_to_depth},
     {"OneHot", 9, import_one_hot},
+    {"EyeLike", 9, import_eye_like},
 };
 
 // The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
@@ -135,7 +136,7 @@ const char* const kIntegerOps[] = {
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
     "GatherElements", "Trilu", "CumSum", "Scatter", "ScatterElements", "ScatterND",
-    "Tile", "OneHot",
+    "Tile", "OneHot", "EyeLike",
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Index and data-movement ops on computed tensors: GatherElements (GATHER_ELEMENTS), Trilu
 // (TRILU), CumSum (CUMSUM), ScatterElements / Scatter / ScatterND (SCATTER), Tile (CONCAT), DepthToSpace /
-// SpaceToDepth (RESHAPE, SLICE, RESHAPE), OneHot (LOGIC, WHERE). Constant operands become IR constants; a node whose inputs are all
+// SpaceToDepth (RESHAPE, SLICE, RESHAPE), OneHot (LOGIC, WHERE), EyeLike (folded). Constant operands become IR constants; a node whose inputs are all
 // constant is then folded by optimize's fold_constants with the same kernels.
 #include "importer.h"
 
@@ -290,6 +290,49 @@ Status import_one_hot(Importer& im) {
   if (st.ok()) st = im.ir_check(im.g->where(im.ir_name(), mask, on, off, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
+}
+
+// EyeLike: ones on diagonal k of a 2-D tensor of the input's dims, zeros elsewhere; the input
+// gives only its dims (and, without `dtype`, the element type), so the result is a constant.
+Status import_eye_like(Importer& im) {
+  Status st = im.require_input(0, "input");
+  if (!st.ok()) return st;
+  const std::vector<int64_t> dims = im.input_dims(0);
+  if (dims.size() != 2) return im.bad("input " + dims_text(dims) + " is not 2-D");
+  int64_t k = 0, dtype = -1;
+  st = im.attr_int("k", 0, &k);
+  if (st.ok()) st = im.attr_int("dtype", -1, &dtype);
+  if (!st.ok()) return st;
+  Constant c;
+  if (dtype >= 0) {
+    c.type = static_cast<int32_t>(dtype);
+  } else if (im.is_constant(0)) {
+    c.type = im.constant(0).type;
+  } else {
+    c.type = onnx_type_of(im.g->tensors[im.input(0).tensor].dtype);
+  }
+  c.dims = dims;
+  int64_t n = 0;
+  st = checked_elements(dims, im.node_label() + " output", &n);
+  if (!st.ok()) return st;
+  constexpr int64_t kMaxEye = int64_t{1} << 24;
+  if (n > kMaxEye) return im.unsupported("an EyeLike result of " + std::to_string(n) + " elements (at most 2^24 are folded)");
+  if (c.is_int()) {
+    c.ints.assign(static_cast<size_t>(n), 0);
+  } else {
+    c.floats.assign(static_cast<size_t>(n), 0.f);
+  }
+  for (int64_t r = 0; r < dims[0]; ++r) {
+    const int64_t col = r + k;
+    if (col < 0 || col >= dims[1]) continue;
+    const size_t at = static_cast<size_t>(r * dims[1] + col);
+    if (c.is_int()) {
+      c.ints[at] = 1;
+    } else {
+      c.floats[at] = 1.f;
+    }
+  }
+  return im.folded(std::move(c));
 }
 
 }  // namespace onnx_import

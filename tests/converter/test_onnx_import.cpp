@@ -2762,4 +2762,32 @@ TEST_CASE("onnx import: OneHot of computed int64 and float indices (negative and
   CHECK(out[1] == b);
 }
 
+TEST_CASE("onnx import: EyeLike of a computed tensor is a constant") {
+  // EyeLike(x) with k = 1 for a [3, 4] float input, and of a computed int64 tensor (Cast) with
+  // k = -2 and dtype FLOAT: both folded to constants.
+  OnnxModel m(13);
+  m.input("x", {3, 4});
+  jet::test::attr_int(m.node("EyeLike", {"x"}, {"e"}), "k", 1);
+  jet::test::attr_int(m.node("Cast", {"x"}, {"xi"}), "to", onnx::TensorProto::INT64);
+  onnx::NodeProto* e2 = m.node("EyeLike", {"xi"}, {"e2"});
+  jet::test::attr_int(e2, "k", -2);
+  jet::test::attr_int(e2, "dtype", onnx::TensorProto::FLOAT);
+  m.node("Add", {"x", "e"}, {"y"});
+  m.node("Add", {"x", "e2"}, {"z"});
+  m.output("y");
+  m.output("z");
+  const Graph g = import_ok(m);
+  std::vector<float> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  const std::vector<std::vector<float>> out = run(g, {x});
+  REQUIRE(out.size() == 2);
+  std::vector<float> y = x, z = x;
+  for (int r = 0; r < 3; ++r) {
+    if (r + 1 < 4) y[static_cast<size_t>(r * 4 + r + 1)] += 1.f;
+    if (r - 2 >= 0) z[static_cast<size_t>(r * 4 + r - 2)] += 1.f;
+  }
+  CHECK(out[0] == y);
+  CHECK(out[1] == z);
+}
+
 #endif  // JET_HAVE_ONNX_IMPORT
