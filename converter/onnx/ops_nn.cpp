@@ -587,7 +587,7 @@ Status import_mod(Importer& im) {
   if (fmod != 0 && fmod != 1) return im.bad("fmod is " + std::to_string(fmod) + ", not 0 or 1");
   DType dt = DType::F32;
   if (!fmod && computed_dtype(im, 0, 2, &dt)) {
-    if (dt != DType::I32 && dt != DType::I64) return im.bad("Mod with fmod = 0 of a float tensor (ONNX requires fmod = 1 for floats)");
+    if (dt != DType::I32 && dt != DType::I64) return im.unsupported("Mod with fmod = 0 of a float tensor (ONNX requires fmod = 1 for floats)");
     return elementwise(im, TensorOp::MOD_FLOOR, BinaryOp::MOD, false);
   }
   return elementwise(im, TensorOp::MOD, fmod ? BinaryOp::FMOD : BinaryOp::MOD, false);
