@@ -532,6 +532,47 @@ Status import_max(Importer& im) { return elementwise(im, TensorOp::MAX, BinaryOp
 Status import_min(Importer& im) { return elementwise(im, TensorOp::MIN, BinaryOp::MIN, true); }
 Status import_sum(Importer& im) { return elementwise(im, TensorOp::ADD, BinaryOp::ADD, true); }
 
+namespace {
+
+// Pow of a float base and an integer exponent (the exponent converted to the base's float type),
+// or of an I32 / I64 base and a float exponent (computed in f32, then truncated to the base's
+// type, as ONNX Runtime's cast of its result). One side at least is computed.
+Status pow_mixed(Importer& im, bool int_base) {
+  int b = -1, e = -1;
+  Status st = int_base ? im.ir_input_any(0, &b) : im.ir_input(0, &b);
+  if (!st.ok()) return st;
+  const DType base_dt = im.g->tensors[b].dtype;
+  if (int_base && base_dt != DType::I32 && base_dt != DType::I64) return im.unsupported("Pow of a " + std::string(dtype_name(base_dt)) + " base");
+  DType f = int_base ? DType::F32 : base_dt;  // the type POW computes in
+  if (int_base && !im.is_constant(1)) f = im.g->tensors[im.input(1).tensor].dtype;
+  if (int_base) {
+    st = im.ir_check(im.g->transform(im.ir_name("base"), b, f, &b));
+    if (st.ok()) st = im.ir_input(1, f, &e);
+  } else if (im.is_constant(1)) {
+    const Constant& c = im.constant(1);
+    std::vector<float> v(c.ints.begin(), c.ints.end());
+    st = im.ir_constant_values(im.ir_name("exponent"), f, c.dims.empty() ? std::vector<int64_t>{1} : c.dims, v, &e);
+  } else {
+    st = im.ir_input_any(1, &e);
+    const DType et = st.ok() ? im.g->tensors[e].dtype : DType::I64;
+    if (st.ok() && et != DType::I32 && et != DType::I64) return im.unsupported("Pow with a " + std::string(dtype_name(et)) + " exponent");
+    if (st.ok()) st = im.ir_check(im.g->transform(im.ir_name("exponent"), e, f, &e));
+  }
+  if (!st.ok()) return st;
+  const std::vector<int64_t> bd = im.g->tensors[b].dims, ed = im.g->tensors[e].dims;
+  std::vector<int64_t> out;
+  if (!broadcast_shapes(bd, ed, &out)) return im.bad("X " + dims_text(bd) + " and Y " + dims_text(ed) + " do not broadcast");
+  int y = -1;
+  st = im.reshape_to(b, left_pad(bd, out.size()), "base_rank", &b);
+  if (st.ok()) st = im.reshape_to(e, left_pad(ed, out.size()), "exponent_rank", &e);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(int_base ? im.ir_name("pow") : im.ir_name(), TensorOp::POW, b, e, &y));
+  if (st.ok() && int_base) st = im.ir_check(im.g->transform(im.ir_name(), y, base_dt, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
 Status import_pow(Importer& im) {
   Status st = im.require_input(0, "X");
   if (st.ok()) st = im.require_input(1, "Y");
@@ -542,6 +583,12 @@ Status import_pow(Importer& im) {
     if (!st.ok()) return st;
     return im.folded(std::move(r));
   }
+  // Pow-12+ lets the exponent's type differ from the base's; the result has the base's type.
+  const auto is_int = [&](int i) {
+    return im.is_constant(i) ? im.constant(i).is_int()
+                             : im.input(i).tensor >= 0 && !dtype_is_float(im.g->tensors[im.input(i).tensor].dtype);
+  };
+  if (is_int(0) != is_int(1)) return pow_mixed(im, is_int(0));
   DType dt0 = DType::F32;
   if (computed_dtype(im, 0, 1, &dt0) && !dtype_is_float(dt0)) {
     // An integer base: op_tensor POW in the base's type, with an exponent of the same type.
