@@ -2755,3 +2755,21 @@ TEST_CASE("onnx import: TopK is one TOPK node per used output; NonMaxSuppression
     }
   }
 }
+
+TEST_CASE("onnx import: Pow with an exponent type other than the base's (opset 12+)") {
+  // f: float base, int64 exponent (converted); i: int64 base, float exponent (f32, truncated).
+  OnnxModel m(13);
+  m.input("f", {3});
+  m.input("i", {3}, onnx::TensorProto::INT64);
+  m.initializer_i64("ie", {3}, {2, 3, -1});
+  m.initializer("fe", {3}, {0.5f, 2.f, 1.5f});
+  m.node("Pow", {"f", "ie"}, {"a"});
+  m.node("Pow", {"i", "fe"}, {"b"});
+  m.output("a");
+  m.output("b", onnx::TensorProto::INT64);
+  const Graph g = import_ok(m);
+  const std::vector<std::vector<float>> out = run(g, {{1.5f, -2.f, 4.f}, {9, -3, 5}});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0] == std::vector<float>{2.25f, -8.f, 0.25f});
+  CHECK(out[1] == std::vector<float>{3, 9, 11});  // 5^1.5 = 11.18 truncates to 11
+}
