@@ -22,15 +22,16 @@ from collections import defaultdict
 SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
 ENGINES = {
     # tile id: (bm, bn, blocks per SM from the compiler's resource report)
-    "f16": [(128, 128, 2), (128, 64, 2), (64, 128, 2), (64, 64, 4), (64, 32, 4), (32, 64, 4), (32, 32, 4)],
+    "f16": [(128, 128, 2), (128, 64, 2), (64, 128, 2), (64, 64, 4), (64, 32, 4), (32, 64, 4), (32, 32, 4),
+            (64, 64, 3), (32, 64, 3)],
     "f32": [(128, 128, 2), (128, 64, 4), (64, 64, 8)],
 }
 BYTES_PER_CYCLE = 16.0
 
 
 def split_depth(K, s):
-    tiles = (K + 31) // 32
-    return (tiles + s - 1) // s * 32
+    tiles = (K + 63) // 64
+    return (tiles + s - 1) // s * 64
 
 
 def effective(K, s):

@@ -213,6 +213,7 @@ constexpr int kMaskTaps = 64;
 // tap-offset products of a general cursor made the main loop ~8 instructions per mma.
 struct ConvMaskLoader {
   using Elem = __half;
+  static constexpr bool kShareRows = true;  // row(): divisions and the taps' mask (gemm_mma.cuh)
   ConvShape s;       // s.taps <= kMaskTaps
   const __half* x;
   int64_t tap_step[3];  // x offset between neighbouring taps of axis i (negative when flipped)
@@ -340,11 +341,13 @@ struct ConvMaskLoader {
     const __half* p[CHUNKS];
     uint64_t m[CHUNKS];
     Cursor cur;
-    __device__ __forceinline__ AsyncIter(const ConvMaskLoader& l, int row0, int row_step, int k)
+    // From the block's row records in shared memory (gemm_mma.cuh's SharesRows).
+    __device__ __forceinline__ AsyncIter(const ConvMaskLoader& l, const Row* rows, int row_step,
+                                         int k)
         : cur(l.cursor(k)) {
 #pragma unroll
       for (int e = 0; e < CHUNKS; ++e) {
-        const Row w = l.row(row0 + e * row_step);
+        const Row w = rows[e * row_step];
         p[e] = w.p;
         m[e] = cur.t < 64 ? w.mask >> cur.t : 0;  // taps >= s.taps have no bit
       }
@@ -387,6 +390,7 @@ ConvMaskLoader mask_operand(const ConvShape& s, const void* x) {
 // Async A operand of gemm_mma.cuh through copy16.
 struct TapPairLoader {
   using Elem = __half;
+  static constexpr bool kShareRows = true;  // row(): divisions by the output extents
   ConvLoader<__half, false> rows;  // row() and bind(); rows.s.cg == 4, channels-last
   using Row = ConvLoader<__half, false>::Row;
   struct Cursor {

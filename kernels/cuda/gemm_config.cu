@@ -38,11 +38,13 @@ constexpr TileModel kMmaTiles[] = {
     {static_cast<int>(MmaTileId::T64x128), 64, 128, 2, 51},
     {static_cast<int>(MmaTileId::T64x64), 64, 64, 4, 51},
     {static_cast<int>(MmaTileId::T64x32), 64, 32, 4, 51},
-    {static_cast<int>(MmaTileId::T32x64), 32, 64, 4, 1024},
-    {static_cast<int>(MmaTileId::T32x32), 32, 32, 4, 1024},
+    {static_cast<int>(MmaTileId::T32x64), 32, 64, 4, 51},
+    {static_cast<int>(MmaTileId::T32x32), 32, 32, 4, 51},
+    {static_cast<int>(MmaTileId::T64x64K64), 64, 64, 3, 51},
+    {static_cast<int>(MmaTileId::T32x64K64), 32, 64, 3, 1024},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
-constexpr EngineModel kMmaModel = {100, 3000};
+constexpr EngineModel kMmaModel = {100, 2000};
 
 constexpr TileModel kF32Tiles[] = {
     {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 13},

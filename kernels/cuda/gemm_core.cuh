@@ -511,10 +511,11 @@ __global__ void reduce_splits_kernel(const float* ws, E ep, int M, int N, int nz
 constexpr int kSplitChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
 constexpr int kSplitChoiceCount = sizeof(kSplitChoices) / sizeof(kSplitChoices[0]);
 
-// Depth per split: a multiple of 32 (every engine's depth tile divides it).
+// Depth per split: a multiple of 64 (every engine's depth tile divides it: a split ends where
+// a depth tile does, since the copies only test the whole depth's end).
 inline int split_depth(int64_t K, int splits) {
-  const int64_t tiles = (K + 31) / 32;
-  return static_cast<int>((tiles + splits - 1) / splits * 32);
+  const int64_t tiles = (K + 63) / 64;
+  return static_cast<int>((tiles + splits - 1) / splits * 64);
 }
 // The splits that actually get depth (a large factor on a short depth leaves some empty).
 inline int effective_splits(int64_t K, int splits) {

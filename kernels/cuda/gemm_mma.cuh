@@ -3,7 +3,7 @@
 // stages and ldmatrix. Part of the engine in gemm_core.cuh, which keeps the register-staged
 // kernel for operands that cannot be copied 16 bytes at a time and for sm_72.
 //
-// A block owns a BM x BN tile of C and walks its share of the depth in steps of BK = 32. While
+// A block owns a BM x BN tile of C and walks its share of the depth in steps of BK (32 or 64). While
 // tile k is multiplied, the copies of tiles k+1 .. k+STAGES-1 are in flight. Each thread copies
 // the same 8-element depth chunk of a few rows every step, so an operand needs no shared tables:
 // it keeps a *cursor* for that chunk (the depth index, or for a convolution the channel and tap
@@ -28,6 +28,8 @@
 // them with one 16-byte store.
 #pragma once
 
+#include <atomic>
+
 #include "gemm_core.cuh"
 
 namespace jet {
@@ -35,9 +37,9 @@ namespace cuda {
 namespace gemm {
 
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1,
-          bool PIPELINED_ = true>
+          bool PIPELINED_ = true, int BK_ = 32>
 struct MmaTile {
-  static constexpr int BM = BM_, BN = BN_, BK = 32, WM = WM_, WN = WN_, STAGES = STAGES_;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // __launch_bounds__: blocks per SM to fit
   // Fragments double-buffered by slice (the main loop's comment); costs MI * 4 + NI * 2
@@ -45,8 +47,12 @@ struct MmaTile {
   // Off on 64x32 too: it measured 5% slower pipelined on the H100 (bench/NOTES.md).
   static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
-  // Within the 48 KB a block gets without cudaFuncSetAttribute (Orin and Xavier included).
-  static_assert(SMEM_BYTES <= 48 * 1024, "tile needs the dynamic shared memory opt-in");
+  static_assert(BK == 32 || BK == 64, "depth tile: 32 or 64 (the swizzle's two forms)");
+  // Above the 48 KB a block gets by default, the kernel raises its dynamic limit before its
+  // first launch on a device (launch_mma). 99 KB is the smallest opt-in limit of an sm_80+ part
+  // (sm_86 / sm_89; Orin's sm_87 and sm_80 allow 163 KB, the H100 227 KB).
+  static constexpr bool SMEM_OPT_IN = SMEM_BYTES > 48 * 1024;
+  static_assert(SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
@@ -98,10 +104,17 @@ __device__ __forceinline__ void ldmatrix_x4_at(uint32_t* r, uint32_t addr) {
 }
 #endif
 
-// A tile row is BK = 32 halves: four 16-byte chunks. Chunk c of row r is stored at chunk
-// c ^ ((r >> 1) & 3): the 8 rows one ldmatrix phase reads (same logical chunk) then fall in 8
-// distinct 16-byte bank groups, and so do the copies. Offset in halves.
-__device__ __forceinline__ int swizzle(int r, int c) { return r * 32 + ((c ^ ((r >> 1) & 3)) << 3); }
+// A tile row is BK halves: BK / 8 16-byte chunks. The 8 rows one ldmatrix phase reads (same
+// logical chunk) must fall in 8 distinct 16-byte bank groups, and so must a warp's copies:
+//  - BK = 32 (64-byte rows, two to a 128-byte line): chunk c of row r at c ^ ((r >> 1) & 3);
+//  - BK = 64 (128-byte rows): chunk c of row r at c ^ (r & 7).
+// Either way rows 8 apart swizzle alike, and logical chunk c ^ 2s is physical chunk (c's) ^ 2s:
+// slice s of a stage is the byte offset of slice 0 XOR s * 32. Offset in halves.
+template <int BK>
+__device__ __forceinline__ int swizzle(int r, int c) {
+  if constexpr (BK == 32) return r * 32 + ((c ^ ((r >> 1) & 3)) << 3);
+  return r * 64 + ((c ^ (r & 7)) << 3);
+}
 
 // An async operand whose 16-byte chunk is not one contiguous piece of memory provides
 // copy16(dst, row, cursor) instead of chunk(): it issues the chunk's copies (cp_async8 /
@@ -126,6 +139,14 @@ struct RowCursorIter {
       : cur(l.cursor(k)) {
 #pragma unroll
     for (int e = 0; e < CHUNKS; ++e) rows[e] = l.row(row0 + e * row_step);
+  }
+  // From the block's row records in shared memory (SharesRows): this thread's first row and the
+  // step between its rows.
+  __device__ __forceinline__ RowCursorIter(const L& l, const typename L::Row* shared_rows,
+                                           int row_step, int k)
+      : cur(l.cursor(k)) {
+#pragma unroll
+    for (int e = 0; e < CHUNKS; ++e) rows[e] = shared_rows[e * row_step];
   }
   __device__ __forceinline__ void copy(const L& l, uint32_t dst, uint32_t dst_step) const {
 #pragma unroll
@@ -170,6 +191,17 @@ struct RowsAsyncIter {
   }
 };
 
+// Loaders whose row() is costly (a convolution's: divisions by the output extents, the taps'
+// mask) set kShareRows: the kernel then makes each of the tile's row records once, into shared
+// memory, and the copy iterators read theirs from there (constructor (loader, rows, row_step,
+// k)), instead of every thread making its own: BK / 8 threads copy each row, and a 128x128
+// block's 256 threads each made 2-4 records before their first copy (ncu: two thirds of the
+// instructions of a 64-deep 1x1 layer at batch 32).
+template <class L, class = void>
+struct SharesRows : std::false_type {};
+template <class L>
+struct SharesRows<L, std::enable_if_t<L::kShareRows>> : std::true_type {};
+
 template <class L, int CHUNKS, class = void>
 struct IterOf {
   using type = RowCursorIter<L, CHUNKS>;
@@ -181,6 +213,11 @@ struct IterOf<L, CHUNKS, std::void_t<typename L::template AsyncIter<CHUNKS>>> {
 template <bool kDF, int CHUNKS>
 struct IterOf<RowsLoader<__half, kDF>, CHUNKS, void> {
   using type = RowsAsyncIter<kDF, CHUNKS>;
+};
+
+template <class T>
+struct TypeTag {
+  using type = T;
 };
 
 // Epilogues may provide store8(row, col, const float v[8]) for columns col..col+7 (16-byte
@@ -216,8 +253,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN;
   constexpr int MI = WTM / 16, NI = WTN / 8;
   static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0, "warp tile: 16 x 16 at least");
-  // Four chunks per row; thread t copies chunk t % 4 of rows t / 4 + e * THREADS / 4.
-  constexpr int RSTEP = THREADS / 4;
+  // BK / 8 chunks per row; thread t copies chunk t % CPR of rows t / CPR + e * THREADS / CPR.
+  constexpr int CPR = BK / 8, RSTEP = THREADS / CPR;
   static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "tile rows not divisible among threads");
   constexpr int CA = BM / RSTEP, CB = BN / RSTEP;
   // Epilogue staging: WM * 16 rows of BN floats; +8 floats per row keeps the float2 writes of a
@@ -233,20 +270,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int lane = tid & 31, warp = tid >> 5;
   const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
-  const int kc = tid & 3, r_first = tid >> 2;
-  // Shared-memory addresses, formed once: the swizzle depends on (r >> 1) & 3 only, so rows
-  // RSTEP, 16 or 8 * (even j) apart (multiples of 8) are whole rows further, and the second
-  // 16-deep half of a stage flips chunk bit 1 (bytes ^ 32). The main loop then adds constants.
-  static_assert(BK == 32 && RSTEP % 8 == 0, "address increments assume these");
+  const int kc = tid % CPR, r_first = tid / CPR;
+  // Shared-memory addresses, formed once: rows RSTEP, 16 or 8 * (even j) apart (multiples of 8)
+  // swizzle alike, so they are whole rows further, and slice s of a stage is slice 0's offset
+  // ^ (s * 32) (swizzle's comment). The main loop then adds constants.
+  static_assert(RSTEP % 8 == 0, "address increments assume rows 8k apart swizzle alike");
   const uint32_t a_base = smem_addr(As), b_base = smem_addr(Bs);
   // This thread's copy destinations in stage 0 (chunk e: + e * RSTEP rows). The empty asm makes
   // them opaque values: ptxas otherwise re-derived them from threadIdx every step (8
   // instructions of the main loop) to spare a register.
-  const uint32_t copy_off = swizzle(r_first, kc) * 2;
+  const uint32_t copy_off = swizzle<BK>(r_first, kc) * 2;
   uint32_t a_copy = a_base + copy_off, b_copy = b_base + copy_off;
   asm volatile("" : "+r"(a_copy), "+r"(b_copy));
-  const uint32_t a_ld = swizzle(wm * WTM + (lane & 15), lane >> 4) * 2;  // within a stage
-  const uint32_t b_ld = swizzle(wn * WTN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) * 2;
+  const uint32_t a_ld = swizzle<BK>(wm * WTM + (lane & 15), lane >> 4) * 2;  // within a stage
+  const uint32_t b_ld =
+      swizzle<BK>(wn * WTN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) * 2;
 
   for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
     const int z = zz / splits, split = zz - z * splits;
@@ -256,8 +294,27 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     __syncthreads();  // the previous problem's shared reads are done
     const LA A = la.bind(z);
     const LB B = lb.bind(z);
-    typename IterOf<LA, CA>::type ia(A, m0 + r_first, RSTEP, k_begin + kc * 8);
-    typename IterOf<LB, CB>::type ib(B, n0 + r_first, RSTEP, k_begin + kc * 8);
+    using IterA = typename IterOf<LA, CA>::type;
+    using IterB = typename IterOf<LB, CB>::type;
+    // The operand iterators; rows of SharesRows loaders go through the (still unused) stages.
+    const auto make_iter = [&](const auto& l, auto tag, int tile0, int extent) {
+      using L = std::decay_t<decltype(l)>;
+      using It = typename decltype(tag)::type;
+      if constexpr (SharesRows<L>::value) {
+        static_assert(sizeof(typename L::Row) * (BM > BN ? BM : BN) <= Cfg::SMEM_BYTES,
+                      "row records do not fit the stages");
+        auto* const rows = reinterpret_cast<typename L::Row*>(smem_u4);
+        for (int r = tid; r < extent; r += THREADS) rows[r] = l.row(tile0 + r);
+        __syncthreads();
+        It it(l, rows + r_first, RSTEP, k_begin + kc * 8);
+        __syncthreads();  // every record read before the copies overwrite them
+        return it;
+      } else {
+        return It(l, tile0 + r_first, RSTEP, k_begin + kc * 8);
+      }
+    };
+    IterA ia = make_iter(A, TypeTag<IterA>(), m0, BM);
+    IterB ib = make_iter(B, TypeTag<IterB>(), n0, BN);
 
     // Issues the copies of the next depth tile into `stage` and moves the operands on.
     auto issue = [&](int stage) {
@@ -311,23 +368,35 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // before the last slice of tile kt (whose fragments are already in registers), so that the
     // next tile's first slice loads behind the last slice's mma. One barrier per tile, as
     // before; it also orders every read of stage (kt - 1) % STAGES before the copy into it.
-    static_assert(BK / 16 == 2, "two slices per tile");
+    constexpr int SLICES = BK / 16;
+    static_assert(SLICES % 2 == 0, "slices alternate between two fragment buffers");
     int stage = 0, next = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
     if constexpr (Cfg::PIPELINED) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // tile 0 visible
       if (nk > 0) load_slice(0, 0, 0);
       for (int kt = 0; kt < nk; ++kt) {
-        load_slice(1, stage, 1);
-        if (kt + STAGES - 1 < nk) issue(next);
-        cp_async_commit();
-        next = next + 1 == STAGES ? 0 : next + 1;
-        mma_slice(0);
-        cp_async_wait<STAGES - 2>();
-        __syncthreads();  // tile kt + 1 visible; stage kt's fragments all read
-        stage = stage + 1 == STAGES ? 0 : stage + 1;
-        if (kt + 1 < nk) load_slice(0, stage, 0);
-        mma_slice(1);
+#pragma unroll
+        for (int ks = 0; ks < SLICES; ++ks) {
+          // Slice ks + 1's fragments (buffer (ks + 1) & 1) load while slice ks's mma run; the
+          // last slice loads the next tile's first (buffer 0: SLICES is even).
+          if (ks + 1 < SLICES) {
+            load_slice((ks + 1) & 1, stage, ks + 1);
+          } else if (kt + 1 < nk) {
+            load_slice(0, stage, 0);  // `stage` already moved on below
+          }
+          if (ks == 0) {
+            if (kt + STAGES - 1 < nk) issue(next);
+            cp_async_commit();
+            next = next + 1 == STAGES ? 0 : next + 1;
+          }
+          mma_slice(ks & 1);
+          if (ks == SLICES - 2) {
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();  // tile kt + 1 visible; stage kt's fragments all read
+            stage = stage + 1 == STAGES ? 0 : stage + 1;
+          }
+        }
       }
     } else {
       for (int kt = 0; kt < nk; ++kt) {
@@ -337,7 +406,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         cp_async_commit();
         next = next + 1 == STAGES ? 0 : next + 1;
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks) {
+        for (int ks = 0; ks < SLICES; ++ks) {
           load_slice(0, stage, ks);
           mma_slice(0);
         }
@@ -379,8 +448,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
         const int c = n0 + col;
         if (m0 + tr >= M || c >= N) continue;
-        const float4 lo = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col);
-        const float4 hi = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4);
+        // Eight lanes (one phase of a 16-byte shared load) read 8 consecutive 32-byte segments:
+        // lanes j and j + 4 would hit the same banks, so lanes 4-7 of each eight read their
+        // upper half first.
+        const int first = (seg & 4) ? 4 : 0;
+        const float4 p0 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + first);
+        const float4 p1 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4 - first);
+        const float4 lo = first ? p1 : p0, hi = first ? p0 : p1;
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
         store_row8(ep, erows[tr], c, N - c, v);
       }
@@ -393,14 +467,18 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 // ---------------------------------------------------------------------------------------------
 // The tile menu. Values are part of the tactic numbering (conv tactics, tests): append only.
 enum class MmaTileId : int {
-  T128x128 = 0,  // 8 warps of 64 x 32, 3 stages: large M and N
-  T128x64 = 1,   // 8 warps of 32 x 32, 4 stages
-  T64x128 = 2,   // 8 warps of 32 x 32, 4 stages
-  T64x64 = 3,    // 4 warps of 32 x 32, 6 stages
-  T64x32 = 4,    // 4 warps of 16 x 32, 8 stages: small N
-  T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 8 stages: small M (7x7 and 14x14 maps at batch 1)
-  T32x32 = 6,    // 4 warps of 16 x 16 (2 x 2), 12 stages: twice the blocks of 32x64 at batch 1
-  COUNT = 7,
+  T128x128 = 0,  // 8 warps of 64 x 32, 3 stages of 64 deep (96 KB): large M and N
+  T128x64 = 1,   // 8 warps of 32 x 32, 4 stages of 64 (96 KB)
+  T64x128 = 2,   // 8 warps of 32 x 32, 4 stages of 64 (96 KB)
+  T64x64 = 3,    // 4 warps of 32 x 32, 6 stages of 32
+  T64x32 = 4,    // 4 warps of 16 x 32, 8 stages of 32: small N
+  T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 8 stages of 32: small M (7x7 and 14x14 maps at
+                 // batch 1)
+  T32x32 = 6,    // 4 warps of 16 x 16 (2 x 2), 12 stages of 32: twice the blocks of 32x64 at
+                 // batch 1
+  T64x64K64 = 7,  // T64x64 with 4 stages of 64 (64 KB)
+  T32x64K64 = 8,  // T32x64 with 6 stages of 64 (72 KB)
+  COUNT = 9,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -412,9 +490,37 @@ GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, i
 // Whether this device runs the mma kernels (sm_80+ code in this binary).
 bool mma_available(const Handle& h);
 
+// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
+// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
+template <class Kernel>
+Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
+                           const char* routine) {
+  const int dev = h.device();
+  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
+                       "does not allow (%s)",
+                       routine, bytes, dev, cudaGetErrorString(err));
+  }
+  done.fetch_or(bit, std::memory_order_relaxed);
+  return Status();
+}
+
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
+  if constexpr (Cfg::SMEM_OPT_IN) {
+    // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
+    static std::atomic<uint64_t> done_final{0}, done_partial{0};
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, E>, Cfg::SMEM_BYTES, done_final,
+                                routine));
+    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, PartialEpi>, Cfg::SMEM_BYTES,
+                                done_partial, routine));
+  }
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
@@ -442,9 +548,14 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // The large tiles have 8 warps: with 4 (64 x 64 warp tiles, ~200 registers) an SM held one
     // or two blocks, too few warps to hide the copies' and the epilogue's latency (on the H100
     // they ran 2-3x slower than 64 x 64 blocks on ResNet-50's batch-32 layers).
-    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2, false>());
-    case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2>());
-    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2>());
+    // The large tiles have 8 warps: with 4 (64 x 64 warp tiles, ~200 registers) an SM held one
+    // or two blocks, too few warps to hide the copies' and the epilogue's latency (on the H100
+    // they ran 2-3x slower than 64 x 64 blocks on ResNet-50's batch-32 layers). Their depth
+    // tile is 64: half the barriers and pipeline steps of 32, 4-16% faster at batch 32
+    // (bench/NOTES.md, 2026-11-26 fifth session).
+    case MmaTileId::T128x128: return run(MmaTile<128, 128, 2, 4, 3, 2, false, 64>());
+    case MmaTileId::T128x64: return run(MmaTile<128, 64, 4, 2, 4, 2, true, 64>());
+    case MmaTileId::T64x128: return run(MmaTile<64, 128, 2, 4, 4, 2, true, 64>());
     // The small tiles run where the grid is a block or two an SM (batch 1): each block's copies
     // in flight are then what hides DRAM latency, so they take as many stages as the 48 KB hold
     // (8 and 6 instead of 4: ResNet-50's batch-1 layers 0.329 -> 0.310 ms, bench/NOTES.md).
@@ -455,6 +566,10 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // of a layer: smaller blocks spread them over twice the SMs (ResNet-50's res5 1x1 layers make
     // 64 blocks of 32x64 and read 96 KB each).
     case MmaTileId::T32x32: return run(MmaTile<32, 32, 2, 2, 12>());
+    // The same two shapes with depth tiles of 64 (the opt-in's shared memory): each wins on some
+    // layers and loses on others against its 32-deep twin (deep 3x3 layers gain).
+    case MmaTileId::T64x64K64: return run(MmaTile<64, 64, 2, 2, 4, 1, true, 64>());
+    case MmaTileId::T32x64K64: return run(MmaTile<32, 64, 2, 2, 6, 1, true, 64>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

@@ -422,20 +422,20 @@ TEST_CASE("conv_forward GEMM") {
 
 // Every tactic of the GEMM family (tensor-core tile x split-K factor) run directly, not only the
 // heuristic's, on f16 channels-last problems with KRSC filters: depths with a partial last tile
-// and enough depth tiles (48) for every split factor, odd M and N against every tile, groups, a
+// and enough depth tiles (48 of 64, the split granule) for every split factor, odd M and N against every tile, groups, a
 // 3D problem, the smallest channel count (8). Odd tactics run the fused routine (bias, residual
 // aliasing y, ReLU), even ones conv_forward with alpha/beta. The CPU backend has no tactics.
 // Reduced (sanitizer runs): every tile, each with split-K factors 1, 2 and one more that rotates
 // over the cases and tiles.
 namespace {
-constexpr int kMmaTiles = 7;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
+constexpr int kMmaTiles = 9;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
 constexpr int kF32Tiles = 3;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
 
 void check_every_tactic(DType t) {
   const std::vector<ConvCase> cases = {
-      make_case("3x3 C=168 K=40 9x11 (depth 1512)", {1, 168, 9, 11}, {40, 168, 3, 3}, {1, 1},
+      make_case("3x3 C=336 K=40 9x11 (depth 3024)", {1, 336, 9, 11}, {40, 336, 3, 3}, {1, 1},
                 {1, 1}, {1, 1}, {1, 1}, 1, false),
-      make_case("1x1 C=1528 K=72 5x7 (depth 1528)", {1, 1528, 5, 7}, {72, 1528, 1, 1}, {0, 0},
+      make_case("1x1 C=3064 K=72 5x7 (depth 3064)", {1, 3064, 5, 7}, {72, 3064, 1, 1}, {0, 0},
                 {0, 0}, {1, 1}, {1, 1}, 1, false),
       make_case("3x3 stride 2 groups 2 conv mode, asymmetric pad", {2, 32, 13, 10},
                 {24, 16, 3, 3}, {1, 0}, {0, 1}, {2, 2}, {1, 1}, 2, true),
@@ -545,13 +545,13 @@ void check_every_tactic(DType t) {
           check_output(y, before, ref, tol_for(t));
         }
         // Every tile ran without split-K; with workspace some factors ran (2 splits always: every
-        // depth here is over 32), and on the depths of 48 tiles (1512, 1528) every one tried.
+        // depth here is over 64), and on the depths of 48 tiles (3024, 3064) every one tried.
         CHECK(ran - split_ran == tiles);
         if (algo == ConvAlgo::IMPLICIT_GEMM) {
           CHECK(split_ran == 0);
         } else {
           CHECK(split_ran >= tiles);
-          if (std::string(c.name).find("(depth 15") != std::string::npos) CHECK(ran == tried);
+          if (std::string(c.name).find("(depth 30") != std::string::npos) CHECK(ran == tried);
         }
       }
     }
