@@ -169,9 +169,14 @@ TEST_CASE("resize_forward matches the float64 reference") {
         for (size_t li = 0; li < n_layouts; ++li) {
           if (reduced_tests() && (ci + mi + (t == DType::F16 ? 1 : 0) + li) % n_layouts != 0)
             continue;
+          // CUBIC (16 to 64 taps per element, CI time): two layout pairs per (case, mode, type),
+          // rotating, so that every pair still meets every case.
+          if (r.mode == ResizeMode::CUBIC && (ci + mi + li) % n_layouts > 1) continue;
           const Layout lx = layouts[li].first, ly = layouts[li].second;
           for (const auto& scaling : kScalings) {
             const float alpha = scaling.first, beta = scaling.second;
+            // CUBIC: alpha / beta != (1, 0) on alternate layouts (the blend is every mode's).
+            if (r.mode == ResizeMode::CUBIC && beta != 0.f && (ci + li) % 2 == 0) continue;
             CAPTURE(std::string(backend_name(h)));
             CAPTURE(dims_str(c.x_dims));
             CAPTURE(dims_str(y_dims));

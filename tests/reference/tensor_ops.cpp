@@ -113,13 +113,16 @@ std::vector<double> resize(const ResizeDesc& r, const std::vector<double>& x,
           const auto k1 = [&](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };  // |t| <= 1
           const auto k2 = [&](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };  // 1 < |t| < 2
           double coeff[4] = {k2(ratio + 1), k1(ratio), k1(1 - ratio), k2(2 - ratio)};
-          std::vector<int64_t> cand;
-          for (int64_t p = -2; p < in_len + 2; ++p) cand.push_back(p);
-          std::stable_sort(cand.begin(), cand.end(), [&](int64_t u, int64_t v) {
+          // The 4 nearest lie within 4 of c: only that window of the padded positions competes.
+          int64_t idx[9];
+          int count = 0;
+          const int64_t lo = std::max<int64_t>(-2, static_cast<int64_t>(std::floor(c)) - 4);
+          const int64_t hi = std::min<int64_t>(in_len + 2, static_cast<int64_t>(std::floor(c)) + 5);
+          for (int64_t p = lo; p < hi && count < 9; ++p) idx[count++] = p;
+          std::stable_sort(idx, idx + count, [&](int64_t u, int64_t v) {
             return std::fabs(c - static_cast<double>(u)) < std::fabs(c - static_cast<double>(v));
           });
-          std::vector<int64_t> idx(cand.begin(), cand.begin() + 4);
-          std::sort(idx.begin(), idx.end());
+          std::sort(idx, idx + 4);
           if (r.exclude_outside) {
             double sum = 0.0;
             for (int j = 0; j < 4; ++j) {
