@@ -3,9 +3,10 @@
 // stages and ldmatrix. Part of the engine in gemm_core.cuh, which keeps the register-staged
 // kernel for operands that cannot be copied 16 bytes at a time and for sm_72.
 //
-// A block owns a BM x BN tile of C and walks its share of the depth in steps of BK (32 or 64). While
-// tile k is multiplied, the copies of tiles k+1 .. k+STAGES-1 are in flight. Each thread copies
-// the same 8-element depth chunk of a few rows every step, so an operand needs no shared tables:
+// A block owns a BM x BN tile of C and walks its share of the depth in steps of BK (32 or 64).
+// While tile k is multiplied, the copies of tiles k+1 .. k+STAGES-1 are in flight. Each thread
+// copies the same 8-element depth chunk of a few rows every step, so an operand needs no shared
+// tables:
 // it keeps a *cursor* for that chunk (the depth index, or for a convolution the channel and tap
 // it is at) and advances it by BK.
 //
@@ -48,11 +49,8 @@ struct MmaTile {
   static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
   static_assert(BK == 32 || BK == 64, "depth tile: 32 or 64 (the swizzle's two forms)");
-  // Above the 48 KB a block gets by default, the kernel raises its dynamic limit before its
-  // first launch on a device (launch_mma). 99 KB is the smallest opt-in limit of an sm_80+ part
-  // (sm_86 / sm_89; Orin's sm_87 and sm_80 allow 163 KB, the H100 227 KB).
-  static constexpr bool SMEM_OPT_IN = SMEM_BYTES > 48 * 1024;
-  static_assert(SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
+  // The kernel's shared memory is this plus the epilogue's row records (mma_smem_bytes); above
+  // the 48 KB a block gets by default, launch_mma raises the kernel's limit.
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
@@ -261,8 +259,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   // half-warp (4 rows x 4 column pairs) on distinct banks.
   constexpr int kEpiRows = Cfg::WM * 16, kEpiStride = BN + 8;
   static_assert(kEpiStride % 8 == 0, "row records must stay 16-byte aligned");
-  static_assert(kEpiRows * kEpiStride * 4 + BM * sizeof(typename E::Row) <= Cfg::SMEM_BYTES,
-                "epilogue staging does not fit");
+  static_assert(kEpiRows * kEpiStride * 4 <= Cfg::SMEM_BYTES, "epilogue staging does not fit");
   extern __shared__ uint4 smem_u4[];
   __half* const As = reinterpret_cast<__half*>(smem_u4);
   __half* const Bs = As + STAGES * BM * BK;
@@ -339,6 +336,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       if (s < nk) issue(s);
       cp_async_commit();
     }
+    // The epilogue's row records (output offsets: divisions by the output extents), made once per
+    // row of the tile, in their own shared memory after the stages: here, while the first tiles'
+    // copies are in flight, and not on the way from the last mma to the first store (at batch 1
+    // a layer's blocks run a handful of depth steps).
+    typename E::Row* const erows =
+        reinterpret_cast<typename E::Row*>(reinterpret_cast<char*>(smem_u4) + Cfg::SMEM_BYTES);
+    for (int r = tid; r < BM; r += THREADS)
+      if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
     // The fragments of one 16-deep slice: A rows (lanes 0-15: k-half 0, 16-31: k-half 1) and
     // B as pairs of n-tiles (matrices (j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1)).
     uint32_t af[2][MI][4], bf[2][NI][2];
@@ -419,13 +424,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // The epilogue goes through shared memory so that each thread finishes 8 consecutive columns
     // of one row and stores them 16 bytes at a time (store8), instead of the mma layout's 2
     // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
-    // rows of BN floats. The epilogue's row records (output offsets: divisions by the output
-    // extents) are made once per row of the tile, not once per 8 columns.
+    // rows of BN floats.
     float* const cs = reinterpret_cast<float*>(smem_u4);
-    typename E::Row* const erows =
-        reinterpret_cast<typename E::Row*>(smem_u4 + kEpiRows * kEpiStride / 4);
-    for (int r = tid; r < BM; r += THREADS)
-      if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
     const int g = lane >> 2, t = lane & 3;
     // The band loop is not unrolled, so that the store code (most of the epilogue's
     // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
@@ -510,24 +510,44 @@ Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomi
   return Status();
 }
 
+// Shared memory of gemm_mma_kernel<Cfg, ..., E>: the operand stages, then the epilogue's row
+// records (BM of them, 16-byte aligned).
+template <class Cfg, class E>
+constexpr int mma_smem_bytes() {
+  return Cfg::SMEM_BYTES + static_cast<int>((Cfg::BM * sizeof(typename E::Row) + 15) / 16 * 16);
+}
+// 99 KB is the smallest opt-in limit of an sm_80+ part (sm_86 / sm_89; Orin's sm_87 and sm_80
+// allow 163 KB, the H100 227 KB); above 48 KB the launch raises the kernel's limit once.
+template <class Cfg, class E>
+Status allow_mma_smem(const Handle& h, const void* kernel, std::atomic<uint64_t>& done,
+                      const char* routine) {
+  constexpr int bytes = mma_smem_bytes<Cfg, E>();
+  static_assert(bytes <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
+  if constexpr (bytes > 48 * 1024) return allow_shared_memory(h, kernel, bytes, done, routine);
+  return Status();
+}
+
 template <class Cfg, class LA, class LB, class E>
 Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, int n, int k,
                   int nz, int splits, void* workspace, const char* routine) {
-  if constexpr (Cfg::SMEM_OPT_IN) {
-    // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
-    static std::atomic<uint64_t> done_final{0}, done_partial{0};
-    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, E>, Cfg::SMEM_BYTES, done_final,
-                                routine));
-    JET_TRY(allow_shared_memory(h, gemm_mma_kernel<Cfg, LA, LB, PartialEpi>, Cfg::SMEM_BYTES,
-                                done_partial, routine));
-  }
+  // One flag per kernel: the final epilogue's and split-K's partial-sum kernel.
+  static std::atomic<uint64_t> done_final{0}, done_partial{0};
+  const void* const final_kernel = reinterpret_cast<const void*>(gemm_mma_kernel<Cfg, LA, LB, E>);
+  const void* const partial_kernel =
+      reinterpret_cast<const void*>(gemm_mma_kernel<Cfg, LA, LB, PartialEpi>);
+  const Status final_ok = allow_mma_smem<Cfg, E>(h, final_kernel, done_final, routine);
+  JET_TRY(final_ok);
+  const Status partial_ok =
+      allow_mma_smem<Cfg, PartialEpi>(h, partial_kernel, done_partial, routine);
+  JET_TRY(partial_ok);
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
                       [&](const auto& ep, unsigned gz, int s, int kps) {
                         using EP = std::decay_t<decltype(ep)>;
                         gemm_mma_kernel<Cfg, LA, LB, EP>
-                            <<<dim3(gx, gy, gz), Cfg::THREADS, Cfg::SMEM_BYTES, h.stream()>>>(
+                            <<<dim3(gx, gy, gz), Cfg::THREADS, mma_smem_bytes<Cfg, EP>(),
+                               h.stream()>>>(
                                 a, b, ep, m, n, k, nz, s, kps);
                       });
 }
