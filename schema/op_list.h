@@ -53,5 +53,7 @@
   X(LOGIC,          logic,          LogicAttrs,         LogicParams,         "Logic",         false, STRIDED,   false)  \
   X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
   X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
-  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)
+  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)  \
+  X(TOPK,           topk,           TopKAttrs,          TopKParams,          "TopK",          false, STRIDED,   false)  \
+  X(NMS,            nms,            NmsAttrs,           NmsParams,           "NonMaxSuppression", false, PACKED, false)
 // clang-format on

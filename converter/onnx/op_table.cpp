@@ -114,6 +114,9 @@ const OpEntry kOps[] = {
     {"Xor", 7, import_xor},
     {"ArgMax", 1, import_arg_max},
     {"ArgMin", 1, import_arg_min},
+    // Detection heads.
+    {"TopK", 1, import_topk},
+    {"NonMaxSuppression", 10, import_nms},
 };
 
 // The ONNX op types whose importers take computed integer and bool tensors (the IR ops TRANSFORM,
@@ -123,6 +126,10 @@ const char* const kIntegerOps[] = {
     "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Slice", "Reshape", "Flatten", "Transpose",
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
+    // Integer arithmetic (op_tensor on I32 / I64; Neg and Abs composed of it).
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "Mod", "Neg", "Abs",
+    // TopK of integer tensors.
+    "TopK",
 };
 
 }  // namespace
