@@ -434,6 +434,9 @@ TEST_CASE("FastDiv matches integer division") {
     }
     CAPTURE(first_wrong);
     CHECK(wrong == 0);
+    // div(): 64-bit operands fall back to a 64-bit division.
+    for (int64_t n : {int64_t(1) << 31, (int64_t(1) << 40) + 12345, int64_t(1) << 62})
+      CHECK(f.div(n) == n / d);
   }
 }
 
