@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "jet/dnn/conv.h"
+#include "jet/dnn/detection.h"
 
 namespace jet {
 namespace ir {
@@ -78,6 +79,8 @@ ResizeDesc resize_desc(const ResizeAttrs& a) {
   rd.coord = a.coord;
   rd.nearest = a.nearest;
   for (size_t i = 0; i < a.scales.size() && i < 3; ++i) rd.scales[i] = a.scales[i];
+  rd.cubic_coeff_a = a.cubic_coeff_a;
+  rd.exclude_outside = a.exclude_outside;
   return rd;
 }
 
@@ -222,7 +225,10 @@ bool op_takes_any_dtype(OpType op) {
     case OpType::LOGIC:
     case OpType::WHERE:
     case OpType::ARG_REDUCE:
-    case OpType::GATHER:
+    case OpType::GATHER: return true;
+    case OpType::OP_TENSOR: return true;  // f32, f16, i32, i64 (the builder refuses bool)
+    case OpType::TOPK:
+    case OpType::NMS: return true;  // integer x / an I64 output (the builders check the inputs)
     case OpType::GATHER_ELEMENTS:
     case OpType::TRILU:
     case OpType::CUMSUM:
@@ -231,7 +237,6 @@ bool op_takes_any_dtype(OpType op) {
     case OpType::POOL:
     case OpType::GLOBAL_POOL:
     case OpType::ACTIVATION:
-    case OpType::OP_TENSOR:
     case OpType::GEMM:
     case OpType::SOFTMAX:
     case OpType::BATCHNORM:
@@ -393,6 +398,9 @@ Status Graph::op_tensor(const std::string& name, TensorOp top, int a, int b, int
   const Tensor& ta = tensors[a];
   const Tensor& tb = tensors[b];
   if (ta.dtype != tb.dtype) return bad(op, name, "a and b dtypes differ");
+  if (ta.dtype == DType::BOOL) {
+    return Status(StatusCode::NOT_SUPPORTED, "OpTensor '" + name + "': a and b are bool; it computes on f32, f16, i32 and i64");
+  }
   if (ta.dims.size() != tb.dims.size()) {
     return bad(op, name, "a " + dims_text(ta.dims) + " and b " + dims_text(tb.dims) + " differ in rank");
   }
@@ -641,6 +649,7 @@ Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const
     return bad(op, name, "unknown coordinate transformation");
   }
   if (!enum_in_range(a.nearest)) return bad(op, name, "unknown nearest mode");
+  if (!std::isfinite(a.cubic_coeff_a)) return bad(op, name, "cubic_coeff_a must be finite");
   if (!a.scales.empty() && a.scales.size() != rank - 2) {
     return bad(op, name, "scales has " + std::to_string(a.scales.size()) + " entries, expected " + std::to_string(rank - 2));
   }
@@ -870,6 +879,43 @@ Status Graph::gather(const std::string& name, int x, int indices, int axis, int*
   return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
 }
 
+Status Graph::topk(const std::string& name, int x, const TopKAttrs& a, int* y) {
+  const OpType op = OpType::TOPK;
+  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
+  const Tensor& tx = tensors[x];
+  if (tx.dtype == DType::BOOL) return Status(StatusCode::NOT_SUPPORTED, "TopK '" + name + "': x is bool");
+  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
+    return bad(op, name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
+  }
+  if (a.k < 1 || a.k > tx.dims[a.axis]) {
+    return bad(op, name, "k = " + std::to_string(a.k) + " outside [1, " + std::to_string(tx.dims[a.axis]) + "]");
+  }
+  std::vector<int64_t> out = tx.dims;
+  out[a.axis] = a.k;
+  return finish(Node{name, op, {x}, {}, a}, a.indices ? DType::I64 : tx.dtype, std::move(out), y);
+}
+
+Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y) {
+  const OpType op = OpType::NMS;
+  JET_RETURN_IF_ERROR(check_tensor(name, boxes, "boxes"));
+  JET_RETURN_IF_ERROR(check_tensor(name, scores, "scores"));
+  const Tensor& tb = tensors[boxes];
+  const Tensor& ts = tensors[scores];
+  if (!dtype_is_float(tb.dtype) || tb.dtype != ts.dtype) {
+    return Status(StatusCode::NOT_SUPPORTED, "NonMaxSuppression '" + name + "': boxes and scores must share a float dtype");
+  }
+  if (tb.dims.size() != 3 || tb.dims[2] != 4) return bad(op, name, "boxes " + dims_text(tb.dims) + " are not [batches, boxes, 4]");
+  if (ts.dims.size() != 3 || ts.dims[0] != tb.dims[0] || ts.dims[2] != tb.dims[1]) {
+    return bad(op, name, "scores " + dims_text(ts.dims) + " do not match boxes " + dims_text(tb.dims));
+  }
+  if (a.max_output_boxes_per_class < 1) return bad(op, name, "max_output_boxes_per_class must be >= 1");
+  if (!std::isfinite(a.iou_threshold) || std::isnan(a.score_threshold)) return bad(op, name, "thresholds must be numbers");
+  NmsDesc d;
+  d.max_output_boxes_per_class = a.max_output_boxes_per_class;
+  const int64_t rows = nms_max_rows(d, tb.dims[0], ts.dims[1], tb.dims[1]);
+  return finish(Node{name, op, {boxes, scores}, {}, a}, DType::I64, {rows, 3}, y);
+}
+
 Status Graph::gather_elements(const std::string& name, int x, int indices, int axis, int* y) {
   const OpType op = OpType::GATHER_ELEMENTS;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -1048,7 +1094,8 @@ Status check_node(const Graph& g, int node) {
     case OpType::INSTANCENORM: want_inputs = 3; break;
     case OpType::LOGIC:
     case OpType::GATHER:
-    case OpType::GATHER_ELEMENTS: want_inputs = 2; break;
+    case OpType::GATHER_ELEMENTS:
+    case OpType::NMS: want_inputs = 2; break;
     case OpType::WHERE:
     case OpType::SCATTER: want_inputs = 3; break;
     case OpType::LAYERNORM: {
@@ -1069,6 +1116,7 @@ Status check_node(const Graph& g, int node) {
     case OpType::TRILU:
     case OpType::CUMSUM:
     case OpType::ARG_REDUCE:
+    case OpType::TOPK:
     case OpType::COUNT:  // refused above
       break;
   }

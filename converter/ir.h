@@ -176,6 +176,8 @@ struct ResizeAttrs {
   ResizeNearest nearest = ResizeNearest::ROUND_PREFER_FLOOR;
   // Spatial-rank entries (or empty): the scale the coordinate mapping uses; 0 means out / in.
   std::vector<float> scales;
+  float cubic_coeff_a = -0.75f;  // CUBIC only
+  bool exclude_outside = false;  // CUBIC only
 };
 
 // CONV_TRANSPOSE: conv_backward_data [+ add_tensor bias]. inputs: x, w[, bias].
@@ -234,6 +236,26 @@ struct ArgReduceAttrs {
 // are x's before axis, the indices', x's after axis.
 struct GatherAttrs {
   int axis = 0;
+};
+
+// TOPK: topk_forward, one of its outputs. inputs: x (F32, F16, I32, I64). The output is x's dims
+// with k at axis: the values (x's dtype) or, with `indices`, their I64 indices.
+struct TopKAttrs {
+  int axis = 0;
+  int64_t k = 1;
+  bool largest = true;
+  bool indices = false;
+};
+
+// NMS: nms_forward (ONNX NonMaxSuppression). inputs: boxes [B, N, 4], scores [B, C, N] (F32 /
+// F16). The output is I64 [B * C * min(max_output_boxes_per_class, N), 3]: the selected rows,
+// then rows of -1 (docs/onnx.md).
+struct NmsAttrs {
+  bool center_point_box = false;
+  int64_t max_output_boxes_per_class = 1;
+  float iou_threshold = 0.f;
+  bool has_score_threshold = false;
+  float score_threshold = 0.f;
 };
 
 // GATHER_ELEMENTS: gather_elements_forward. inputs: x (any dtype), indices (I32 or I64, computed;
@@ -385,6 +407,12 @@ class Graph {
   // x gathered along `axis` (in [0, rank)) at the I32 / I64 `indices`; the result's rank (x's - 1
   // + the indices') must be at most kMaxRank.
   Status gather(const std::string& name, int x, int indices, int axis, int* y);
+  // One output of TopK along `axis` (in [0, rank)), 1 <= k <= the dim there: the values or the
+  // I64 indices (a.indices).
+  Status topk(const std::string& name, int x, const TopKAttrs& a, int* y);
+  // NonMaxSuppression of boxes [B, N, 4] and scores [B, C, N] (one float dtype): I64 [B * C *
+  // min(max_output_boxes_per_class, N), 3], padded with rows of -1.
+  Status nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y);
   // x's elements at the I32 / I64 `indices` along `axis` (in [0, rank)); indices have x's rank and
   // each dim at most x's; the result has the indices' dims.
   Status gather_elements(const std::string& name, int x, int indices, int axis, int* y);

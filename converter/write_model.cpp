@@ -290,7 +290,7 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
       const auto scales = a.scales.empty() ? flatbuffers::Offset<flatbuffers::Vector<float>>() : b.CreateVector(a.scales);
       return {fb::OpParams::ResizeParams,
               fb::CreateResizeParams(b, static_cast<int32_t>(a.mode), static_cast<int32_t>(a.coord),
-                                     static_cast<int32_t>(a.nearest), scales)
+                                     static_cast<int32_t>(a.nearest), scales, a.cubic_coeff_a, a.exclude_outside)
                   .Union()};
     }
     case ir::OpType::CONV_TRANSPOSE: {
@@ -327,6 +327,17 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
     }
     case ir::OpType::GATHER:
       return {fb::OpParams::GatherParams, fb::CreateGatherParams(b, std::get<ir::GatherAttrs>(n.attrs).axis).Union()};
+    case ir::OpType::TOPK: {
+      const ir::TopKAttrs& a = std::get<ir::TopKAttrs>(n.attrs);
+      return {fb::OpParams::TopKParams, fb::CreateTopKParams(b, a.axis, a.k, a.largest, a.indices).Union()};
+    }
+    case ir::OpType::NMS: {
+      const ir::NmsAttrs& a = std::get<ir::NmsAttrs>(n.attrs);
+      return {fb::OpParams::NmsParams,
+              fb::CreateNmsParams(b, a.center_point_box, a.max_output_boxes_per_class, a.iou_threshold,
+                                  a.has_score_threshold, a.score_threshold)
+                  .Union()};
+    }
     case ir::OpType::GATHER_ELEMENTS:
       return {fb::OpParams::GatherElementsParams,
               fb::CreateGatherElementsParams(b, std::get<ir::GatherElementsAttrs>(n.attrs).axis).Union()};

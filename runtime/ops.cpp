@@ -378,6 +378,7 @@ Status prepare_op_tensor(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   const TensorDesc& tb = input(a, *p, 1).desc;
   JET_RETURN_IF_ERROR(expect_dtype(tb, input_name(a, *p, 1), ta.dtype(), "a and b share a dtype"));
   JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, ta.dtype(), "the output has a's dtype"));
+  if (ta.dtype() == DType::BOOL) return bad("a '" + input_name(a, *p, 0) + "' is bool; op_tensor takes f32, f16, i32, i64");
   if (ta.rank() != tb.rank()) {
     return bad("a " + dims_text(ta) + " and b " + dims_text(tb) + " differ in rank");
   }
@@ -727,7 +728,7 @@ Status execute_pad(const Handle& h, const PreparedOp& p, const void* const* in, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resize: resize_forward of the spatial dims (nearest, linear). inputs: x.
+// Resize: resize_forward of the spatial dims (nearest, linear, cubic). inputs: x.
 
 Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   ResizeDesc& r = p->data.emplace<ResizeDesc>();
@@ -748,6 +749,9 @@ Status prepare_resize(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   r.mode = static_cast<ResizeMode>(rp.mode());
   r.coord = static_cast<ResizeCoord>(rp.coord());
   r.nearest = static_cast<ResizeNearest>(rp.nearest());
+  r.cubic_coeff_a = rp.cubic_coeff_a();
+  r.exclude_outside = rp.exclude_outside();
+  if (!std::isfinite(r.cubic_coeff_a)) return bad("cubic_coeff_a must be finite");
   const int sr = x.rank() - 2;
   const auto* scales = rp.scales();
   if (scales && scales->size() != 0) {
@@ -1054,6 +1058,81 @@ Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* i
 }
 
 // ---------------------------------------------------------------------------------------------
+// TopK: topk_forward, one of its two outputs (values or indices). inputs: x (f32, f16, i32, i64).
+
+struct TopKPrepared {
+  int axis = 0;
+  int64_t k = 1;
+  bool largest = true, indices = false;
+};
+
+Status prepare_topk(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  TopKPrepared& t = p->data.emplace<TopKPrepared>();
+  const fb::TopKParams& tp = *a.op.params_as_TopKParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
+  const TensorDesc& x = input(a, *p, 0).desc;
+  if (x.dtype() == DType::BOOL) return bad("x '" + input_name(a, *p, 0) + "' is bool; TopK takes f32, f16, i32, i64");
+  t.axis = tp.axis();
+  t.k = tp.k();
+  t.largest = tp.largest();
+  t.indices = tp.indices();
+  if (t.axis < 0 || t.axis >= x.rank()) return bad("axis " + std::to_string(t.axis) + " out of range for " + dims_text(x));
+  if (t.k < 1 || t.k > x.dim(t.axis)) return bad("k = " + std::to_string(t.k) + " outside [1, " + std::to_string(x.dim(t.axis)) + "]");
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, t.indices ? DType::I64 : x.dtype(),
+                                   "TopK's values have x's dtype, its indices are i64"));
+  int64_t out[kMaxRank];
+  for (int d = 0; d < x.rank(); ++d) out[d] = d == t.axis ? t.k : x.dim(d);
+  return expect_output_dims(a, *p, out, x.rank());
+}
+
+Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  const TopKPrepared& t = p.data.as<TopKPrepared>();
+  return topk_forward(h, t.axis, t.k, t.largest, p.in_descs[0], in[0], p.out_desc, t.indices ? nullptr : out,
+                      p.out_desc, t.indices ? out : nullptr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NonMaxSuppression: nms_forward. inputs: boxes [B, N, 4], scores [B, C, N]; the output is i64
+// [B * C * min(max_output_boxes_per_class, N), 3], padded with rows of -1.
+
+Status prepare_nms(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  NmsDesc& d = p->data.emplace<NmsDesc>();
+  const fb::NmsParams& np = *a.op.params_as_NmsParams();
+  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "boxes, scores"));
+  const TensorDesc& boxes = input(a, *p, 0).desc;
+  const TensorDesc& scores = input(a, *p, 1).desc;
+  d.center_point_box = np.center_point_box();
+  d.max_output_boxes_per_class = np.max_output_boxes_per_class();
+  d.iou_threshold = np.iou_threshold();
+  d.has_score_threshold = np.has_score_threshold();
+  d.score_threshold = np.score_threshold();
+  if (!dtype_is_float(boxes.dtype()) || scores.dtype() != boxes.dtype()) {
+    return bad("boxes and scores must share a float dtype");
+  }
+  if (boxes.rank() != 3 || boxes.dim(2) != 4 || scores.rank() != 3 || scores.dim(0) != boxes.dim(0) ||
+      scores.dim(2) != boxes.dim(1)) {
+    return bad("boxes " + dims_text(boxes) + " and scores " + dims_text(scores) + " are not [B, N, 4] and [B, C, N]");
+  }
+  if (d.max_output_boxes_per_class < 1) return bad("max_output_boxes_per_class must be >= 1");
+  JET_RETURN_IF_ERROR(expect_finite(d.iou_threshold, "iou_threshold"));
+  if (std::isnan(d.score_threshold)) return bad("score_threshold is NaN");
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, DType::I64, "the selected indices are i64"));
+  const int64_t out[2] = {nms_max_rows(d, boxes.dim(0), scores.dim(1), boxes.dim(1)), 3};
+  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, 2));
+  size_t ws = 0;
+  JET_RETURN_IF_ERROR(nms_workspace_size(a.handle, d, boxes, scores, &ws));
+  p->workspace_bytes = ws;
+  info->workspace_bytes = ws;
+  return Status();
+}
+
+Status execute_nms(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void* workspace,
+                   size_t workspace_bytes) {
+  return nms_forward(h, p.data.as<NmsDesc>(), p.in_descs[0], in[0], p.in_descs[1], in[1], workspace,
+                     workspace_bytes, p.out_desc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // GatherElements: gather_elements_forward. inputs: x (any dtype), indices (i32 / i64, x's rank,
 // each dim at most x's); the output has the indices' dims.
 
@@ -1204,7 +1283,10 @@ bool takes_any_dtype(fb::OpParams params) {
     case fb::OpParams::LogicParams:
     case fb::OpParams::WhereParams:
     case fb::OpParams::ArgReduceParams:
-    case fb::OpParams::GatherParams:
+    case fb::OpParams::GatherParams: return true;
+    case fb::OpParams::OpTensorParams: return true;  // f32, f16, i32, i64 (prepare refuses bool)
+    case fb::OpParams::TopKParams:
+    case fb::OpParams::NmsParams: return true;  // integer x / an i64 output (prepare checks)
     case fb::OpParams::GatherElementsParams:
     case fb::OpParams::TriluParams:
     case fb::OpParams::CumSumParams:

@@ -54,6 +54,8 @@
   X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
   X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
   X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)  \
+  X(TOPK,           topk,           TopKAttrs,          TopKParams,          "TopK",          false, STRIDED,   false)  \
+  X(NMS,            nms,            NmsAttrs,           NmsParams,           "NonMaxSuppression", false, PACKED, false)  \
   X(GATHER_ELEMENTS, gather_elements, GatherElementsAttrs, GatherElementsParams, "GatherElements", false, STRIDED, false) \
   X(TRILU,          trilu,          TriluAttrs,         TriluParams,         "Trilu",         false, STRIDED,   false)  \
   X(CUMSUM,         cumsum,         CumSumAttrs,        CumSumParams,        "CumSum",        false, STRIDED,   false)  \

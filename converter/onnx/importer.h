@@ -302,6 +302,8 @@ Status import_min(Importer& im);
 Status import_sum(Importer& im);
 Status import_pow(Importer& im);
 Status import_mod(Importer& im);
+Status import_topk(Importer& im);
+Status import_nms(Importer& im);
 Status import_gemm(Importer& im);
 Status import_matmul(Importer& im);
 Status import_softmax(Importer& im);

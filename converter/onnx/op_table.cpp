@@ -114,6 +114,9 @@ const OpEntry kOps[] = {
     {"Xor", 7, import_xor},
     {"ArgMax", 1, import_arg_max},
     {"ArgMin", 1, import_arg_min},
+    // Detection heads.
+    {"TopK", 1, import_topk},
+    {"NonMaxSuppression", 10, import_nms},
     // Index and data movement on computed tensors (ops_index.cpp).
     {"GatherElements", 11, import_gather_elements},
     {"Trilu", 14, import_trilu},
@@ -135,6 +138,11 @@ const char* const kIntegerOps[] = {
     "Identity", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Slice", "Reshape", "Flatten", "Transpose",
     "Split", "Concat", "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
     "Xor", "Not", "Where", "ArgMax", "ArgMin",
+    // Integer arithmetic (op_tensor on I32 / I64; Neg and Abs composed of it).
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "Mod", "Neg", "Abs",
+    // TopK of integer tensors.
+    "TopK",
+    // Index and data movement (ops_index.cpp).
     "GatherElements", "Trilu", "CumSum", "Scatter", "ScatterElements", "ScatterND",
     "Tile", "OneHot", "EyeLike",
 };

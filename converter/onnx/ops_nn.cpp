@@ -39,6 +39,13 @@ Status operand(Importer& im, int i, DType dtype, const std::vector<int64_t>& dim
   if (!st.ok()) return st;
   if (im.is_constant(i)) {
     const Constant& c = im.constant(i);
+    if (c.is_int() && !dtype_is_float(dtype)) {
+      // An integer operand of a computed integer tensor (ir_int_constant: ONNX types must match).
+      int k = -1;
+      st = im.ir_int_constant(im.input(i).constant, dtype, &k);
+      if (!st.ok()) return st;
+      return im.reshape_to(k, dims, suffix, t);
+    }
     if (c.is_int()) return im.unsupported("integer input '" + im.input_name(i) + "' (only float tensors are computed)");
     return im.ir_constant(im.input(i).constant, dtype, dims, t);
   }
@@ -299,6 +306,27 @@ Status import_global_max_pool(Importer& im) { return global_pool(im, PoolMode::M
 // ---- activations ----------------------------------------------------------------------------------
 
 Status import_activation_mode(Importer& im, ActivationMode mode) {
+  DType dt = DType::F32;
+  if ((mode == ActivationMode::NEG || mode == ActivationMode::ABS) && computed_dtype(im, 0, 1, &dt) &&
+      (dt == DType::I32 || dt == DType::I64)) {
+    // Integers: neg = 0 - x, abs = max(x, 0 - x), exact (op_tensor wraps the lowest value to
+    // itself, as numpy and ONNX Runtime).
+    int x = -1, zero = -1, neg = -1, y = -1;
+    Status st = im.ir_input(0, &x);
+    if (!st.ok()) return st;
+    const size_t rank = im.g->tensors[x].dims.size();
+    st = im.g->add_constant(im.ir_name("zero"), dt, std::vector<int64_t>(rank, 1), &zero);
+    if (!st.ok()) return im.bad(st.message());
+    im.g->tensors[zero].int_data = {0};
+    if (mode == ActivationMode::NEG) {
+      st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::SUB, zero, x, &y));
+    } else {
+      st = im.ir_check(im.g->op_tensor(im.ir_name("neg"), TensorOp::SUB, zero, x, &neg));
+      if (st.ok()) st = im.ir_check(im.g->op_tensor(im.ir_name(), TensorOp::MAX, x, neg, &y));
+    }
+    if (!st.ok()) return st;
+    return im.set_output(0, y);
+  }
   return activation(im, ActivationDesc::of(mode));
 }
 
@@ -504,6 +532,47 @@ Status import_max(Importer& im) { return elementwise(im, TensorOp::MAX, BinaryOp
 Status import_min(Importer& im) { return elementwise(im, TensorOp::MIN, BinaryOp::MIN, true); }
 Status import_sum(Importer& im) { return elementwise(im, TensorOp::ADD, BinaryOp::ADD, true); }
 
+namespace {
+
+// Pow of a float base and an integer exponent (the exponent converted to the base's float type),
+// or of an I32 / I64 base and a float exponent (computed in f32, then truncated to the base's
+// type, as ONNX Runtime's cast of its result). One side at least is computed.
+Status pow_mixed(Importer& im, bool int_base) {
+  int b = -1, e = -1;
+  Status st = int_base ? im.ir_input_any(0, &b) : im.ir_input(0, &b);
+  if (!st.ok()) return st;
+  const DType base_dt = im.g->tensors[b].dtype;
+  if (int_base && base_dt != DType::I32 && base_dt != DType::I64) return im.unsupported("Pow of a " + std::string(dtype_name(base_dt)) + " base");
+  DType f = int_base ? DType::F32 : base_dt;  // the type POW computes in
+  if (int_base && !im.is_constant(1)) f = im.g->tensors[im.input(1).tensor].dtype;
+  if (int_base) {
+    st = im.ir_check(im.g->transform(im.ir_name("base"), b, f, &b));
+    if (st.ok()) st = im.ir_input(1, f, &e);
+  } else if (im.is_constant(1)) {
+    const Constant& c = im.constant(1);
+    std::vector<float> v(c.ints.begin(), c.ints.end());
+    st = im.ir_constant_values(im.ir_name("exponent"), f, c.dims.empty() ? std::vector<int64_t>{1} : c.dims, v, &e);
+  } else {
+    st = im.ir_input_any(1, &e);
+    const DType et = st.ok() ? im.g->tensors[e].dtype : DType::I64;
+    if (st.ok() && et != DType::I32 && et != DType::I64) return im.unsupported("Pow with a " + std::string(dtype_name(et)) + " exponent");
+    if (st.ok()) st = im.ir_check(im.g->transform(im.ir_name("exponent"), e, f, &e));
+  }
+  if (!st.ok()) return st;
+  const std::vector<int64_t> bd = im.g->tensors[b].dims, ed = im.g->tensors[e].dims;
+  std::vector<int64_t> out;
+  if (!broadcast_shapes(bd, ed, &out)) return im.bad("X " + dims_text(bd) + " and Y " + dims_text(ed) + " do not broadcast");
+  int y = -1;
+  st = im.reshape_to(b, left_pad(bd, out.size()), "base_rank", &b);
+  if (st.ok()) st = im.reshape_to(e, left_pad(ed, out.size()), "exponent_rank", &e);
+  if (st.ok()) st = im.ir_check(im.g->op_tensor(int_base ? im.ir_name("pow") : im.ir_name(), TensorOp::POW, b, e, &y));
+  if (st.ok() && int_base) st = im.ir_check(im.g->transform(im.ir_name(), y, base_dt, &y));
+  if (!st.ok()) return st;
+  return im.set_output(0, y);
+}
+
+}  // namespace
+
 Status import_pow(Importer& im) {
   Status st = im.require_input(0, "X");
   if (st.ok()) st = im.require_input(1, "Y");
@@ -513,6 +582,19 @@ Status import_pow(Importer& im) {
     st = fold_binary(BinaryOp::POW, im.constant(0), im.constant(1), im.node_label(), &r);
     if (!st.ok()) return st;
     return im.folded(std::move(r));
+  }
+  // Pow-12+ lets the exponent's type differ from the base's; the result has the base's type.
+  const auto is_int = [&](int i) {
+    return im.is_constant(i) ? im.constant(i).is_int()
+                             : im.input(i).tensor >= 0 && !dtype_is_float(im.g->tensors[im.input(i).tensor].dtype);
+  };
+  if (is_int(0) != is_int(1)) return pow_mixed(im, is_int(0));
+  DType dt0 = DType::F32;
+  if (computed_dtype(im, 0, 1, &dt0) && !dtype_is_float(dt0)) {
+    // An integer base: op_tensor POW in the base's type, with an exponent of the same type.
+    const bool same = im.is_constant(1) ? im.constant(1).is_int() : im.g->tensors[im.input(1).tensor].dtype == dt0;
+    if (!same) return im.unsupported("Pow of a computed " + std::string(dtype_name(dt0)) + " base with an exponent of another type");
+    return elementwise(im, TensorOp::POW, BinaryOp::POW, false);
   }
   if (!im.is_constant(1) || im.constant(1).elements() != 1) {
     // A computed or non-scalar exponent: op_tensor POW with broadcasting (float operands).
@@ -544,15 +626,17 @@ Status import_pow(Importer& im) {
 }
 
 // Mod: fmod = 1 is C's fmod (the dividend's sign), the only form ONNX allows for floats; fmod = 0
-// (the divisor's sign, integer semantics) is folded on constants only.
+// (the divisor's sign, integer semantics) is op_tensor MOD_FLOOR on computed integer tensors.
 Status import_mod(Importer& im) {
   int64_t fmod = 0;
   Status st = im.attr_int("fmod", 0, &fmod);
   if (!st.ok()) return st;
   if (fmod != 0 && fmod != 1) return im.bad("fmod is " + std::to_string(fmod) + ", not 0 or 1");
   DType dt = DType::F32;
-  if (!fmod && computed_dtype(im, 0, 2, &dt))
-    return im.unsupported("Mod with fmod = 0 (integer semantics) of a computed tensor");
+  if (!fmod && computed_dtype(im, 0, 2, &dt)) {
+    if (dt != DType::I32 && dt != DType::I64) return im.unsupported("Mod with fmod = 0 of a float tensor (ONNX requires fmod = 1 for floats)");
+    return elementwise(im, TensorOp::MOD_FLOOR, BinaryOp::MOD, false);
+  }
   return elementwise(im, TensorOp::MOD, fmod ? BinaryOp::FMOD : BinaryOp::MOD, false);
 }
 
@@ -1480,7 +1564,7 @@ Status resize_node(Importer& im, ir::ResizeAttrs a, const std::vector<float>& sc
   return im.set_output(0, y);
 }
 
-// ONNX's mode attribute: "nearest", "linear" (older files: "bilinear"), "cubic" rejected.
+// ONNX's mode attribute: "nearest", "linear" (older files: "bilinear"), "cubic" (Resize-11+).
 Status resize_mode(Importer& im, ir::ResizeAttrs* a) {
   std::string mode;
   Status st = im.attr_string("mode", "nearest", &mode);
@@ -1490,7 +1574,8 @@ Status resize_mode(Importer& im, ir::ResizeAttrs* a) {
   } else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") {
     a->mode = ResizeMode::LINEAR;
   } else if (mode == "cubic") {
-    return im.unsupported("mode 'cubic' is not supported (nearest and linear are)");
+    if (im.opset < 11) return im.bad("mode 'cubic' does not exist before Resize-11");
+    a->mode = ResizeMode::CUBIC;
   } else {
     return im.bad("unknown mode '" + mode + "'");
   }
@@ -1602,6 +1687,14 @@ Status import_resize(Importer& im) {
   if (exclude_outside != 0 && a.mode == ResizeMode::LINEAR) {
     return im.unsupported("exclude_outside = 1 with linear mode is not supported");
   }
+  if (a.mode == ResizeMode::CUBIC) {
+    float coeff = -0.75f;
+    st = im.attr_float("cubic_coeff_a", -0.75f, &coeff);
+    if (!st.ok()) return st;
+    if (!std::isfinite(coeff)) return im.bad("cubic_coeff_a must be finite");
+    a.cubic_coeff_a = coeff;
+    a.exclude_outside = exclude_outside != 0;
+  }
   if (policy != "stretch" && !sizes.empty()) {
     return im.unsupported("keep_aspect_ratio_policy '" + policy + "' is not supported (only 'stretch')");
   }
@@ -1635,7 +1728,7 @@ Status import_resize(Importer& im) {
     full_sizes = xd;
     for (size_t i = 0; i < which.size(); ++i) full_sizes[which[i]] = sizes[i];
   }
-  if (antialias != 0 && a.mode == ResizeMode::LINEAR) {
+  if (antialias != 0 && a.mode != ResizeMode::NEAREST) {
     for (size_t d = 0; d < rank; ++d) {
       const bool shrinks = scales.empty() ? full_sizes[d] < xd[d] : full_scales[d] < 1.f;
       if (shrinks) return im.unsupported("antialias = 1 when shrinking is not supported");

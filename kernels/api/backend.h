@@ -149,6 +149,13 @@ Status arg_reduce_forward(ArgReduceOp op, int axis, bool select_last_index,
 Status gather_forward(int axis, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y);
+// Detection heads (TopK, NonMaxSuppression).
+Status topk_forward(int axis, int64_t k, bool largest, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& values_desc, void* values, const TensorDesc& indices_desc,
+                    void* indices);
+Status nms_forward(const NmsDesc& nms, const TensorDesc& boxes_desc, const void* boxes,
+                   const TensorDesc& scores_desc, const void* scores, void* workspace,
+                   const TensorDesc& y_desc, void* y);
 Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
                         const TensorDesc& y_desc, void* y);
 Status gather_elements_forward(int axis, const TensorDesc& x_desc, const void* x,
@@ -253,6 +260,13 @@ Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool s
 Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y);
+// Detection heads (TopK, NonMaxSuppression).
+Status topk_forward(const Handle& handle, int axis, int64_t k, bool largest,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& values_desc,
+                    void* values, const TensorDesc& indices_desc, void* indices);
+Status nms_forward(const Handle& handle, const NmsDesc& nms, const TensorDesc& boxes_desc,
+                   const void* boxes, const TensorDesc& scores_desc, const void* scores,
+                   void* workspace, const TensorDesc& y_desc, void* y);
 Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
                         float alpha, float beta, const TensorDesc& y_desc, void* y);
 Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,

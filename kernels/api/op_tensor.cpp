@@ -14,6 +14,7 @@ const char* tensor_op_name(TensorOp op) {
     case TensorOp::MAX: return "max";
     case TensorOp::POW: return "pow";
     case TensorOp::MOD: return "mod";
+    case TensorOp::MOD_FLOOR: return "mod_floor";
   }
   return "unknown-tensor-op";
 }
@@ -26,11 +27,19 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
   const int op_value = static_cast<int>(op);
   if (!enum_in_range<TensorOp>(op_value))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown tensor op %d", fn, op_value);
-  JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate("a")));
-  JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate("b")));
-  JET_RETURN_IF_ERROR(in_routine(fn, c_desc.validate("c")));
+  JET_RETURN_IF_ERROR(in_routine(fn, a_desc.validate_any_dtype("a")));
+  JET_RETURN_IF_ERROR(in_routine(fn, b_desc.validate_any_dtype("b")));
+  JET_RETURN_IF_ERROR(in_routine(fn, c_desc.validate_any_dtype("c")));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, a_desc, "a", c_desc, "c"));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, b_desc, "b", c_desc, "c"));
+  const DType t = c_desc.dtype();
+  if (t == DType::BOOL)
+    return make_status(StatusCode::NOT_SUPPORTED, "%s: c is bool; this routine takes f32, f16, i32 or i64", fn);
+  if ((t == DType::I32 || t == DType::I64) && (alpha1 != 1.f || alpha2 != 1.f || beta != 0.f))
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: %s tensors take alpha1 = alpha2 = 1 and beta = 0 (given %g, %g, %g)", fn,
+                       dtype_name(t), static_cast<double>(alpha1), static_cast<double>(alpha2),
+                       static_cast<double>(beta));
   JET_RETURN_IF_ERROR(check_ptr(fn, c, "c"));
   TensorDesc a_aligned, b_aligned;
   JET_RETURN_IF_ERROR(check_broadcast_input(fn, a, a_desc, "a", c, c_desc, "c", &a_aligned));

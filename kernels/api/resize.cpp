@@ -20,6 +20,9 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
   const int nearest = static_cast<int>(resize.nearest);
   if (!enum_in_range<ResizeNearest>(nearest))
     return make_status(StatusCode::BAD_PARAM, "%s: unknown nearest rounding mode %d", fn, nearest);
+  if (resize.mode == ResizeMode::CUBIC && !std::isfinite(resize.cubic_coeff_a))
+    return make_status(StatusCode::INVALID_VALUE, "%s: cubic_coeff_a = %g must be finite", fn,
+                       static_cast<double>(resize.cubic_coeff_a));
   JET_RETURN_IF_ERROR(check_reshaping_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
   if (x_desc.dim(0) != y_desc.dim(0) || x_desc.dim(1) != y_desc.dim(1))
     return make_status(StatusCode::BAD_PARAM,

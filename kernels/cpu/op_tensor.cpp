@@ -7,11 +7,38 @@
 
 namespace jet {
 namespace cpu {
+namespace {
+
+// Integer tensors: exact in T (apply_int_tensor_op), no scaling (the front end checks).
+template <class T, class U>
+void run_int(TensorOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+             const void* b, const TensorDesc& c_desc, void* c) {
+  int64_t a_strides[kMaxRank], b_strides[kMaxRank];
+  broadcast_strides(a_desc, a_strides);
+  broadcast_strides(b_desc, b_strides);
+  const T* ap = static_cast<const T*>(a);
+  const T* bp = static_cast<const T*>(b);
+  T* cp = static_cast<T*>(c);
+  StridedWalk w(c_desc.rank(), c_desc.dims(), a_strides, b_strides, c_desc.strides());
+  do {
+    cp[w.off[2]] = apply_int_tensor_op<T, U>(op, ap[w.off[0]], bp[w.off[1]]);
+  } while (w.next());
+}
+
+}  // namespace
 
 Status op_tensor(TensorOp op, float alpha1, const TensorDesc& a_desc, const void* a, float alpha2,
                  const TensorDesc& b_desc, const void* b, float beta, const TensorDesc& c_desc,
                  void* c) {
   const DType t = c_desc.dtype();
+  if (t == DType::I32) {
+    run_int<int32_t, uint32_t>(op, a_desc, a, b_desc, b, c_desc, c);
+    return Status();
+  }
+  if (t == DType::I64) {
+    run_int<int64_t, uint64_t>(op, a_desc, a, b_desc, b, c_desc, c);
+    return Status();
+  }
   int64_t a_strides[kMaxRank], b_strides[kMaxRank];
   broadcast_strides(a_desc, a_strides);
   broadcast_strides(b_desc, b_strides);

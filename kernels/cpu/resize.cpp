@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "../api/backend.h"
+#include "../common/resize_math.h"
 #include "cpu_common.h"
 
 namespace jet {
@@ -73,6 +74,42 @@ LinearTaps linear_taps(const ResizeDesc& r, const ResizeAxis& a, int64_t o) {
   return t;
 }
 
+// CUBIC's source coordinate: as the other modes, but pytorch_half_pixel maps an output of length
+// 1 to -0.5 (ONNX's reference; the clamped modes see 0 either way).
+CubicTaps cubic_axis(const ResizeDesc& r, const ResizeAxis& a, int64_t o) {
+  const double c = r.coord == ResizeCoord::PYTORCH_HALF_PIXEL && a.out == 1 ? -0.5 : source_coordinate(r.coord, a, o);
+  return cubic_taps(c, a.in, static_cast<double>(r.cubic_coeff_a), r.exclude_outside);
+}
+
+// CUBIC: every output element sums 4^spatial taps (the product of the axes' weights).
+void resize_cubic(const ResizeDesc& r, const ResizeAxis* axes, int spatial, float alpha,
+                  const TensorDesc& x_desc, const void* x, float beta, const TensorDesc& y_desc,
+                  void* y) {
+  const DType t = x_desc.dtype();
+  StridedWalk w(y_desc.rank(), y_desc.dims(), y_desc.strides());
+  do {
+    CubicTaps taps[3];
+    for (int k = 0; k < spatial; ++k) taps[k] = cubic_axis(r, axes[k], w.idx[2 + k]);
+    const int64_t base = w.idx[0] * x_desc.stride(0) + w.idx[1] * x_desc.stride(1);
+    int combos = 1;
+    for (int k = 0; k < spatial; ++k) combos *= 4;
+    float v = 0.f;
+    for (int m = 0; m < combos; ++m) {
+      int64_t off = base;
+      float wt = 1.f;
+      int rest = m;
+      for (int k = spatial - 1; k >= 0; --k) {
+        const int j = rest % 4;
+        rest /= 4;
+        off += taps[k].idx[j] * x_desc.stride(2 + k);
+        wt *= taps[k].w[j];
+      }
+      if (wt != 0.f) v += wt * load(t, x, off);  // a zero weight never turns inf into NaN
+    }
+    blend_store(t, y, w.off[0], alpha, v, beta);
+  } while (w.next());
+}
+
 // Up to this many output columns share one table of precomputed row taps (on the stack).
 constexpr int64_t kColumnChunk = 256;
 
@@ -90,6 +127,10 @@ Status resize_forward(const ResizeDesc& resize, float alpha, const TensorDesc& x
     axes[k].scale = resize.scales[k] > 0.f
                         ? static_cast<double>(resize.scales[k])
                         : static_cast<double>(axes[k].out) / static_cast<double>(axes[k].in);
+  }
+  if (resize.mode == ResizeMode::CUBIC) {
+    resize_cubic(resize, axes, spatial, alpha, x_desc, x, beta, y_desc, y);
+    return Status();
   }
   const int last = rank - 1;  // the row: always a spatial dim
   const int outer = spatial - 1;  // spatial dims outside the row (0 to 2)

@@ -19,6 +19,7 @@
 // partial sums after them. GEMM: the lowered matrix is written to the workspace by an im2col
 // kernel and multiplied as a plain matrix (1x1, stride 1, unpadded problems whose x rows are
 // evenly strided use x itself). Which engine runs a problem: Engine below.
+#include "../common/fast_div.h"
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
 #include "gemm_mma.cuh"
@@ -48,6 +49,14 @@ struct ConvShape {
   int cg, taps;
   bool rsc, flip;
   int64_t xs_n, xs_c, xs[3];
+  FastDiv out_div[3], win_div[3], cg_div;  // the divisions of row() and cursor()
+
+  // Output row r as (n, o0, o1, o2): n returned, o[] filled.
+  __device__ __forceinline__ int split_row(int r, int* o) const {
+    int q = out_div[2].divmod(r, &o[2]);
+    q = out_div[1].divmod(q, &o[1]);
+    return out_div[0].divmod(q, &o[0]);
+  }
 };
 
 // NOT_SUPPORTED when coordinates or GEMM dims could overflow the 32-bit index math.
@@ -86,6 +95,11 @@ ConvShape make_shape(const ConvGeom& g) {
   s.flip = g.flip;
   s.xs_n = g.xs_n;
   s.xs_c = g.xs_c;
+  for (int i = 0; i < 3; ++i) {
+    s.out_div[i] = FastDiv::make(s.out[i]);
+    s.win_div[i] = FastDiv::make(s.win[i]);
+  }
+  s.cg_div = FastDiv::make(s.cg);
   return s;
 }
 
@@ -157,12 +171,7 @@ struct ConvLoader {
       return w;
     }
     int o[3];
-    o[2] = r % s.out[2];
-    int q = r / s.out[2];
-    o[1] = q % s.out[1];
-    q /= s.out[1];
-    o[0] = q % s.out[0];
-    const int n = q / s.out[0];
+    const int n = s.split_row(r, o);
     w.base = n * s.xs_n;
 #pragma unroll
     for (int i = 0; i < 3; ++i) {
@@ -263,12 +272,7 @@ struct ConvMaskLoader {
     w.p = x;
     if (r >= s.rows) return w;
     int o[3];
-    o[2] = r % s.out[2];
-    int q = r / s.out[2];
-    o[1] = q % s.out[1];
-    q /= s.out[1];
-    o[0] = q % s.out[0];
-    const int n = q / s.out[0];
+    const int n = s.split_row(r, o);
     int64_t base = n * s.xs_n;
     uint64_t axis_in[3];  // bit j: tap j of the axis is inside x
 #pragma unroll
@@ -292,12 +296,9 @@ struct ConvMaskLoader {
   }
   __device__ Cursor cursor(int k) const {
     Cursor u;
-    u.t = k / s.cg;
-    u.c = k - u.t * s.cg;
-    u.t2 = u.t % s.win[2];
-    const int q = u.t / s.win[2];
-    u.t1 = q % s.win[1];
-    const int t0 = q / s.win[1];
+    u.t = s.cg_div.divmod(k, &u.c);
+    const int q = s.win_div[2].divmod(u.t, &u.t2);
+    const int t0 = s.win_div[1].divmod(q, &u.t1);
     u.off = u.c + t0 * tap_step[0] + u.t1 * tap_step[1] + u.t2 * tap_step[2];
     return u;
   }
@@ -466,7 +467,7 @@ struct ConvEpi {
   ConvGeom g;
   ConvOut e;
   T* y;
-  int out[3];
+  FastDiv out_div[3];  // the output extents (row's divisions)
   // Decided once on the host (make_epi): every 8-channel group of y (and of the residual, the
   // bias and the old y, where read) is 16 contiguous, 16-byte aligned bytes, so store8 goes
   // straight to its vector code with no per-segment stride or alignment tests (for 1x1 layers
@@ -487,12 +488,9 @@ struct ConvEpi {
   };
   __device__ Row row(int z, int r) const {
     int o[3];
-    o[2] = r % out[2];
-    int q = r / out[2];
-    o[1] = q % out[1];
-    q /= out[1];
-    o[0] = q % out[0];
-    const int n = q / out[0];
+    int q = out_div[2].divmod(r, &o[2]);
+    q = out_div[1].divmod(q, &o[1]);
+    const int n = out_div[0].divmod(q, &o[0]);
     Row w;
     w.yo = n * g.ys_n + o[0] * g.ys[0] + o[1] * g.ys[1] + o[2] * g.ys[2];
     w.zo = n * e.zs_n + o[0] * e.zs[0] + o[1] * e.zs[1] + o[2] * e.zs[2];
@@ -641,7 +639,7 @@ ConvEpi<T> make_epi(const ConvGeom& g, const ConvOut& e, void* y) {
   ep.g = g;
   ep.e = e;
   ep.y = static_cast<T*>(y);
-  for (int i = 0; i < 3; ++i) ep.out[i] = static_cast<int>(g.out[i]);
+  for (int i = 0; i < 3; ++i) ep.out_div[i] = FastDiv::make(static_cast<int>(g.out[i]));
   // Channel k0 = group * kg: with kg % 8 == 0 every 8-channel group starts 16-byte aligned.
   bool v = std::is_same<T, __half>::value && channel_groups_vec8(y, g.ys_c, g.ys_n, g.ys, g.kg);
   if (e.fused && e.z) v = v && channel_groups_vec8(e.z, e.zs_c, e.zs_n, e.zs, g.kg);

@@ -21,40 +21,11 @@
 
 #include <cstdint>
 
+#include "../common/fast_div.h"
 #include "cuda_common.cuh"
 
 namespace jet {
 namespace cuda {
-
-// Division by a runtime constant d >= 1 (CUTLASS's round-up method): for n < 2^31,
-// n / d == (umulhi(n, m) + n) >> s with s = ceil(log2(d)), m = 2^32 * (2^s - d) / d + 1.
-// Larger operands fall back to a 64-bit division.
-struct FastDiv {
-  int64_t d = 1;
-  uint32_t m = 1;
-  uint32_t s = 0;
-
-  static FastDiv make(int64_t divisor) {
-    FastDiv f;
-    f.d = divisor;
-    if (divisor <= 0x7fffffff) {
-      uint32_t s = 0;
-      while ((int64_t{1} << s) < divisor) ++s;
-      f.s = s;
-      const uint64_t d = static_cast<uint64_t>(divisor);
-      f.m = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << s) - d)) / d + 1);
-    }
-    return f;
-  }
-
-  __device__ __forceinline__ int64_t div(int64_t n) const {
-    if (n <= 0x7fffffff && d <= 0x7fffffff) {
-      const uint32_t n32 = static_cast<uint32_t>(n);
-      return static_cast<int64_t>((__umulhi(n32, m) + n32) >> s);
-    }
-    return n / d;
-  }
-};
 
 // The simplified loop nest of K tensors (tensor 0 = output). See the file comment.
 template <int K>

@@ -30,6 +30,35 @@ struct TensorOpOp {
   }
 };
 
+// Integer tensors: exact in T (apply_int_tensor_op), scalar accesses, no scaling.
+template <class T, class U>
+struct IntTensorOp {
+  const T* a;
+  const T* b;
+  T* c;
+  TensorOp op;
+
+  __device__ __forceinline__ void setup() {}
+  template <int V>
+  __device__ __forceinline__ void apply(const EwLoop<3>& l, const int64_t* off) const {
+    for (int k = 0; k < V; ++k) {
+      const T va = a[off[1] + k * l.inner_stride(1)];
+      const T vb = b[off[2] + k * l.inner_stride(2)];
+      c[off[0] + k * l.inner_stride(0)] = apply_int_tensor_op<T, U>(op, va, vb);
+    }
+  }
+};
+
+template <class T, class U>
+Status run_int(const Handle& h, TensorOp op, const TensorDesc& ad, const void* a,
+               const TensorDesc& bd, const void* b, const TensorDesc& cd, void* c) {
+  const TensorDesc* descs[3] = {&cd, &ad, &bd};
+  const void* ptrs[3] = {c, a, b};
+  const EwLoop<3> l = make_ew_loop<3>(descs, ptrs, 1);
+  const IntTensorOp<T, U> k{static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), op};
+  return launch_ew<3, 1>(h, k, l, "op_tensor");
+}
+
 template <class T, TensorOp Op>
 Status run_op(const Handle& h, float alpha1, const void* a, float alpha2, const void* b,
               float beta, void* c, const EwLoop<3>& l) {
@@ -54,6 +83,7 @@ Status run(const Handle& h, TensorOp op, float alpha1, const TensorDesc& ad, con
     case TensorOp::MAX: return run_op<T, TensorOp::MAX>(h, alpha1, a, alpha2, b, beta, c, l);
     case TensorOp::POW: return run_op<T, TensorOp::POW>(h, alpha1, a, alpha2, b, beta, c, l);
     case TensorOp::MOD: return run_op<T, TensorOp::MOD>(h, alpha1, a, alpha2, b, beta, c, l);
+    case TensorOp::MOD_FLOOR: return run_op<T, TensorOp::MOD_FLOOR>(h, alpha1, a, alpha2, b, beta, c, l);
   }
   return make_status(StatusCode::INTERNAL_ERROR, "op_tensor: unknown op reached the backend");
 }
@@ -63,6 +93,10 @@ Status run(const Handle& h, TensorOp op, float alpha1, const TensorDesc& ad, con
 Status op_tensor(const Handle& h, TensorOp op, float alpha1, const TensorDesc& a_desc,
                  const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
                  const TensorDesc& c_desc, void* c) {
+  if (c_desc.dtype() == DType::I32)
+    return run_int<int32_t, uint32_t>(h, op, a_desc, a, b_desc, b, c_desc, c);
+  if (c_desc.dtype() == DType::I64)
+    return run_int<int64_t, uint64_t>(h, op, a_desc, a, b_desc, b, c_desc, c);
   if (c_desc.dtype() == DType::F32)
     return run<float>(h, op, alpha1, a_desc, a, alpha2, b_desc, b, beta, c_desc, c);
   return run<__half>(h, op, alpha1, a_desc, a, alpha2, b_desc, b, beta, c_desc, c);

@@ -1,4 +1,5 @@
-// CUDA resize_forward: NEAREST and (bi/tri)LINEAR, ONNX Resize semantics, the CPU's arithmetic.
+// CUDA resize_forward: NEAREST, (bi/tri)LINEAR and CUBIC, ONNX Resize semantics, the CPU's
+// arithmetic.
 //
 // Source coordinates are mapped in double, as on the CPU: NEAREST's rounding ties (o / 2 = 1.5
 // exactly) and floor() must be decided on the exact value of the formula, and an f32 version of
@@ -16,6 +17,7 @@
 
 #include "../api/backend.h"
 #include "cuda_common.cuh"
+#include "../common/resize_math.h"
 #include "../common/small_sort.h"
 
 namespace jet {
@@ -25,6 +27,9 @@ namespace {
 struct ResizeParams {
   int spatial;
   bool linear;
+  bool cubic;
+  bool exclude_outside;  // cubic only
+  double cubic_a;
   ResizeCoord coord;
   ResizeNearest nearest;
   int64_t in[3], out[3];
@@ -196,12 +201,52 @@ __global__ void resize_flat(ResizeParams p, int64_t total, float alpha, const T*
   }
 }
 
+// CUBIC: one thread per element, 4 taps per spatial axis (cubic_taps, shared with the CPU),
+// summed in the CPU's order (axis 0's tap slowest), zero weights skipped.
+template <class T>
+__global__ void resize_cubic(ResizeParams p, int64_t total, float alpha, const T* __restrict__ x,
+                             float beta, T* __restrict__ y) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t yo = 0, xb = 0, o[3] = {0, 0, 0};
+    decode(p, p.rank, i, &yo, &xb, o);
+    CubicTaps taps[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+      if (k >= p.spatial) continue;
+      const double c = p.coord == ResizeCoord::PYTORCH_HALF_PIXEL && p.out[k] == 1 ? -0.5 : source_coordinate(p, k, o[k]);
+      taps[k] = cubic_taps(c, p.in[k], p.cubic_a, p.exclude_outside);
+    }
+    int combos = 1;
+    for (int k = 0; k < p.spatial; ++k) combos *= 4;
+    float v = 0.f;
+    for (int m = 0; m < combos; ++m) {
+      int64_t off = xb;
+      float wt = 1.f;
+      int rest = m;
+#pragma unroll
+      for (int k = 2; k >= 0; --k) {
+        if (k >= p.spatial) continue;
+        const int j = rest % 4;
+        rest /= 4;
+        off += taps[k].idx[j] * p.xs[k];
+        wt *= taps[k].w[j];
+      }
+      if (wt != 0.f) v += wt * to_f32(x[off]);
+    }
+    blend_store(y + yo, alpha, v, beta);
+  }
+}
+
 template <class T>
 Status run(const Handle& h, const ResizeDesc& r, float alpha, const TensorDesc& xd, const void* x,
            float beta, const TensorDesc& yd, void* y) {
   ResizeParams p{};
   p.spatial = xd.rank() - 2;
   p.linear = r.mode == ResizeMode::LINEAR;
+  p.cubic = r.mode == ResizeMode::CUBIC;
+  p.exclude_outside = r.exclude_outside;
+  p.cubic_a = static_cast<double>(r.cubic_coeff_a);
   p.coord = r.coord;
   p.nearest = r.nearest;
   p.xs_n = xd.stride(0);
@@ -235,7 +280,11 @@ Status run(const Handle& h, const ResizeDesc& r, float alpha, const TensorDesc& 
   T* yp = static_cast<T*>(y);
   const int64_t total = yd.elements();
   const int64_t lane_extent = p.lane_extent;
-  if (lane_extent >= 16) {
+  if (p.cubic) {
+    const int threads = 256;
+    resize_cubic<T><<<grid_for(total, threads, h.sm_count()), threads, 0, h.stream()>>>(
+        p, total, alpha, xp, beta, yp);
+  } else if (lane_extent >= 16) {
     const dim3 block(32, 8);
     const int64_t rows = total / lane_extent;
     const int64_t gx = (lane_extent + 31) / 32;

@@ -49,6 +49,11 @@ JET_HOST_DEVICE inline void op_tensor_partials(TensorOp op, float u, float v, fl
       *du = 1.f;
       *dv = -truncf(u / v);
       return;
+    case TensorOp::MOD_FLOOR:
+      // u - floor(u / v) v: (1, -floor(u / v)), as torch.remainder's backward.
+      *du = 1.f;
+      *dv = -floorf(u / v);
+      return;
   }
   *du = *dv = 0.f;
 }

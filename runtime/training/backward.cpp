@@ -516,6 +516,8 @@ constexpr BackwardRule backward_logic{nullptr, nullptr, nullptr, nullptr, "Logic
 constexpr BackwardRule backward_where{nullptr, nullptr, nullptr, nullptr, "Where has no backward rule yet"};
 constexpr BackwardRule backward_arg_reduce{nullptr, nullptr, nullptr, nullptr, "ArgMax/ArgMin have integer results and no gradient"};
 constexpr BackwardRule backward_gather{nullptr, nullptr, nullptr, nullptr, "Gather has no backward rule yet"};
+constexpr BackwardRule backward_topk{nullptr, nullptr, nullptr, nullptr, "TopK has no backward rule yet"};
+constexpr BackwardRule backward_nms{nullptr, nullptr, nullptr, nullptr, "NonMaxSuppression selects indices and has no gradient"};
 constexpr BackwardRule backward_gather_elements{nullptr, nullptr, nullptr, nullptr,
                                                 "GatherElements has no backward rule yet"};
 constexpr BackwardRule backward_trilu{nullptr, nullptr, nullptr, nullptr, "Trilu has no backward rule yet"};

@@ -220,6 +220,25 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
     }
     case ir::OpType::GATHER:
       return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
+    case ir::OpType::TOPK: {
+      const ir::TopKAttrs& a = std::get<ir::TopKAttrs>(n.attrs);
+      return topk_forward(h, a.axis, a.k, a.largest, in_desc(0), in(0), y, a.indices ? nullptr : yp, y,
+                          a.indices ? yp : nullptr);
+    }
+    case ir::OpType::NMS:
+    {
+      const ir::NmsAttrs& a = std::get<ir::NmsAttrs>(n.attrs);
+      NmsDesc d;
+      d.center_point_box = a.center_point_box;
+      d.max_output_boxes_per_class = a.max_output_boxes_per_class;
+      d.iou_threshold = a.iou_threshold;
+      d.has_score_threshold = a.has_score_threshold;
+      d.score_threshold = a.score_threshold;
+      size_t ws_bytes = 0;
+      JET_RETURN_IF_ERROR(nms_workspace_size(h, d, in_desc(0), in_desc(1), &ws_bytes));
+      void* ws = ws_bytes ? scratch(ws_bytes) : nullptr;
+      return nms_forward(h, d, in_desc(0), in(0), in_desc(1), in(1), ws, ws_bytes, y, yp);
+    }
     case ir::OpType::GATHER_ELEMENTS:
       return gather_elements_forward(h, std::get<ir::GatherElementsAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1),
                                      in(1), y, yp);

@@ -61,5 +61,18 @@ Comparison compare_values(const std::vector<float>& expected, const std::vector<
   return c;
 }
 
+bool padded_rows(const std::vector<int64_t>& expected_dims, const std::vector<int64_t>& actual_dims, bool integer,
+                 const std::vector<float>& actual, int64_t* valid_rows) {
+  if (!integer || expected_dims.size() != 2 || actual_dims.size() != 2) return false;
+  if (expected_dims[1] != actual_dims[1] || actual_dims[0] <= expected_dims[0]) return false;
+  const int64_t width = actual_dims[1];
+  if (static_cast<int64_t>(actual.size()) != actual_dims[0] * width) return false;
+  for (int64_t i = expected_dims[0] * width; i < actual_dims[0] * width; ++i) {
+    if (actual[static_cast<size_t>(i)] != -1.f) return false;
+  }
+  *valid_rows = expected_dims[0];
+  return true;
+}
+
 }  // namespace conformance
 }  // namespace jet

@@ -40,5 +40,13 @@ struct Comparison {
 // expected and actual must have the same size (the caller checks dims first).
 Comparison compare_values(const std::vector<float>& expected, const std::vector<float>& actual, const Tolerance& tol);
 
+// The padded-rows rule for outputs whose size depends on the data, which the runtime gives a
+// fixed maximum of rows (NonMaxSuppression, docs/onnx.md): true when `actual` is an integer
+// output of rank 2 with `expected`'s row width and more rows, and every row after the expected
+// ones holds -1 in every column. The caller then compares the first rows as usual; any other
+// dims difference stays a failure. *valid_rows = expected rows.
+bool padded_rows(const std::vector<int64_t>& expected_dims, const std::vector<int64_t>& actual_dims, bool integer,
+                 const std::vector<float>& actual, int64_t* valid_rows);
+
 }  // namespace conformance
 }  // namespace jet

@@ -110,3 +110,24 @@ TEST_CASE("manifest lines round-trip any bytes in names and values") {
   CHECK(file == "node/t/output_0.npy");
   CHECK_FALSE(jet::conformance::split_name_file("no_separator", &name, &file).ok());
 }
+
+TEST_CASE("padded_rows: only integer rank-2 outputs with more rows, all extra rows -1") {
+  using jet::conformance::padded_rows;
+  int64_t rows = -7;
+  const std::vector<float> good = {0, 0, 3, 0, 1, 2, -1, -1, -1, -1, -1, -1};  // [4, 3]: 2 valid
+  CHECK(padded_rows({2, 3}, {4, 3}, true, good, &rows));
+  CHECK(rows == 2);
+  CHECK(padded_rows({0, 3}, {4, 3}, true, std::vector<float>(12, -1.f), &rows));
+  CHECK(rows == 0);
+  rows = -7;
+  CHECK_FALSE(padded_rows({2, 3}, {4, 3}, false, good, &rows));  // float outputs: never
+  CHECK_FALSE(padded_rows({1, 3}, {4, 3}, true, good, &rows));    // row 1 is not padding
+  CHECK_FALSE(padded_rows({2, 3}, {2, 3}, true, good, &rows));    // not more rows
+  CHECK_FALSE(padded_rows({5, 3}, {4, 3}, true, good, &rows));    // fewer rows
+  CHECK_FALSE(padded_rows({2, 4}, {4, 3}, true, good, &rows));    // another width
+  CHECK_FALSE(padded_rows({2}, {4}, true, good, &rows));          // rank 1
+  std::vector<float> bad = good;
+  bad[10] = 0;  // one column of a padding row is not -1
+  CHECK_FALSE(padded_rows({2, 3}, {4, 3}, true, bad, &rows));
+  CHECK(rows == -7);
+}

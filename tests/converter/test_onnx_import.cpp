@@ -2205,19 +2205,21 @@ TEST_CASE("onnx import: Resize and Upsample (opsets 7 to 19, modes, scales and s
     const std::vector<int64_t> yd = {2, 3, 2, 14};
     CHECK(rel_error(run(g, {x})[0], ref_resize(x, xd, yd, {1, 1, 0.5, 2}, true, "half_pixel", "")) < 1e-5);
   }
-  SUBCASE("cubic, tf_crop_and_resize, resizing C and keep_aspect_ratio_policy are NOT_SUPPORTED") {
+  SUBCASE("cubic antialias shrinking, tf_crop_and_resize, resizing C and keep_aspect_ratio_policy are NOT_SUPPORTED") {
     for (int k = 0; k < 4; ++k) {
       OnnxModel m(18);
       m.input("x", xd);
-      m.initializer("scales", {4}, {1, k == 2 ? 2.f : 1.f, 2, 2});
+      const float s = k == 0 ? 0.5f : 2.f;
+      m.initializer("scales", {4}, {1, k == 2 ? 2.f : 1.f, s, s});
       m.initializer_i64("sizes", {4}, {2, 3, 6, 6});
       onnx::NodeProto* n = k == 3 ? m.node("Resize", {"x", "", "", "sizes"}, {"y"}, "rs")
                                   : m.node("Resize", {"x", "", "scales"}, {"y"}, "rs");
       if (k == 0) jet::test::attr_string(n, "mode", "cubic");
+      if (k == 0) jet::test::attr_int(n, "antialias", 1);
       if (k == 1) jet::test::attr_string(n, "coordinate_transformation_mode", "tf_crop_and_resize");
       if (k == 3) jet::test::attr_string(n, "keep_aspect_ratio_policy", "not_larger");
       m.output("y");
-      const char* words[] = {"cubic", "tf_crop_and_resize", "N or C", "keep_aspect_ratio_policy"};
+      const char* words[] = {"antialias", "tf_crop_and_resize", "N or C", "keep_aspect_ratio_policy"};
       check_one_unsupported(m, "rs", words[k]);
     }
   }
@@ -2599,8 +2601,7 @@ TEST_CASE("onnx import: a float-only op reading a computed integer tensor is uns
   check_one_unsupported(m, "y", "computes on FLOAT and FLOAT16 tensors only");
   OnnxModel a(13);
   a.input("x", {2, 3}, onnx::TensorProto::INT64);
-  a.input("z", {2, 3}, onnx::TensorProto::INT64);
-  a.node("Add", {"x", "z"}, {"y"});
+  a.node("Sqrt", {"x"}, {"y"});
   a.output("y", onnx::TensorProto::INT64);
   check_one_unsupported(a, "y", "is a computed i64 tensor");
 }
@@ -2791,3 +2792,129 @@ TEST_CASE("onnx import: EyeLike of a computed tensor is a constant") {
 }
 
 #endif  // JET_HAVE_ONNX_IMPORT
+
+TEST_CASE("onnx import: integer arithmetic on computed int64 tensors runs in op_tensor, exactly") {
+  // x, z: int64 inputs [2, 3]; c: an int64 constant [3] (broadcast). Add, Sub, Mul, Div (truncating),
+  // Mod fmod 0 (the divisor's sign) and fmod 1 (the dividend's), Max, Min, Pow, Neg, Abs.
+  const char* const ops[] = {"Add", "Sub", "Mul", "Div", "Mod0", "Mod1", "Max", "Min", "Pow", "Neg", "Abs"};
+  OnnxModel m(13);
+  m.input("x", {2, 3}, onnx::TensorProto::INT64);
+  m.input("z", {2, 3}, onnx::TensorProto::INT64);
+  m.initializer_i64("c", {3}, {3, -2, 5});
+  for (const char* op : ops) {
+    const std::string name = op, out = std::string("y_") + op;
+    if (name == "Neg" || name == "Abs") {
+      m.node(op, {"x"}, {out});
+    } else if (name == "Mod0" || name == "Mod1") {
+      jet::test::attr_int(m.node("Mod", {"x", "z"}, {out}), "fmod", name == "Mod1" ? 1 : 0);
+    } else if (name == "Pow") {
+      m.node(op, {"x", "c"}, {out});
+    } else {
+      m.node(op, {"x", "z"}, {out});
+    }
+    m.output(out, onnx::TensorProto::INT64);
+  }
+  const Graph g = import_ok(m);
+  CHECK(count_op(g, OpType::OP_TENSOR) == 12);  // Abs is two
+  const std::vector<float> x = {-7, 7, 9, -9, 0, -4}, z = {3, -3, 4, -4, 5, 0};
+  const std::vector<std::vector<float>> out = run(g, {x, z});
+  REQUIRE(out.size() == 11);
+  const std::vector<std::vector<float>> want = {
+      {-4, 4, 13, -13, 5, -4},         // Add
+      {-10, 10, 5, -5, -5, -4},        // Sub
+      {-21, -21, 36, 36, 0, 0},        // Mul
+      {-2, -2, 2, 2, 0, 0},            // Div: truncation; a zero divisor gives 0
+      {2, -2, 1, -1, 0, 0},            // Mod fmod 0
+      {-1, 1, 1, -1, 0, 0},            // Mod fmod 1
+      {3, 7, 9, -4, 5, 0},             // Max
+      {-7, -3, 4, -9, 0, -4},          // Min
+      {-343, 0, 59049, -729, 0, -1024},  // Pow by c = {3, -2, 5}: 7^-2 truncates to 0
+      {7, -7, -9, 9, 0, 4},            // Neg
+      {7, 7, 9, 9, 0, 4},              // Abs
+  };
+  for (size_t k = 0; k < want.size(); ++k) {
+    CAPTURE(ops[k]);
+    CHECK(out[k] == want[k]);
+  }
+}
+
+TEST_CASE("onnx import: TopK is one TOPK node per used output; NonMaxSuppression a padded NMS node") {
+  SUBCASE("TopK values and indices, smallest, axis 0") {
+    OnnxModel m(11);
+    m.input("x", {4, 3});
+    m.initializer_i64("k", {1}, {2});
+    onnx::NodeProto* n = m.node("TopK", {"x", "k"}, {"v", "i"});
+    jet::test::attr_int(n, "axis", 0);
+    jet::test::attr_int(n, "largest", 0);
+    m.output("v");
+    m.output("i", onnx::TensorProto::INT64);
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::TOPK) == 2);
+    const std::vector<float> x = {3, 1, 2, 0, 1, 5, 3, 1, -1, 2, 0, 2};
+    const std::vector<std::vector<float>> out = run(g, {x});
+    REQUIRE(out.size() == 2);
+    CHECK(out[0] == std::vector<float>{0, 0, -1, 2, 1, 2});  // column-wise 2 smallest, ties by index
+    CHECK(out[1] == std::vector<float>{1, 3, 2, 3, 0, 0});
+  }
+  SUBCASE("NonMaxSuppression: the fixed maximum of rows, -1 after the selected ones") {
+    OnnxModel m(11);
+    m.input("boxes", {1, 4, 4});
+    m.input("scores", {1, 1, 4});
+    m.initializer_i64("max", {1}, {3});
+    m.initializer("iou", {1}, {0.5f});
+    m.initializer("thr", {1}, {0.0f});
+    m.node("NonMaxSuppression", {"boxes", "scores", "max", "iou", "thr"}, {"sel"});
+    m.output("sel", onnx::TensorProto::INT64);
+    const Graph g = import_ok(m);
+    CHECK(count_op(g, OpType::NMS) == 1);
+    // Box 1 overlaps box 0 by IoU 0.81 (suppressed); box 3 scores below the threshold.
+    const std::vector<float> boxes = {0, 0, 1, 1, 0, 0.05f, 1, 1.05f, 2, 2, 3, 3, 5, 5, 6, 6};
+    const std::vector<float> scores = {0.9f, 0.8f, 0.7f, -0.5f};
+    const std::vector<std::vector<float>> out = run(g, {boxes, scores});
+    REQUIRE(out.size() == 1);
+    CHECK(out[0] == std::vector<float>{0, 0, 0, 0, 0, 2, -1, -1, -1});
+    OnnxModel z(11);
+    z.input("boxes", {1, 4, 4});
+    z.input("scores", {1, 1, 4});
+    z.node("NonMaxSuppression", {"boxes", "scores"}, {"sel"}, "nms");
+    z.output("sel", onnx::TensorProto::INT64);
+    check_one_unsupported(z, "nms", "max_output_boxes_per_class");
+  }
+  SUBCASE("Resize cubic keeps cubic_coeff_a and exclude_outside") {
+    OnnxModel m(13);
+    m.input("x", {1, 2, 3, 4});
+    m.initializer("scales", {4}, {1, 1, 2, 1.5f});
+    onnx::NodeProto* n = m.node("Resize", {"x", "", "scales"}, {"y"});
+    jet::test::attr_string(n, "mode", "cubic");
+    jet::test::attr_float(n, "cubic_coeff_a", -0.5f);
+    jet::test::attr_int(n, "exclude_outside", 1);
+    m.output("y");
+    const Graph g = import_ok(m);
+    REQUIRE(count_op(g, OpType::RESIZE) == 1);
+    for (const Node& node : g.nodes) {
+      if (node.op != OpType::RESIZE) continue;
+      const ResizeAttrs& a = std::get<ResizeAttrs>(node.attrs);
+      CHECK(a.mode == ResizeMode::CUBIC);
+      CHECK(a.cubic_coeff_a == -0.5f);
+      CHECK(a.exclude_outside);
+    }
+  }
+}
+
+TEST_CASE("onnx import: Pow with an exponent type other than the base's (opset 12+)") {
+  // f: float base, int64 exponent (converted); i: int64 base, float exponent (f32, truncated).
+  OnnxModel m(13);
+  m.input("f", {3});
+  m.input("i", {3}, onnx::TensorProto::INT64);
+  m.initializer_i64("ie", {3}, {2, 3, -1});
+  m.initializer("fe", {3}, {0.5f, 2.f, 1.5f});
+  m.node("Pow", {"f", "ie"}, {"a"});
+  m.node("Pow", {"i", "fe"}, {"b"});
+  m.output("a");
+  m.output("b", onnx::TensorProto::INT64);
+  const Graph g = import_ok(m);
+  const std::vector<std::vector<float>> out = run(g, {{1.5f, -2.f, 4.f}, {9, -3, 5}});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0] == std::vector<float>{2.25f, -8.f, 0.25f});
+  CHECK(out[1] == std::vector<float>{3, 9, 11});  // 5^1.5 = 11.18 truncates to 11
+}

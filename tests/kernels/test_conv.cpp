@@ -2,10 +2,12 @@
 // float64 reference: one test case per algorithm, each asserting exactly which problems the
 // backend claims for it (so nothing is skipped silently) and checking every claimed one; the
 // fused routine; algorithm choice; workspace queries; invalid input.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "../../kernels/common/fast_div.h"
 #include "kernels/util.h"
 #include "reference/activation.h"
 #include "reference/conv.h"
@@ -400,6 +402,44 @@ void fused_suite(ConvAlgo algo) {
 }  // namespace
 
 // One test case per algorithm so that a failure names its algorithm (doctest -tc filters).
+// The CUDA GEMM loaders' index math divides output rows by the extents with FastDiv (the same
+// header on host and device): exact against / and % for every n < 2^31, here on the divisors
+// and dividends where the round-up method could go wrong (powers of two and their neighbours,
+// the largest n) and on random ones.
+TEST_CASE("FastDiv matches integer division") {
+  std::vector<int> divisors;
+  for (int d = 1; d <= 300; ++d) divisors.push_back(d);
+  for (int b = 9; b <= 30; ++b)
+    for (int off = -1; off <= 1; ++off) divisors.push_back((1 << b) + off);
+  divisors.push_back(std::numeric_limits<int>::max());
+  std::uniform_int_distribution<int> any_n(0, std::numeric_limits<int>::max());
+  std::uniform_int_distribution<int> any_d(1, std::numeric_limits<int>::max());
+  for (int i = 0; i < 200; ++i) divisors.push_back(any_d(rng()));
+  for (int d : divisors) {
+    CAPTURE(d);
+    const jet::FastDiv f = jet::FastDiv::make(d);
+    std::vector<int> ns = {0, 1, d - 1, d, d + 1, std::numeric_limits<int>::max(),
+                           std::numeric_limits<int>::max() - 1};
+    for (int k = 1; k < 8; ++k) ns.push_back(static_cast<int>(std::min<int64_t>(
+                                     int64_t(d) * (int64_t(1) << (k * 4)) - 1,
+                                     std::numeric_limits<int>::max())));
+    for (int i = 0; i < 200; ++i) ns.push_back(any_n(rng()));
+    int wrong = 0, first_wrong = -1;
+    for (int n : ns) {
+      int rem = -1;
+      const int q = f.divmod(n, &rem);
+      if (q != n / d || rem != n % d) {
+        if (wrong++ == 0) first_wrong = n;
+      }
+    }
+    CAPTURE(first_wrong);
+    CHECK(wrong == 0);
+    // div(): 64-bit operands fall back to a 64-bit division.
+    for (int64_t n : {int64_t(1) << 31, (int64_t(1) << 40) + 12345, int64_t(1) << 62})
+      CHECK(f.div(n) == n / d);
+  }
+}
+
 TEST_CASE("conv_forward DIRECT") {
   conv_forward_suite(ConvAlgo::DIRECT);
   fused_suite(ConvAlgo::DIRECT);

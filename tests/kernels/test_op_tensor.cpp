@@ -43,13 +43,13 @@ const std::vector<OpCase>& op_cases() {
 }
 
 // Random values for operand `second` (b) or a of `op`, in a well-conditioned range:
-// - the divisor of DIV and MOD keeps |b| in [0.5, 2] with a random sign;
-// - MOD's operands have at most 16 fractional bits, so that the scalings' alpha * x are exact in
+// - the divisor of DIV, MOD and MOD_FLOOR keeps |b| in [0.5, 2] with a random sign;
+// - MOD's and MOD_FLOOR's operands have at most 16 fractional bits, so that the scalings' alpha * x are exact in
 //   f32 and fmod (discontinuous at multiples of b) sees the reference's operands exactly;
 // - POW's base keeps |a| in [0.5, 2] (a negative base with a non-integer exponent is NaN on both
 //   sides), its exponent b in [-2, 2], so that the result stays well inside f16's range.
 void fill_operand(HostTensor& t, TensorOp op, bool second) {
-  const bool divisor = second && (op == TensorOp::DIV || op == TensorOp::MOD);
+  const bool divisor = second && (op == TensorOp::DIV || op == TensorOp::MOD || op == TensorOp::MOD_FLOOR);
   const bool base = !second && op == TensorOp::POW;
   if (!divisor && !base) {
     t.fill_random(-2.0, 2.0);
@@ -60,7 +60,7 @@ void fill_operand(HostTensor& t, TensorOp op, bool second) {
       if (uniform(0.0, 1.0) < 0.5) e = -e;
     t.from_ref(v);
   }
-  if (op == TensorOp::MOD) {
+  if (op == TensorOp::MOD || op == TensorOp::MOD_FLOOR) {
     std::vector<double> v = t.to_ref();
     for (double& e : v) e = std::round(e * 65536.0) / 65536.0;
     t.from_ref(v);
@@ -238,7 +238,7 @@ TEST_CASE("op_tensor writes in place over a or b of the same layout") {
           }
           {  // c aliases both: c = op(alpha1 * c, alpha2 * c) + beta * c
             HostTensor c(make_desc(t, dims, l));
-            fill_operand(c, op, op == TensorOp::DIV || op == TensorOp::MOD);
+            fill_operand(c, op, op == TensorOp::DIV || op == TensorOp::MOD || op == TensorOp::MOD_FLOOR);
             const HostTensor before = c;
             Staging st(h);
             void* cc = st.out(c);

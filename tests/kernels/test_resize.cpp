@@ -55,8 +55,24 @@ std::vector<ResizeDesc> all_resize_modes() {
     r.mode = ResizeMode::LINEAR;
     r.coord = c;
     out.push_back(r);
+    // CUBIC: ONNX's default a = -0.75 with edge taps, and a = -0.5 with exclude_outside.
+    r.mode = ResizeMode::CUBIC;
+    out.push_back(r);
+    r.cubic_coeff_a = -0.5f;
+    r.exclude_outside = true;
+    out.push_back(r);
   }
   return out;
+}
+
+std::string mode_name(const ResizeDesc& r) {
+  switch (r.mode) {
+    case ResizeMode::NEAREST: return nearest_name(r.nearest);
+    case ResizeMode::LINEAR: return "linear";
+    case ResizeMode::CUBIC:
+      return std::string("cubic a=") + std::to_string(r.cubic_coeff_a) + (r.exclude_outside ? " exclude_outside" : "");
+  }
+  return "?";
 }
 
 struct Case {
@@ -153,16 +169,21 @@ TEST_CASE("resize_forward matches the float64 reference") {
         for (size_t li = 0; li < n_layouts; ++li) {
           if (reduced_tests() && (ci + mi + (t == DType::F16 ? 1 : 0) + li) % n_layouts != 0)
             continue;
+          // CUBIC (16 to 64 taps per element, CI time): two layout pairs per (case, mode, type),
+          // rotating, so that every pair still meets every case.
+          if (r.mode == ResizeMode::CUBIC && (ci + mi + li) % n_layouts > 1) continue;
           const Layout lx = layouts[li].first, ly = layouts[li].second;
           for (const auto& scaling : kScalings) {
             const float alpha = scaling.first, beta = scaling.second;
+            // CUBIC: alpha / beta != (1, 0) on alternate layouts (the blend is every mode's).
+            if (r.mode == ResizeMode::CUBIC && beta != 0.f && (ci + li) % 2 == 0) continue;
             CAPTURE(std::string(backend_name(h)));
             CAPTURE(dims_str(c.x_dims));
             CAPTURE(dims_str(y_dims));
             CAPTURE(r.scales[0]);
             CAPTURE(r.scales[1]);
             CAPTURE(r.scales[2]);
-            CAPTURE(std::string(r.mode == ResizeMode::LINEAR ? "linear" : nearest_name(r.nearest)));
+            CAPTURE(mode_name(r));
             CAPTURE(std::string(coord_name(r.coord)));
             CAPTURE(std::string(dtype_name(t)));
             CAPTURE(std::string(layout_name(lx)));
@@ -203,6 +224,8 @@ TEST_CASE("resize_forward on large images") {
   modes[2].mode = ResizeMode::LINEAR;  // half_pixel
   modes[3].mode = ResizeMode::LINEAR;
   modes[3].coord = ResizeCoord::ALIGN_CORNERS;
+  modes.emplace_back();
+  modes[4].mode = ResizeMode::CUBIC;  // half_pixel, a = -0.75
   for (const Handle& h : test_handles())
     for (const Big& b : bigs)
       for (ResizeDesc r : modes)
@@ -212,7 +235,7 @@ TEST_CASE("resize_forward on large images") {
             CAPTURE(std::string(backend_name(h)));
             CAPTURE(dims_str(b.x_dims));
             CAPTURE(dims_str(b.y_dims));
-            CAPTURE(std::string(r.mode == ResizeMode::LINEAR ? "linear" : nearest_name(r.nearest)));
+            CAPTURE(mode_name(r));
             CAPTURE(std::string(coord_name(r.coord)));
             CAPTURE(std::string(dtype_name(t)));
             CAPTURE(std::string(layout_name(l)));
@@ -324,8 +347,12 @@ TEST_CASE("resize_forward rejects invalid input") {
   }
   // Unknown enums.
   ResizeDesc bad_mode;
-  bad_mode.mode = static_cast<ResizeMode>(2);
+  bad_mode.mode = static_cast<ResizeMode>(EnumCount<ResizeMode>::value);
   CHECK_STATUS(resize_forward(h, bad_mode, 1.f, xd, x.data(), 0.f, yd, y.data()), StatusCode::BAD_PARAM);
+  ResizeDesc bad_cubic;  // a non-finite cubic coefficient
+  bad_cubic.mode = ResizeMode::CUBIC;
+  bad_cubic.cubic_coeff_a = std::numeric_limits<float>::infinity();
+  CHECK_STATUS(resize_forward(h, bad_cubic, 1.f, xd, x.data(), 0.f, yd, y.data()), StatusCode::INVALID_VALUE);
   ResizeDesc bad_coord;
   bad_coord.coord = static_cast<ResizeCoord>(5);
   CHECK_STATUS(resize_forward(h, bad_coord, 1.f, xd, x.data(), 0.f, yd, y.data()), StatusCode::BAD_PARAM);

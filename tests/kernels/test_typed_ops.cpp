@@ -127,8 +127,8 @@ TEST_CASE("logic_tensor refuses mismatched dtypes") {
         StatusCode::BAD_PARAM);
   // A float routine given an integer tensor says so instead of reading it as floats.
   HostTensor yi(TensorDesc::packed(DType::I32, {4}));
-  const Status s = op_tensor(h, TensorOp::ADD, 1.f, bi.desc(), bi.data(), 1.f, bi.desc(), bi.data(), 0.f,
-                             yi.desc(), yi.data());
+  const Status s = activation_forward(h, ActivationDesc::of(ActivationMode::RELU), 1.f, bi.desc(), bi.data(), 0.f,
+                                      yi.desc(), yi.data());
   CHECK(s.code() == StatusCode::NOT_SUPPORTED);
   CHECK(s.message().find("i32") != std::string::npos);
 }
@@ -405,4 +405,77 @@ TEST_CASE("gather_forward refuses bad indices types, shapes and aliasing") {
   CHECK(gather_forward(h, 1, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
   CHECK(gather_forward(h, 0, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), x.data()).code() == StatusCode::BAD_PARAM);
   CHECK(gather_forward(h, 2, x.desc(), x.data(), ii.desc(), ii.data(), y.desc(), y.data()).code() == StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("op_tensor computes i32 and i64 exactly, with broadcasting, zero divisors and negative exponents") {
+  for (const Handle& h : test_handles()) {
+    for (DType t : {DType::I32, DType::I64}) {
+      for (int32_t opv = 0; opv < EnumCount<TensorOp>::value; ++opv) {
+        const TensorOp op = static_cast<TensorOp>(opv);
+        const bool pow = op == TensorOp::POW;
+        for (const BroadcastCase& k : broadcast_cases()) {
+          for (int li = 0; li < 3; ++li) {
+            if (reduced_tests() && li > 0) continue;
+            CAPTURE(std::string(backend_name(h)));
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(std::string(tensor_op_name(op)));
+            CAPTURE(dims_str(k.a));
+            CAPTURE(dims_str(k.b));
+            CAPTURE(li);
+            // a in [-40, 40] (POW: [-5, 5]), b in [-7, 7] (POW: [-3, 7]) with zeros: every sign
+            // pair of DIV / MOD / MOD_FLOOR, exact and inexact quotients, zero divisors.
+            std::vector<double> av(static_cast<size_t>(count(k.a))), bv(static_cast<size_t>(count(k.b)));
+            for (double& v : av) v = static_cast<double>(pow ? uniform_int(-5, 5) : uniform_int(-40, 40));
+            for (double& v : bv) v = static_cast<double>(pow ? uniform_int(-3, 7) : uniform_int(-7, 7));
+            const std::vector<int64_t> c_dims = k.c;
+            HostTensor a = tensor_with(make_desc(t, aligned(k.a, c_dims.size()), kLayouts[li]), av);
+            HostTensor b = tensor_with(make_desc(t, aligned(k.b, c_dims.size()), kLayouts[(li + 1) % 3]), bv);
+            HostTensor c(make_desc(t, c_dims, kLayouts[(li + 2) % 3]));
+            c.poison();
+            const HostTensor before = c;
+            Staging st(h);
+            REQUIRE_OK(op_tensor(h, op, 1.f, a.desc(), st.in(a), 1.f, b.desc(), st.in(b), 0.f, c.desc(), st.out(c)));
+            st.finish();
+            check_output(c, before, ref::int_tensor_op(op, k.a, av, k.b, bv, c_dims), 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("op_tensor on integers: wrap-around at the type's limits, and refusals") {
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    // i32: max + 1, lowest - 1, lowest / -1, lowest % -1, 65536 * 65536, 3 ^ 21 (wraps).
+    const double lo = -2147483648.0, hi = 2147483647.0;
+    struct Case { TensorOp op; double a, b, want; };
+    const Case cases[] = {
+        {TensorOp::ADD, hi, 1, lo},        {TensorOp::SUB, lo, 1, hi},
+        {TensorOp::DIV, lo, -1, lo},       {TensorOp::MOD, lo, -1, 0},
+        {TensorOp::MOD_FLOOR, lo, -1, 0},  {TensorOp::MUL, 65536, 65536, 0},
+        {TensorOp::POW, 3, 21, 10460353203.0 - 2.0 * 4294967296.0},
+        {TensorOp::DIV, 7, 0, 0},          {TensorOp::MOD_FLOOR, -7, 3, 2},
+        {TensorOp::MOD, -7, 3, -1},        {TensorOp::POW, -1, -3, -1},
+    };
+    for (const Case& k : cases) {
+      CAPTURE(std::string(tensor_op_name(k.op)));
+      HostTensor a = tensor_with(make_desc(DType::I32, {1}, Layout::CHANNELS_FIRST), {k.a});
+      HostTensor b = tensor_with(make_desc(DType::I32, {1}, Layout::CHANNELS_FIRST), {k.b});
+      HostTensor c(make_desc(DType::I32, {1}, Layout::CHANNELS_FIRST));
+      c.poison();
+      Staging st(h);
+      REQUIRE_OK(op_tensor(h, k.op, 1.f, a.desc(), st.in(a), 1.f, b.desc(), st.in(b), 0.f, c.desc(), st.out(c)));
+      st.finish();
+      CHECK(c.to_ref()[0] == k.want);
+    }
+    const TensorDesc i32 = TensorDesc::packed(DType::I32, {4});
+    const TensorDesc bl = TensorDesc::packed(DType::BOOL, {4});
+    const TensorDesc f32 = TensorDesc::packed(DType::F32, {4});
+    int32_t ia[4] = {}, ib[4] = {}, ic[4] = {};
+    CHECK(op_tensor(h, TensorOp::ADD, 2.f, i32, ia, 1.f, i32, ib, 0.f, i32, ic).code() == StatusCode::NOT_SUPPORTED);
+    CHECK(op_tensor(h, TensorOp::ADD, 1.f, i32, ia, 1.f, i32, ib, 1.f, i32, ic).code() == StatusCode::NOT_SUPPORTED);
+    CHECK(op_tensor(h, TensorOp::ADD, 1.f, bl, ia, 1.f, bl, ib, 0.f, bl, ic).code() == StatusCode::NOT_SUPPORTED);
+    CHECK(op_tensor(h, TensorOp::ADD, 1.f, i32, ia, 1.f, f32, ib, 0.f, i32, ic).code() == StatusCode::BAD_PARAM);
+  }
 }

@@ -41,6 +41,10 @@ double tensor_op(TensorOp op, double a, double b) {
     case TensorOp::MAX: return std::isnan(a) || std::isnan(b) ? nan : (a > b ? a : b);
     case TensorOp::POW: return std::pow(a, b);
     case TensorOp::MOD: return std::fmod(a, b);
+    case TensorOp::MOD_FLOOR: {  // Python's %: the remainder takes b's sign (fmod's, moved by b)
+      const double r = std::fmod(a, b);
+      return r != 0.0 && ((r < 0.0) != (b < 0.0)) ? r + b : r;
+    }
   }
   return nan;
 }

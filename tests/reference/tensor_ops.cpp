@@ -99,8 +99,44 @@ std::vector<double> resize(const ResizeDesc& r, const std::vector<double>& x,
             break;
           }
           case ResizeCoord::ASYMMETRIC: c = o / scale; break;
-          case ResizeCoord::PYTORCH_HALF_PIXEL: c = out_len > 1 ? (o + 0.5) / scale - 0.5 : 0.0; break;
+          case ResizeCoord::PYTORCH_HALF_PIXEL:
+            // ONNX's reference: -0.5 for a length-1 output (nearest and linear clamp it to 0).
+            c = out_len > 1 ? (o + 0.5) / scale - 0.5 : (r.mode == ResizeMode::CUBIC ? -0.5 : 0.0);
+            break;
           case ResizeCoord::TF_HALF_PIXEL_FOR_NN: c = (o + 0.5) / scale; break;
+        }
+        if (r.mode == ResizeMode::CUBIC) {
+          // As ONNX's reference: the 4 indices nearest to c (ties to the lower index) in the
+          // input padded by 2 edge values each side; ratio 1 for an integer c.
+          const double A = r.cubic_coeff_a;
+          const double ratio = c == std::floor(c) ? 1.0 : c - std::floor(c);
+          const auto k1 = [&](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };  // |t| <= 1
+          const auto k2 = [&](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };  // 1 < |t| < 2
+          double coeff[4] = {k2(ratio + 1), k1(ratio), k1(1 - ratio), k2(2 - ratio)};
+          // The 4 nearest lie within 4 of c: only that window of the padded positions competes.
+          int64_t idx[9];
+          int count = 0;
+          const int64_t lo = std::max<int64_t>(-2, static_cast<int64_t>(std::floor(c)) - 4);
+          const int64_t hi = std::min<int64_t>(in_len + 2, static_cast<int64_t>(std::floor(c)) + 5);
+          for (int64_t p = lo; p < hi && count < 9; ++p) idx[count++] = p;
+          std::stable_sort(idx, idx + count, [&](int64_t u, int64_t v) {
+            return std::fabs(c - static_cast<double>(u)) < std::fabs(c - static_cast<double>(v));
+          });
+          std::sort(idx, idx + 4);
+          if (r.exclude_outside) {
+            double sum = 0.0;
+            for (int j = 0; j < 4; ++j) {
+              if (idx[j] < 0 || idx[j] >= in_len) coeff[j] = 0.0;
+              sum += coeff[j];
+            }
+            for (double& w : coeff) w /= sum;
+          }
+          double v = 0.0;
+          // A zero weight (an integer c's outer taps, an excluded one) reads nothing (inf stays
+          // out), as the kernels and as the linear mode above.
+          for (int j = 0; j < 4; ++j) v += coeff[j] != 0.0 ? coeff[j] * at(idx[j]) : 0.0;
+          out[o] = v;
+          continue;
         }
         const double fl = std::floor(c);
         const int64_t i = static_cast<int64_t>(fl);

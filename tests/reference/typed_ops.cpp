@@ -112,5 +112,32 @@ std::vector<double> gather(int axis, const std::vector<int64_t>& x_dims, const s
   return out;
 }
 
+std::vector<double> int_tensor_op(TensorOp op, const std::vector<int64_t>& a_dims, const std::vector<double>& a,
+                                  const std::vector<int64_t>& b_dims, const std::vector<double>& b,
+                                  const std::vector<int64_t>& c_dims) {
+  const std::vector<double> ab = broadcast(a_dims, a, c_dims), bb = broadcast(b_dims, b, c_dims);
+  std::vector<double> out(ab.size());
+  for (size_t i = 0; i < ab.size(); ++i) {
+    const double x = ab[i], y = bb[i];
+    double r = 0.0;
+    switch (op) {
+      case TensorOp::ADD: r = x + y; break;
+      case TensorOp::SUB: r = x - y; break;
+      case TensorOp::MUL: r = x * y; break;
+      case TensorOp::DIV: r = y == 0.0 ? 0.0 : std::trunc(x / y); break;
+      case TensorOp::MIN: r = std::min(x, y); break;
+      case TensorOp::MAX: r = std::max(x, y); break;
+      case TensorOp::POW:
+        if (y >= 0.0) r = std::pow(x, y);
+        else r = x == 0.0 ? 0.0 : std::trunc(1.0 / std::pow(x, -y));
+        break;
+      case TensorOp::MOD: r = y == 0.0 ? 0.0 : x - std::trunc(x / y) * y; break;
+      case TensorOp::MOD_FLOOR: r = y == 0.0 ? 0.0 : x - std::floor(x / y) * y; break;
+    }
+    out[i] = r == 0.0 ? 0.0 : r;  // no -0
+  }
+  return out;
+}
+
 }  // namespace ref
 }  // namespace jet

@@ -36,5 +36,12 @@ double cast(DType from, DType to, double v);
 std::vector<double> gather(int axis, const std::vector<int64_t>& x_dims, const std::vector<double>& x,
                            const std::vector<double>& indices, double invalid);
 
+// op_tensor on integers (the values small enough that no op overflows): DIV truncates, MOD has
+// a's sign, MOD_FLOOR b's, a zero divisor gives 0, POW with a negative exponent truncates
+// 1 / a^-b (0 for a = 0); a and b broadcast to c_dims.
+std::vector<double> int_tensor_op(TensorOp op, const std::vector<int64_t>& a_dims, const std::vector<double>& a,
+                                  const std::vector<int64_t>& b_dims, const std::vector<double>& b,
+                                  const std::vector<int64_t>& c_dims);
+
 }  // namespace ref
 }  // namespace jet

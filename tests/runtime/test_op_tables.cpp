@@ -47,8 +47,9 @@ const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 void one_node_graph(ir::OpType op, ir::Graph* out) {
   ir::Graph& g = *out;
   int x = -1, y = -1;
-  const std::vector<int64_t> xdims = op == ir::OpType::GEMM ? std::vector<int64_t>{3, 6}
-                                                              : std::vector<int64_t>{2, 3, 5, 7};
+  const std::vector<int64_t> xdims = op == ir::OpType::GEMM  ? std::vector<int64_t>{3, 6}
+                                     : op == ir::OpType::NMS ? std::vector<int64_t>{2, 7, 4}  // boxes
+                                                             : std::vector<int64_t>{2, 3, 5, 7};
   REQUIRE_OK(g.add_input("x", DType::F32, xdims, &x));
   switch (op) {
     case ir::OpType::CONV: {
@@ -142,6 +143,24 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
       REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2}, &idx));
       g.tensors[idx].int_data = {4, -1, 0, -5};
       REQUIRE_OK(g.gather("op", x, idx, 2, &y));
+      break;
+    }
+    case ir::OpType::TOPK: {  // the indices of the 4 smallest along the last axis
+      ir::TopKAttrs a;
+      a.axis = 3;
+      a.k = 4;
+      a.largest = false;
+      a.indices = true;
+      REQUIRE_OK(g.topk("op", x, a, &y));
+      break;
+    }
+    case ir::OpType::NMS: {  // random boxes, 3 classes, at most 2 per class, a score threshold
+      ir::NmsAttrs a;
+      a.max_output_boxes_per_class = 2;
+      a.iou_threshold = 0.3f;
+      a.has_score_threshold = true;
+      a.score_threshold = -0.5f;
+      REQUIRE_OK(g.nms("op", x, random_constant(g, "scores", {2, 3, 7}, -1, 1), a, &y));
       break;
     }
     case ir::OpType::GATHER_ELEMENTS: {  // indices smaller than x at dim 1, negative ones too

@@ -159,7 +159,7 @@ TEST_CASE("hostile parameters of the schema 1.1 ops are rejected at load, naming
                   }),
                   "out of range");
   // Resize: unknown modes, scales of the wrong count or value.
-  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_linear").params.AsResizeParams()->mode = 2; }),
+  expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_linear").params.AsResizeParams()->mode = 3; }),  // 2 is cubic (1.5)
                   "unknown resize mode");
   expect_rejected(rebuild_model(bytes, [](fb::ModelT& m) { op_named(m, "resize_linear").params.AsResizeParams()->coord = -1; }),
                   "coordinate");

@@ -13,7 +13,7 @@ TEST_CASE("CUDA op_tensor_backward and reduce_backward match the CPU") {
   // over 6336 terms cancelled to ~0.05 and the CPU's and the GPU's f32 summation orders differed
   // by 2e-4 of it (a sanitizer run's seed), a conditioning failure, not a kernel error.
   const TensorOp ops[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL, TensorOp::DIV,
-                          TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD};
+                          TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD, TensorOp::MOD_FLOOR};
   // A residual add (no broadcast), a per-channel bias / scale, a scalar, a lower-rank operand.
   const std::vector<int64_t> c = {4, 16, 9, 11};
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {

@@ -15,7 +15,7 @@ using namespace jet::test;
 namespace {
 
 const TensorOp kOps[] = {TensorOp::ADD, TensorOp::SUB, TensorOp::MUL, TensorOp::DIV,
-                         TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD};
+                         TensorOp::MIN, TensorOp::MAX, TensorOp::POW, TensorOp::MOD, TensorOp::MOD_FLOOR};
 
 // dims with some entries set to 1 (broadcast), possibly with leading dims dropped.
 std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& c, bool drop_leading) {
@@ -43,7 +43,7 @@ TEST_CASE("op_tensor_backward matches central differences for every op") {
         for (double& v : av) v = static_cast<float>(0.5 + std::fabs(v));
       // MOD: no quotient u / v within 1e-3 of an integer, where fmod jumps (central differences
       // would straddle it), and divisors away from 0.
-      while (op == TensorOp::MOD) {
+      while (op == TensorOp::MOD || op == TensorOp::MOD_FLOOR) {
         for (double& v : bv) v = static_cast<float>(v >= 0 ? 0.5 + v : v - 0.5);
         const std::vector<double> q = ref::op_tensor(TensorOp::DIV, alpha1, ad, av, alpha2, bd, bv, cd);
         bool close = false;

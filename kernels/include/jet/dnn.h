@@ -8,6 +8,7 @@
 #include "jet/dnn/activation.h"
 #include "jet/dnn/common.h"
 #include "jet/dnn/conv.h"
+#include "jet/dnn/detection.h"
 #include "jet/dnn/gemm.h"
 #include "jet/dnn/image_preprocess.h"
 #include "jet/dnn/norm.h"

@@ -13,11 +13,15 @@ Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, c
 
 // Values are stable: they are written into model files. The formulas:
 // kernels/common/tensor_op_math.h. MIN and MAX propagate NaN; POW is powf (a negative base with a
-// non-integer exponent is NaN); MOD is C's fmod (the result has a's sign: ONNX Mod with fmod = 1).
-enum class TensorOp : int32_t { ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5, POW = 6, MOD = 7 };
+// non-integer exponent is NaN); MOD is C's fmod (the result has a's sign: ONNX Mod with fmod = 1);
+// MOD_FLOOR has b's sign (Python's %, ONNX Mod with fmod = 0): fmod(a, b) + b where the two signs
+// differ and the remainder is not 0.
+enum class TensorOp : int32_t {
+  ADD = 0, SUB = 1, MUL = 2, DIV = 3, MIN = 4, MAX = 5, POW = 6, MOD = 7, MOD_FLOOR = 8
+};
 template <>
 struct EnumCount<TensorOp> {
-  static constexpr int32_t value = static_cast<int32_t>(TensorOp::MOD) + 1;
+  static constexpr int32_t value = static_cast<int32_t>(TensorOp::MOD_FLOOR) + 1;
 };
 
 const char* tensor_op_name(TensorOp op);
@@ -25,6 +29,12 @@ const char* tensor_op_name(TensorOp op);
 // c = op(alpha1 * a, alpha2 * b) + beta * c. a and b broadcast to c in both directions (each dim
 // 1 or equal to c's), as ONNX's multidirectional broadcasting once ranks are aligned (pad the
 // shorter with leading 1s). c may alias a or b when it has the same layout.
+// Integer tensors (a, b and c all I32 or all I64; alpha1 = alpha2 = 1 and beta = 0, NOT_SUPPORTED
+// otherwise) compute exactly in their own type, as ONNX Runtime's integer kernels: ADD, SUB, MUL
+// wrap around (two's complement); DIV truncates toward zero; MOD has a's sign (C's %), MOD_FLOOR
+// b's sign; MIN, MAX; POW by repeated squaring (wrapping), a negative exponent gives 1 / a^-b
+// truncated (1 for a = 1, +-1 for a = -1, else 0). A zero divisor of DIV, MOD and MOD_FLOOR gives
+// 0 (a GPU kernel cannot trap), and INT_MIN / -1 wraps to INT_MIN. Bool tensors: NOT_SUPPORTED.
 Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
                  const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
                  const TensorDesc& c_desc, void* c);
@@ -60,10 +70,12 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
                    const void* x, float beta, const TensorDesc& y_desc, void* y);
 
-enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1 };  // LINEAR: bi/trilinear
+// LINEAR: bi/trilinear. CUBIC: ONNX's cubic (Keys' kernel with coefficient cubic_coeff_a, 4 taps
+// per spatial axis, their product over the axes).
+enum class ResizeMode : int32_t { NEAREST = 0, LINEAR = 1, CUBIC = 2 };
 template <>
 struct EnumCount<ResizeMode> {
-  static constexpr int32_t value = static_cast<int32_t>(ResizeMode::LINEAR) + 1;
+  static constexpr int32_t value = static_cast<int32_t>(ResizeMode::CUBIC) + 1;
 };
 
 // ONNX's coordinate_transformation_mode: how an output coordinate maps to an input one.
@@ -94,10 +106,19 @@ struct ResizeDesc {
   // Per spatial dim; 0 means out / in. ONNX models that give `scales` pass them here, since the
   // coordinate mapping uses the scale, not the rounded output size.
   float scales[3] = {0.f, 0.f, 0.f};
+  // CUBIC only (ONNX's attributes): the kernel's coefficient a (-0.75 as ONNX; PyTorch uses
+  // -0.75, TensorFlow -0.5), and whether taps outside the input get weight 0 (the other weights
+  // renormalized to sum 1) instead of repeating the edge.
+  float cubic_coeff_a = -0.75f;
+  bool exclude_outside = false;
 };
 
 // y = alpha * resize(x) + beta * y over the spatial dims of rank 3..5 tensors (N and C kept).
-// Linear modes clamp the sampled coordinate to the input, as ONNX specifies.
+// Linear modes clamp the sampled coordinate to the input, as ONNX specifies. CUBIC samples the
+// unclamped coordinate c with taps floor'(c) - 1 .. floor'(c) + 2 (floor'(c) = ceil(c) - 1, so an
+// integer c weighs x[c] alone), each tap outside the input reading the edge (exclude_outside:
+// weight 0, renormalized); with pytorch_half_pixel an output of length 1 samples c = -0.5 (ONNX's
+// reference). Weights in double, sums in f32.
 Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
                       const TensorDesc& x_desc, const void* x, float beta,
                       const TensorDesc& y_desc, void* y);
