@@ -90,5 +90,23 @@ inline void broadcast_strides(const TensorDesc& b, int64_t* out) {
   for (int i = 0; i < b.rank(); ++i) out[i] = b.dim(i) == 1 ? 0 : b.stride(i);
 }
 
+// c = f(a, b) element by element over c's index space, a and b (same rank as c) read through
+// broadcast strides; each element reads a and b before writing c at the same index, so c may
+// alias an input of its layout. TA, TB, TC: the storage types.
+template <class TA, class TB, class TC, class F>
+void broadcast_binary(const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                      const void* b, const TensorDesc& c_desc, void* c, F f) {
+  int64_t a_strides[kMaxRank], b_strides[kMaxRank];
+  broadcast_strides(a_desc, a_strides);
+  broadcast_strides(b_desc, b_strides);
+  const TA* ap = static_cast<const TA*>(a);
+  const TB* bp = static_cast<const TB*>(b);
+  TC* cp = static_cast<TC*>(c);
+  StridedWalk w(c_desc.rank(), c_desc.dims(), a_strides, b_strides, c_desc.strides());
+  do {
+    cp[w.off[2]] = f(ap[w.off[0]], bp[w.off[1]]);
+  } while (w.next());
+}
+
 }  // namespace cpu
 }  // namespace jet

@@ -12,32 +12,17 @@ namespace {
 template <class T>
 void run(LogicOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
          const void* b, const TensorDesc& c_desc, void* c) {
-  int64_t a_strides[kMaxRank], b_strides[kMaxRank];
-  broadcast_strides(a_desc, a_strides);
-  broadcast_strides(b_desc, b_strides);
-  const T* ap = static_cast<const T*>(a);
-  const T* bp = static_cast<const T*>(b);
-  uint8_t* cp = static_cast<uint8_t*>(c);
-  StridedWalk w(c_desc.rank(), c_desc.dims(), a_strides, b_strides, c_desc.strides());
-  do {
-    const auto va = value_of(ap[w.off[0]]);
-    const auto vb = value_of(bp[w.off[1]]);
-    cp[w.off[2]] = apply_compare(op, va, vb) ? 1 : 0;
-  } while (w.next());
+  broadcast_binary<T, T, uint8_t>(a_desc, a, b_desc, b, c_desc, c, [op](T x, T y) {
+    return static_cast<uint8_t>(apply_compare(op, value_of(x), value_of(y)) ? 1 : 0);
+  });
 }
 
 void run_logical(LogicOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                  const void* b, const TensorDesc& c_desc, void* c) {
-  int64_t a_strides[kMaxRank], b_strides[kMaxRank];
-  broadcast_strides(a_desc, a_strides);
-  broadcast_strides(b_desc, b_strides);
-  const uint8_t* ap = static_cast<const uint8_t*>(a);
-  const uint8_t* bp = static_cast<const uint8_t*>(b);
-  uint8_t* cp = static_cast<uint8_t*>(c);
-  StridedWalk w(c_desc.rank(), c_desc.dims(), a_strides, b_strides, c_desc.strides());
-  do {
-    cp[w.off[2]] = apply_logical(op, ap[w.off[0]], bp[w.off[1]]) ? 1 : 0;
-  } while (w.next());
+  const auto f = [op](uint8_t x, uint8_t y) {
+    return static_cast<uint8_t>(apply_logical(op, x, y) ? 1 : 0);
+  };
+  broadcast_binary<uint8_t, uint8_t, uint8_t>(a_desc, a, b_desc, b, c_desc, c, f);
 }
 
 }  // namespace

@@ -13,16 +13,8 @@ namespace {
 template <class T, class U>
 void run_int(TensorOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
              const void* b, const TensorDesc& c_desc, void* c) {
-  int64_t a_strides[kMaxRank], b_strides[kMaxRank];
-  broadcast_strides(a_desc, a_strides);
-  broadcast_strides(b_desc, b_strides);
-  const T* ap = static_cast<const T*>(a);
-  const T* bp = static_cast<const T*>(b);
-  T* cp = static_cast<T*>(c);
-  StridedWalk w(c_desc.rank(), c_desc.dims(), a_strides, b_strides, c_desc.strides());
-  do {
-    cp[w.off[2]] = apply_int_tensor_op<T, U>(op, ap[w.off[0]], bp[w.off[1]]);
-  } while (w.next());
+  broadcast_binary<T, T, T>(a_desc, a, b_desc, b, c_desc, c,
+                            [op](T x, T y) { return apply_int_tensor_op<T, U>(op, x, y); });
 }
 
 }  // namespace
