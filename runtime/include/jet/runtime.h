@@ -36,7 +36,7 @@ namespace jet {
 // The schema version this runtime reads (schema/model.fbs). Files with a newer major version are
 // refused; newer minor versions load (their additions are ignored).
 constexpr uint32_t kSchemaMajor = 1;
-constexpr uint32_t kSchemaMinor = 5;
+constexpr uint32_t kSchemaMinor = 6;
 
 struct LoadOptions {
   Backend backend = Backend::CUDA;  // CPU runs everything on the calling thread
