@@ -2791,7 +2791,6 @@ TEST_CASE("onnx import: EyeLike of a computed tensor is a constant") {
   CHECK(out[1] == z);
 }
 
-#endif  // JET_HAVE_ONNX_IMPORT
 
 TEST_CASE("onnx import: integer arithmetic on computed int64 tensors runs in op_tensor, exactly") {
   // x, z: int64 inputs [2, 3]; c: an int64 constant [3] (broadcast). Add, Sub, Mul, Div (truncating),
@@ -2918,3 +2917,5 @@ TEST_CASE("onnx import: Pow with an exponent type other than the base's (opset 1
   CHECK(out[0] == std::vector<float>{2.25f, -8.f, 0.25f});
   CHECK(out[1] == std::vector<float>{3, 9, 11});  // 5^1.5 = 11.18 truncates to 11
 }
+
+#endif  // JET_HAVE_ONNX_IMPORT
