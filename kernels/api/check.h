@@ -59,6 +59,18 @@ Status check_broadcast_input(const char* routine, const void* in, const TensorDe
                              const char* in_name, const void* out, const TensorDesc& out_desc,
                              const char* out_name, TensorDesc* aligned);
 
+// BAD_PARAM unless `indices` are I32 or I64 (gather, gather_elements, the scatters).
+Status check_index_dtype(const char* routine, const TensorDesc& indices);
+
+// The checks every gather routine (gather_forward, gather_elements_forward) makes before its own
+// dims rules: x, indices and y valid, y of x's dtype, i32 / i64 indices, axis in [0, x's rank).
+Status check_gather_descs(const char* routine, int axis, const TensorDesc& x_desc,
+                          const TensorDesc& indices_desc, const TensorDesc& y_desc);
+
+// ... and after them: x, indices and y non-null, y apart from both.
+Status check_gather_buffers(const char* routine, const void* x, const void* indices,
+                            const void* y);
+
 // Which rank a routine's tensors may have.
 enum class Ranks { ANY, SPATIAL };  // ANY: 1..8; SPATIAL: 3..5 (N, C, 1-3 spatial dims)
 

@@ -8,16 +8,8 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y) {
   const char* fn = "gather_forward";
-  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate_any_dtype("x")));
-  JET_RETURN_IF_ERROR(in_routine(fn, indices_desc.validate_any_dtype("indices")));
-  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_any_dtype("y")));
-  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  if (indices_desc.dtype() != DType::I32 && indices_desc.dtype() != DType::I64)
-    return make_status(StatusCode::BAD_PARAM, "%s: indices are %s, expected i32 or i64", fn,
-                       dtype_name(indices_desc.dtype()));
+  JET_RETURN_IF_ERROR(check_gather_descs(fn, axis, x_desc, indices_desc, y_desc));
   const int xr = x_desc.rank(), ir = indices_desc.rank();
-  if (axis < 0 || axis >= xr)
-    return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d)", fn, axis, xr);
   if (y_desc.rank() != xr - 1 + ir)
     return make_status(StatusCode::BAD_PARAM,
                        "%s: y has rank %d; x of rank %d gathered by indices of rank %d gives %d", fn,
@@ -34,12 +26,7 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
                          dims_text(xr, x_desc.dims()).c_str(), axis,
                          dims_text(ir, indices_desc.dims()).c_str(), static_cast<long long>(want), d);
   }
-  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, indices, "indices"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
-  if (y == x || y == indices)
-    return make_status(StatusCode::BAD_PARAM, "%s: y is the same buffer as %s", fn,
-                       y == x ? "x" : "indices");
+  JET_RETURN_IF_ERROR(check_gather_buffers(fn, x, indices, y));
   if (handle.backend() == Backend::CPU)
     return cpu::gather_forward(axis, x_desc, x, indices_desc, indices, y_desc, y);
 #if defined(JET_HAVE_CUDA)

@@ -4,36 +4,27 @@
 
 namespace jet {
 
-Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
-                               const TensorDesc& indices_desc, const void* indices,
+Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc,
+                               const void* x, const TensorDesc& indices_desc, const void* indices,
                                const TensorDesc& y_desc, void* y) {
   const char* fn = "gather_elements_forward";
-  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate_any_dtype("x")));
-  JET_RETURN_IF_ERROR(in_routine(fn, indices_desc.validate_any_dtype("indices")));
-  JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_any_dtype("y")));
-  JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
-  if (indices_desc.dtype() != DType::I32 && indices_desc.dtype() != DType::I64)
-    return make_status(StatusCode::BAD_PARAM, "%s: indices are %s, expected i32 or i64", fn,
-                       dtype_name(indices_desc.dtype()));
+  JET_RETURN_IF_ERROR(check_gather_descs(fn, axis, x_desc, indices_desc, y_desc));
   const int r = x_desc.rank();
-  if (axis < 0 || axis >= r)
-    return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d)", fn, axis, r);
   if (indices_desc.rank() != r || y_desc.rank() != r)
-    return make_status(StatusCode::BAD_PARAM, "%s: x, indices and y have ranks %d, %d and %d; they must be equal",
-                       fn, r, indices_desc.rank(), y_desc.rank());
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x, indices and y have ranks %d, %d and %d; they must be equal", fn, r,
+                       indices_desc.rank(), y_desc.rank());
   for (int d = 0; d < r; ++d) {
     if (y_desc.dim(d) != indices_desc.dim(d))
       return make_status(StatusCode::BAD_PARAM, "%s: y has dims %s but indices %s", fn,
-                         dims_text(r, y_desc.dims()).c_str(), dims_text(r, indices_desc.dims()).c_str());
+                         dims_text(r, y_desc.dims()).c_str(),
+                         dims_text(r, indices_desc.dims()).c_str());
     if (d != axis && indices_desc.dim(d) > x_desc.dim(d))
-      return make_status(StatusCode::BAD_PARAM, "%s: indices %s are larger than x %s at dim %d", fn,
-                         dims_text(r, indices_desc.dims()).c_str(), dims_text(r, x_desc.dims()).c_str(), d);
+      return make_status(StatusCode::BAD_PARAM, "%s: indices %s are larger than x %s at dim %d",
+                         fn, dims_text(r, indices_desc.dims()).c_str(),
+                         dims_text(r, x_desc.dims()).c_str(), d);
   }
-  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, indices, "indices"));
-  JET_RETURN_IF_ERROR(check_ptr(fn, y, "y"));
-  if (y == x || y == indices)
-    return make_status(StatusCode::BAD_PARAM, "%s: y is the same buffer as %s", fn, y == x ? "x" : "indices");
+  JET_RETURN_IF_ERROR(check_gather_buffers(fn, x, indices, y));
   if (handle.backend() == Backend::CPU)
     return cpu::gather_elements_forward(axis, x_desc, x, indices_desc, indices, y_desc, y);
 #if defined(JET_HAVE_CUDA)

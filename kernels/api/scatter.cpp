@@ -31,9 +31,7 @@ Status check_common(const char* fn, ScatterReduction reduction, const TensorDesc
   JET_RETURN_IF_ERROR(in_routine(fn, y_desc.validate_any_dtype("y")));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", y_desc, "y"));
   JET_RETURN_IF_ERROR(check_same_dtype(fn, x_desc, "x", updates_desc, "updates"));
-  if (indices_desc.dtype() != DType::I32 && indices_desc.dtype() != DType::I64)
-    return make_status(StatusCode::BAD_PARAM, "%s: indices are %s, expected i32 or i64", fn,
-                       dtype_name(indices_desc.dtype()));
+  JET_RETURN_IF_ERROR(check_index_dtype(fn, indices_desc));
   if (x_desc.dtype() == DType::BOOL && reduction != ScatterReduction::NONE)
     return make_status(StatusCode::BAD_PARAM, "%s: reduction %s of bool tensors", fn,
                        scatter_reduction_name(reduction));

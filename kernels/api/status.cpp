@@ -116,6 +116,36 @@ Status check_in_place(const char* routine, const void* in, const TensorDesc& in_
                      dims_text(out_desc.rank(), out_desc.strides()).c_str());
 }
 
+Status check_index_dtype(const char* routine, const TensorDesc& indices) {
+  if (indices.dtype() == DType::I32 || indices.dtype() == DType::I64) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: indices are %s, expected i32 or i64", routine,
+                     dtype_name(indices.dtype()));
+}
+
+Status check_gather_descs(const char* routine, int axis, const TensorDesc& x_desc,
+                          const TensorDesc& indices_desc, const TensorDesc& y_desc) {
+  JET_RETURN_IF_ERROR(in_routine(routine, x_desc.validate_any_dtype("x")));
+  JET_RETURN_IF_ERROR(in_routine(routine, indices_desc.validate_any_dtype("indices")));
+  JET_RETURN_IF_ERROR(in_routine(routine, y_desc.validate_any_dtype("y")));
+  JET_RETURN_IF_ERROR(check_same_dtype(routine, x_desc, "x", y_desc, "y"));
+  JET_RETURN_IF_ERROR(check_index_dtype(routine, indices_desc));
+  if (axis < 0 || axis >= x_desc.rank())
+    return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d)", routine, axis,
+                       x_desc.rank());
+  return Status();
+}
+
+Status check_gather_buffers(const char* routine, const void* x, const void* indices,
+                            const void* y) {
+  JET_RETURN_IF_ERROR(check_ptr(routine, x, "x"));
+  JET_RETURN_IF_ERROR(check_ptr(routine, indices, "indices"));
+  JET_RETURN_IF_ERROR(check_ptr(routine, y, "y"));
+  if (y == x || y == indices)
+    return make_status(StatusCode::BAD_PARAM, "%s: y is the same buffer as %s", routine,
+                       y == x ? "x" : "indices");
+  return Status();
+}
+
 Status check_broadcast_input(const char* routine, const void* in, const TensorDesc& in_desc,
                              const char* in_name, const void* out, const TensorDesc& out_desc,
                              const char* out_name, TensorDesc* aligned) {
