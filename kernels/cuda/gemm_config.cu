@@ -19,10 +19,11 @@ constexpr int kMaxDevices = 64;
 std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
 
 // The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
-// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32
-// on the H100, bench/conv --tactics --csv). Per tile of the menu: its shape, the blocks an SM
-// keeps resident (registers and shared memory, from the compiler's resource report) and the
-// fitted rate in flops per SM cycle (a low rate keeps the model off a tile that measured slow).
+// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32,
+// bench/conv --tactics --csv; f32 on the H100, f16 on an H200 (2026-11-26): 132 SMs both). Per
+// tile of the menu: its shape, the blocks an SM keeps resident (registers and shared memory, from
+// the compiler's resource report) and the fitted rate in flops per SM cycle (a low rate keeps the
+// model off a tile that measured slow).
 struct TileModel {
   int id, bm, bn, blocks_per_sm;
   double rate;
