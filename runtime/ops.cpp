@@ -1029,6 +1029,18 @@ Status execute_arg_reduce(const Handle& h, const PreparedOp& p, const void* cons
   return arg_reduce_forward(h, r.op, r.axis, r.select_last_index, p.in_descs[0], in[0], p.out_desc, out);
 }
 
+// Gather's and GatherElements' shared checks: i32 / i64 indices (input 1), axis inside x's rank.
+Status check_gather_inputs(const PrepareArgs& a, const PreparedOp& p, int axis) {
+  const TensorDesc& x = input(a, p, 0).desc;
+  const TensorDesc& idx = input(a, p, 1).desc;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64)
+    return bad("indices '" + input_name(a, p, 1) + "' are " + dtype_name(idx.dtype()) +
+               ", expected i32 or i64");
+  if (axis < 0 || axis >= x.rank())
+    return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  return Status();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Gather: gather_forward. inputs: x (any dtype), indices (i32 / i64); the output is x's dims
 // before axis, the indices', x's after axis.
@@ -1040,11 +1052,8 @@ Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather keeps x's dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& idx = input(a, *p, 1).desc;
-  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
-    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
-  }
   const int axis = gp.axis();
-  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
   const int rank = x.rank() - 1 + idx.rank();
   if (rank > kMaxRank) return bad("the output's rank " + std::to_string(rank) + " is above " + std::to_string(kMaxRank));
   int64_t out[kMaxRank];
@@ -1143,11 +1152,8 @@ Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather_elements keeps x's dtype"));
   const TensorDesc& x = input(a, *p, 0).desc;
   const TensorDesc& idx = input(a, *p, 1).desc;
-  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
-    return bad("indices '" + input_name(a, *p, 1) + "' are " + dtype_name(idx.dtype()) + ", expected i32 or i64");
-  }
   const int axis = gp.axis();
-  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
+  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
   if (idx.rank() != x.rank()) return bad("indices " + dims_text(idx) + " and x " + dims_text(x) + " differ in rank");
   for (int d = 0; d < x.rank(); ++d) {
     if (d != axis && idx.dim(d) > x.dim(d)) {
