@@ -174,8 +174,9 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
     }
   }
   const int outputs = static_cast<int>(m->outputs.size());
-  if (m->kind == "lines" && (m->line_scores < 0 || m->line_scores >= outputs || m->line_offsets < 0 ||
-                             m->line_offsets >= outputs || !(m->image_size > 0))) {
+  const bool lines_ok = m->line_scores >= 0 && m->line_scores < outputs && m->line_offsets >= 0 &&
+                        m->line_offsets < outputs && m->image_size > 0;
+  if (m->kind == "lines" && !lines_ok) {
     *error = path + ": kind lines needs a lines line with valid output indices and image_size";
     return false;
   }
@@ -339,8 +340,8 @@ void check_ctc(Verdict* v, const Manifest& m, const std::vector<float>& ours,
   while (same < a.size() && same < b.size() && a[same] == b[same]) ++same;
   v->check(!b.empty() && a == b,
            "OCR: greedy CTC decoding gives " + std::to_string(a.size()) + " characters, ORT's " +
-               std::to_string(b.size()) + ", the first " + std::to_string(same) + " equal (ORT reads '" +
-               m.text + "')");
+               std::to_string(b.size()) + ", the first " + std::to_string(same) +
+               " equal (ORT reads '" + m.text + "')");
 }
 
 void check_lines(Verdict* v, const Manifest& m, const std::vector<std::vector<float>>& ours,
@@ -385,7 +386,8 @@ void check_lines(Verdict* v, const Manifest& m, const std::vector<std::vector<fl
         for (int e = 0; e < 2; ++e) {
           const float* a = ours[m.line_offsets].data() + 4 * i + 2 * e;
           const float* b = ref[m.line_offsets].data() + 4 * i + 2 * e;
-          const double d = std::hypot(static_cast<double>(a[0]) - b[0], static_cast<double>(a[1]) - b[1]) * scale;
+          const double d =
+              std::hypot(static_cast<double>(a[0]) - b[0], static_cast<double>(a[1]) - b[1]) * scale;
           const double limit = kLineMaxShift + kLineRelShift * std::hypot(b[0], b[1]) * scale;
           const double ratio = std::isfinite(d) ? d / limit : HUGE_VAL;
           if (ratio > worst_ratio) {

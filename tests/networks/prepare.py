@@ -15,7 +15,8 @@ Everything is written under DIR (the build directory's tests/networks):
   data/carry_plan.txt  groups of those directories that fit one call to the GPU machine
   timings.txt          seconds per stage of this run
 
-Exit status 0 when every network was fetched, exported and has references; a network that
+Exit status 0 when every network was fetched, exported and has references, and those make sense
+(ONNX Runtime's PP-OCR reads the photographed title, its M-LSD finds line segments); a network that
 jet-convert refuses is still written (its manifest carries the error, so that check_networks
 reports it as a failure). A missing package or a failed download is an error here, saying which.
 Needs: /usr/bin/python3 with torch, torchvision, skimage, numpy; dataset-fashion-mnist; node and
@@ -261,7 +262,8 @@ def check_references(networks, ocr_dir):
         fail("ONNX Runtime's PP-OCR reads %r, expected %r" % (text, OCR_TEXT))
     lines = int((ref("mlsd_tiny", "scores") > MLSD_THRESHOLD).sum())
     if lines < MLSD_MIN_LINES:
-        fail("ONNX Runtime's M-LSD finds %d segments, expected at least %d" % (lines, MLSD_MIN_LINES))
+        fail("ONNX Runtime's M-LSD finds %d segments, expected at least %d"
+             % (lines, MLSD_MIN_LINES))
     print("prepare: ONNX Runtime's PP-OCR reads %r; M-LSD finds %d line segments" % (text, lines))
 
 
