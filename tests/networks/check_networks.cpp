@@ -18,6 +18,14 @@
 //     is sure (score > 0.8) must be detected by us with box IoU > 0.9 against ORT's box; anchors
 //     where ORT is sure there is nothing (score < 0.7) must not be; anchors both detect must have
 //     IoU > 0.9; and ORT must detect at least one face (else the test says nothing).
+//   OCR (every precision): top-1 per time step as for classifiers, and the greedy CTC decoding
+//     (best class per step, repeats merged, blank 0 dropped) gives ORT's class sequence exactly.
+//   line segments (M-LSD, every precision): a cell holds a segment when its score > the
+//     manifest's threshold. Every cell where ORT is sure (score > threshold + 0.02) has a segment
+//     of ours in it or a neighbouring cell (the peak suppression may move a peak by one cell
+//     between near-equal neighbours); every segment of ours has one of ORT's (score > threshold -
+//     0.02) there or next to it; segments in the same cell have each endpoint within 1 input
+//     pixel plus 1% of its distance from the cell (ORT's) of ORT's; and ORT finds a segment.
 // Prints one line per check and exits 0 only when every check of every network passed.
 #include <sys/stat.h>
 
@@ -55,6 +63,9 @@ const double kBlazeSureNot = 0.7;      // ORT scores below: must not be detected
 const double kBlazeMinIou = 0.9;
 const double kFp16Tie = 1e-2;          // relative logit gap under which fp16 may swap top-1
 const double kAccuracyTolerance = 0.001;
+const double kLineMargin = 0.02;       // scores this close to the line threshold may go either way
+const double kLineMaxShift = 1.0;      // endpoint difference allowed, input pixels, plus
+const double kLineRelShift = 0.01;     // this fraction of the endpoint's distance from its cell
 
 struct Options {
   std::string data_dir;
@@ -75,7 +86,7 @@ struct AnchorLayer {
 };
 
 struct Manifest {
-  std::string kind;    // classifier | blazeface | fashion_mnist
+  std::string kind;    // classifier | blazeface | fashion_mnist | ocr | lines
   std::string precision;  // fp32 | fp16: what model.jet was converted to
   std::string source;  // what the network is, for the report
   int64_t batch = 0;   // > 0: inputs and references hold several batches of this size
@@ -85,6 +96,9 @@ struct Manifest {
   std::string labels;
   std::vector<AnchorLayer> anchor_layers;
   double image_size = 0;
+  std::string text;    // ocr: what the image reads (for the report)
+  int line_scores = -1, line_offsets = -1;  // lines: output indices
+  double line_threshold = 0;
 };
 
 // One network's checks: each printed as it is made, failures counted.
@@ -141,6 +155,10 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
       m->anchor_layers.push_back(a);
     } else if (key == "image_size") {
       ok = static_cast<bool>(words >> m->image_size);
+    } else if (key == "text") {
+      std::getline(words >> std::ws, m->text);
+    } else if (key == "lines") {
+      ok = static_cast<bool>(words >> m->line_scores >> m->line_offsets >> m->line_threshold);
     }  // unknown keys are ignored: newer manifests stay readable
     if (!ok) {
       *error = path + ":" + std::to_string(line_no) + ": malformed line '" + line + "'";
@@ -154,6 +172,13 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
       *error = path + ": bad anchors line";
       return false;
     }
+  }
+  const int outputs = static_cast<int>(m->outputs.size());
+  const bool lines_ok = m->line_scores >= 0 && m->line_scores < outputs && m->line_offsets >= 0 &&
+                        m->line_offsets < outputs && m->image_size > 0;
+  if (m->kind == "lines" && !lines_ok) {
+    *error = path + ": kind lines needs a lines line with valid output indices and image_size";
+    return false;
   }
   if (m->kind.empty() || m->inputs.empty() || m->outputs.empty()) {
     *error = path + ": needs kind, input and output lines";
@@ -189,11 +214,12 @@ double relative_error(const std::vector<float>& ours, const std::vector<float>& 
 // Top-1 per row of a [rows, classes] output, with the near-tie allowance described at the top.
 void check_top1(Verdict* v, const std::string& what, const std::vector<float>& ours,
                 const std::vector<float>& ref, const std::vector<int64_t>& dims, double tie) {
-  if (dims.size() != 2) {
-    v->check(false, what + ": top-1 needs a [rows, classes] output");
+  if (dims.size() < 2 || dims.back() <= 0) {
+    v->check(false, what + ": top-1 needs a [rows..., classes] output");
     return;
   }
-  const int64_t rows = dims[0], classes = dims[1];
+  const int64_t classes = dims.back();
+  const int64_t rows = static_cast<int64_t>(ref.size()) / classes;
   int64_t agree = 0, near_ties = 0, wrong = 0;
   std::string first_wrong;
   for (int64_t r = 0; r < rows; ++r) {
@@ -291,6 +317,98 @@ void check_boxes(Verdict* v, const Manifest& m, const std::vector<std::vector<fl
            "BlazeFace: " + std::to_string(both) + " detections in both, " + std::to_string(missed) +
                " missed, " + std::to_string(spurious) + " spurious, " + std::to_string(moved) +
                fmt(" with IoU <= 0.9 (worst IoU %.4f)", worst_iou));
+}
+
+// Greedy CTC decoding of [steps, classes] probabilities: the best class per step, repeats merged,
+// the blank (class 0) dropped.
+std::vector<int> ctc_classes(const std::vector<float>& p, int64_t classes) {
+  std::vector<int> out;
+  int previous = -1;
+  for (size_t r = 0; classes > 0 && (r + 1) * static_cast<size_t>(classes) <= p.size(); ++r) {
+    const int c = argmax(p.data() + r * static_cast<size_t>(classes), classes);
+    if (c != 0 && c != previous) out.push_back(c);
+    previous = c;
+  }
+  return out;
+}
+
+void check_ctc(Verdict* v, const Manifest& m, const std::vector<float>& ours,
+               const std::vector<float>& ref, const std::vector<int64_t>& dims) {
+  const int64_t classes = dims.empty() ? 0 : dims.back();
+  const std::vector<int> a = ctc_classes(ours, classes), b = ctc_classes(ref, classes);
+  size_t same = 0;
+  while (same < a.size() && same < b.size() && a[same] == b[same]) ++same;
+  v->check(!b.empty() && a == b,
+           "OCR: greedy CTC decoding gives " + std::to_string(a.size()) + " characters, ORT's " +
+               std::to_string(b.size()) + ", the first " + std::to_string(same) +
+               " equal (ORT reads '" + m.text + "')");
+}
+
+void check_lines(Verdict* v, const Manifest& m, const std::vector<std::vector<float>>& ours,
+                 const std::vector<std::vector<float>>& ref,
+                 const std::vector<std::vector<int64_t>>& dims) {
+  const std::vector<int64_t>& sd = dims[m.line_scores];
+  if (sd.size() != 4 || sd[0] != 1 || sd[3] != 1 ||
+      ref[m.line_offsets].size() != ref[m.line_scores].size() * 4) {
+    v->check(false, "lines: scores must be [1, H, W, 1] and offsets [1, H, W, 4]");
+    return;
+  }
+  const int64_t h = sd[1], w = sd[2];
+  const std::vector<float>& os = ours[m.line_scores];
+  const std::vector<float>& rs = ref[m.line_scores];
+  const double t = m.line_threshold, scale = m.image_size / static_cast<double>(w);
+  // Whether `s` has a score above `limit` at (y, x) or a neighbouring cell.
+  auto near = [&](const std::vector<float>& s, int64_t y, int64_t x, double limit) {
+    for (int64_t yy = std::max<int64_t>(0, y - 1); yy <= std::min(h - 1, y + 1); ++yy)
+      for (int64_t xx = std::max<int64_t>(0, x - 1); xx <= std::min(w - 1, x + 1); ++xx)
+        if (s[static_cast<size_t>(yy * w + xx)] > limit) return true;
+    return false;
+  };
+  int ref_sure = 0, ref_found = 0, our_found = 0, missed = 0, spurious = 0, moved = 0, shifted = 0;
+  int same_cell = 0;
+  double worst_shift = 0, worst_length = 0, worst_ratio = 0;
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) {
+      const size_t i = static_cast<size_t>(y * w + x);
+      const bool r = rs[i] > t, o = os[i] > t;
+      ref_found += r ? 1 : 0;
+      our_found += o ? 1 : 0;
+      if (rs[i] > t + kLineMargin) {
+        ++ref_sure;
+        if (!o && near(os, y, x, t)) ++moved;
+        if (!o && !near(os, y, x, t)) ++missed;
+      }
+      if (o && !near(rs, y, x, t - kLineMargin)) ++spurious;
+      if (r && o) {
+        ++same_cell;
+        // Each endpoint (offsets 0-1 and 2-3 from the cell): distance in input pixels, allowed
+        // kLineMaxShift plus kLineRelShift of its distance from the cell.
+        for (int e = 0; e < 2; ++e) {
+          const float* a = ours[m.line_offsets].data() + 4 * i + 2 * e;
+          const float* b = ref[m.line_offsets].data() + 4 * i + 2 * e;
+          const double d =
+              std::hypot(static_cast<double>(a[0]) - b[0], static_cast<double>(a[1]) - b[1]) * scale;
+          const double limit = kLineMaxShift + kLineRelShift * std::hypot(b[0], b[1]) * scale;
+          const double ratio = std::isfinite(d) ? d / limit : HUGE_VAL;
+          if (ratio > worst_ratio) {
+            worst_ratio = ratio;
+            worst_shift = d;
+            worst_length = std::hypot(b[0], b[1]) * scale;
+          }
+          if (!(d <= limit)) ++shifted;
+        }
+      }
+    }
+  }
+  v->check(ref_sure > 0, "lines: ORT finds " + std::to_string(ref_found) + " segments, " +
+                             std::to_string(ref_sure) + fmt(" with score > %.2f", t + kLineMargin));
+  v->check(missed == 0 && spurious == 0 && shifted == 0,
+           "lines: ours " + std::to_string(our_found) + ", in the same cell as ORT's " +
+               std::to_string(same_cell) + ", moved to a neighbour " + std::to_string(moved) +
+               ", missed " + std::to_string(missed) + ", spurious " + std::to_string(spurious) +
+               ", endpoints moved too far " + std::to_string(shifted) +
+               fmt(" (worst %.3f px of %.3f allowed, %.1f px from its cell)", worst_shift,
+                   worst_ratio > 0 ? worst_shift / worst_ratio : 0.0, worst_length));
 }
 
 // Checks one network; returns its number of failed checks.
@@ -414,7 +532,7 @@ int check_network(const Options& opt, const std::string& name) {
   }
 
   const double tie = opt.fp16 ? kFp16Tie : tol;
-  if (m.kind == "classifier" || m.kind == "fashion_mnist") {
+  if (m.kind == "classifier" || m.kind == "fashion_mnist" || m.kind == "ocr") {
     check_top1(&v, m.outputs[0].name, ours[0], refs[0], ref_dims[0], tie);
   }
   if (m.kind == "fashion_mnist") {
@@ -432,7 +550,10 @@ int check_network(const Options& opt, const std::string& name) {
     }
   }
   if (m.kind == "blazeface") check_boxes(&v, m, ours, refs);
-  if (m.kind != "classifier" && m.kind != "fashion_mnist" && m.kind != "blazeface")
+  if (m.kind == "ocr") check_ctc(&v, m, ours[0], refs[0], ref_dims[0]);
+  if (m.kind == "lines") check_lines(&v, m, ours, refs, ref_dims);
+  if (m.kind != "classifier" && m.kind != "fashion_mnist" && m.kind != "blazeface" &&
+      m.kind != "ocr" && m.kind != "lines")
     v.check(false, "unknown kind '" + m.kind + "'");
   return v.failures;
 }

