@@ -44,8 +44,9 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
   ConvBwdDataAlgo data = ConvBwdDataAlgo::GATHER;
   size_t ws_filter = 0, ws_data = 0;
   if (wants(grad_inputs, 0)) {
-    // The stride-1 data gradient as a forward convolution (the forward's tuned engines) wherever
-    // its workspace fits: the gather reads every filter tap per dx element with no reuse.
+    // The data gradient as forward convolutions (the forward's tuned engines; one per output
+    // phase when strided) wherever its workspace fits: the gather reads every filter tap per dx
+    // element with no reuse.
     size_t bytes = 0;
     const Status st = conv_backward_data_workspace_size(h, c.filter, op.out_desc, c.conv, op.in_descs[0],
                                                         ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes);

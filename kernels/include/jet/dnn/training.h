@@ -124,12 +124,17 @@ enum class ConvBwdDataAlgo : int32_t {
   // conv_backward_data: one thread per dx element gathers over the taps and filters that reach
   // it; no workspace, every problem.
   GATHER = 0,
-  // Stride 1 in every dim only: dx is the convolution of dy with the filter transposed (K and C
-  // swapped within each group) and flipped, with pads dilation * (window - 1) - pad: the filter
-  // is transposed into the workspace (transform_tensor), then conv_forward runs with the
-  // algorithm choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace, so the data
-  // gradient gets the forward's tuned engines. NOT_SUPPORTED for a stride > 1 or a pad larger
-  // than dilation * (window - 1).
+  // dx as forward convolutions (the forward's tuned engines). Stride 1: dx is the convolution of
+  // dy with the filter transposed (K and C swapped within each group) and flipped, with pads
+  // dilation * (window - 1) - pad. Stride s > 1: dx splits by output phase (i mod s per spatial
+  // dim, so prod(s) phases); each phase is a stride-1 convolution of a window of dy with the
+  // sub-filter of the taps that reach it (transposed and flipped likewise), written into the
+  // strided view of dx that holds the phase; a phase no tap reaches gets alpha * 0 + beta * dx
+  // (with beta = 0, one pass zeroes dx first). The sub-filters go into the workspace
+  // (transform_tensor), then conv_forward runs per phase with the algorithm
+  // choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace (the phases share it).
+  // Any pads, dilation, groups, layouts and dtypes conv_backward_data takes; NOT_SUPPORTED when
+  // the strides give more than 64 phases.
   TRANSPOSED_FORWARD = 1,
   COUNT = 2,
 };
