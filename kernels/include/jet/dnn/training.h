@@ -252,6 +252,32 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
                           float* dbias, double epsilon, const float* saved_mean,
                           const float* saved_inv_std);
 
+// Bytes of workspace the batch-norm training routines can use for x (as
+// cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize; one size serves the forward and the
+// backward): with it, CUDA runs several blocks per channel where the channels alone are too few
+// to fill the GPU (a fixed chunk of the channel each, partial sums in the workspace added in a
+// fixed order by the next kernel: still deterministic, no atomics). 0 on the CPU and where one
+// block per channel suffices. x: rank 3..5, f32 (the descriptor is validated).
+Status batchnorm_training_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                         size_t* bytes);
+
+// batchnorm_forward_training and batchnorm_backward with that workspace: workspace null with
+// workspace_bytes 0 is the routines above (one block per channel on CUDA); otherwise it must
+// hold batchnorm_training_workspace_size's bytes (BAD_PARAM if fewer). Same results but for
+// the order of the f32 sums.
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std, void* workspace, size_t workspace_bytes);
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std, void* workspace, size_t workspace_bytes);
+
 // ---- Layer normalization ----------------------------------------------------------------------
 // Backward of layernorm_forward (the same axis: x's dims from `axis` on form a group of M
 // elements, i an element's row-major index within its group; the statistics are recomputed from
