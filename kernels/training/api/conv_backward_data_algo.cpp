@@ -2,7 +2,6 @@
 // library's conv_backward_data; TRANSPOSED_FORWARD is composed here from transform_tensor,
 // conv_forward and pad_forward (either backend), so it has no backend code of its own.
 #include <algorithm>
-#include <vector>
 
 #include "train_check.h"
 
@@ -42,8 +41,14 @@ struct Phase {
   size_t wt_offset = 0;  // bytes into the workspace
 };
 
+// The problem and the totals over its phases. The phases are planned again one at a time when
+// they run (phase_at), so that nothing is allocated: the trainer's steps allocate nothing.
 struct TransposedForward {
-  std::vector<Phase> phases;
+  const FilterDesc* w = nullptr;
+  const TensorDesc *dy = nullptr, *dx = nullptr;
+  const ConvDesc* conv = nullptr;
+  int64_t count[3] = {1, 1, 1};  // phases per spatial dim
+  int64_t phases = 1;
   bool any_empty = false;
   size_t filter_bytes = 0;   // the sub-filters, each 256-aligned
   size_t forward_bytes = 0;  // the largest conv_forward workspace of the phases
@@ -110,6 +115,65 @@ DimPhase plan_dim(int64_t p, int64_t s, int64_t d, int64_t pb, int64_t window, i
   return r;
 }
 
+// Phase idx of the problem (phases in row-major order over the spatial dims' phases), its
+// sub-filter at byte wt_offset of the workspace.
+Status phase_at(const char* fn, const Handle& h, const TransposedForward& p, int64_t idx,
+                size_t wt_offset, Phase* ph) {
+  const FilterDesc& w_desc = *p.w;
+  const TensorDesc &dy_desc = *p.dy, &dx_desc = *p.dx;
+  const ConvDesc& conv = *p.conv;
+  const int sr = conv.spatial_rank();
+  const bool flip = conv.mode() == ConvMode::CONVOLUTION;
+  const int64_t groups = conv.groups(), kg = w_desc.k() / groups, cg = w_desc.c();
+  const TensorDesc w = w_desc.as_tensor();
+  *ph = Phase();
+  int64_t rest = idx;
+  DimPhase dp[3];
+  for (int i = sr - 1; i >= 0; --i) {
+    const int64_t phase = rest % p.count[i];
+    rest /= p.count[i];
+    dp[i] = plan_dim(phase, conv.stride(i), conv.dilation(i), conv.pad_begin(i),
+                     w_desc.spatial(i), dx_desc.dim(2 + i), dy_desc.dim(2 + i), flip);
+    ph->empty = ph->empty || dp[i].empty;
+    ph->dx_offset += phase * dx_desc.stride(2 + i);
+  }
+  int64_t dx_dims[5] = {dx_desc.dim(0), dx_desc.dim(1)},
+          dx_strides[5] = {dx_desc.stride(0), dx_desc.stride(1)};
+  for (int i = 0; i < sr; ++i) {
+    dx_dims[2 + i] = dp[i].q;
+    dx_strides[2 + i] = conv.stride(i) * dx_desc.stride(2 + i);
+  }
+  ph->dx = TensorDesc::strided(dx_desc.dtype(), dx_desc.rank(), dx_dims, dx_strides);
+  if (ph->empty) return Status();
+  int64_t dy_dims[5] = {dy_desc.dim(0), dy_desc.dim(1)}, wt_dims[5] = {cg * groups, kg};
+  int64_t pad_begin[3], pad_end[3], dilation[3];
+  int64_t src_dims[kMaxRank] = {groups, cg, kg},
+          src_strides[kMaxRank] = {kg * w.stride(0), w.stride(1), w.stride(0)};
+  for (int i = 0; i < sr; ++i) {
+    dy_dims[2 + i] = dp[i].dy_len;
+    ph->dy_offset += dp[i].dy_begin * dy_desc.stride(2 + i);
+    wt_dims[2 + i] = src_dims[3 + i] = dp[i].taps;
+    src_strides[3 + i] = dp[i].step * w.stride(2 + i);
+    ph->w_offset += dp[i].w_base * w.stride(2 + i);
+    pad_begin[i] = dp[i].pad_begin;
+    pad_end[i] = dp[i].pad_end;
+    dilation[i] = dp[i].dilation;
+  }
+  ph->dy = TensorDesc::strided(dy_desc.dtype(), dy_desc.rank(), dy_dims, dy_desc.strides());
+  ph->wt = FilterDesc::make(w_desc.dtype(), w_desc.layout(), w_desc.rank(), wt_dims);
+  const TensorDesc wt = ph->wt.as_tensor();
+  int64_t dst_strides[kMaxRank] = {cg * wt.stride(0), wt.stride(0), wt.stride(1)};
+  for (int i = 0; i < sr; ++i) dst_strides[3 + i] = wt.stride(2 + i);
+  ph->w_src = TensorDesc::strided(w_desc.dtype(), 3 + sr, src_dims, src_strides);
+  ph->wt_dst = TensorDesc::strided(w_desc.dtype(), 3 + sr, src_dims, dst_strides);
+  ph->conv = ConvDesc::make(sr, pad_begin, pad_end, nullptr, dilation, groups,
+                            flip ? ConvMode::CROSS_CORRELATION : ConvMode::CONVOLUTION,
+                            conv.compute_type());
+  ph->wt_offset = wt_offset;
+  return in_routine(fn, choose_conv_forward_algo(h, ph->dy, ph->wt, ph->conv, ph->dx,
+                                                 ConvPreference::PREFER_FASTEST, 0, &ph->algo));
+}
+
 Status plan_transposed_forward(const char* fn, const Handle& h, const FilterDesc& w_desc,
                                const TensorDesc& dy_desc, const ConvDesc& conv,
                                const TensorDesc& dx_desc, TransposedForward* p) {
@@ -132,7 +196,11 @@ Status plan_transposed_forward(const char* fn, const Handle& h, const FilterDesc
                        dims_text(dy_desc.rank(), want).c_str());
   JET_TRY(check_same_dtype(fn, dy_desc, "dy", dx_desc, "dx"));
   JET_TRY(check_same_dtype(fn, dy_desc, "dy", w_desc.as_tensor(), "w"));
-  int64_t phases = 1, count[3] = {1, 1, 1};
+  p->w = &w_desc;
+  p->dy = &dy_desc;
+  p->dx = &dx_desc;
+  p->conv = &conv;
+  int64_t phases = 1;
   for (int i = 0; i < sr; ++i) {
     if (conv.stride(i) > kMaxPhases || (phases *= conv.stride(i)) > kMaxPhases)
       return make_status(StatusCode::NOT_SUPPORTED,
@@ -141,72 +209,23 @@ Status plan_transposed_forward(const char* fn, const Handle& h, const FilterDesc
                          fn, conv_bwd_data_algo_name(ConvBwdDataAlgo::TRANSPOSED_FORWARD),
                          static_cast<long long>(kMaxPhases),
                          conv_bwd_data_algo_name(ConvBwdDataAlgo::GATHER));
-    count[i] = std::min(conv.stride(i), dx_desc.dim(2 + i));
+    p->count[i] = std::min(conv.stride(i), dx_desc.dim(2 + i));
   }
-  const bool flip = conv.mode() == ConvMode::CONVOLUTION;
-  const ConvMode mode = flip ? ConvMode::CROSS_CORRELATION : ConvMode::CONVOLUTION;
-  const int64_t groups = conv.groups(), kg = w_desc.k() / groups, cg = w_desc.c();
-  const TensorDesc w = w_desc.as_tensor();
-  p->phases.clear();
+  p->phases = p->count[0] * p->count[1] * p->count[2];
   p->any_empty = false;
   p->filter_bytes = p->forward_bytes = 0;
-  for (int64_t idx = 0; idx < count[0] * count[1] * count[2]; ++idx) {
+  for (int64_t idx = 0; idx < p->phases; ++idx) {
     Phase ph;
-    int64_t rest = idx;
-    DimPhase dp[3];
-    for (int i = sr - 1; i >= 0; --i) {
-      const int64_t phase = rest % count[i];
-      rest /= count[i];
-      dp[i] = plan_dim(phase, conv.stride(i), conv.dilation(i), conv.pad_begin(i),
-                       w_desc.spatial(i), dx_desc.dim(2 + i), dy_desc.dim(2 + i), flip);
-      ph.empty = ph.empty || dp[i].empty;
-      ph.dx_offset += phase * dx_desc.stride(2 + i);
-    }
-    int64_t dx_dims[5] = {dx_desc.dim(0), dx_desc.dim(1)},
-            dx_strides[5] = {dx_desc.stride(0), dx_desc.stride(1)};
-    for (int i = 0; i < sr; ++i) {
-      dx_dims[2 + i] = dp[i].q;
-      dx_strides[2 + i] = conv.stride(i) * dx_desc.stride(2 + i);
-    }
-    ph.dx = TensorDesc::strided(dx_desc.dtype(), dx_desc.rank(), dx_dims, dx_strides);
+    JET_TRY(phase_at(fn, h, *p, idx, p->filter_bytes, &ph));
     if (ph.empty) {
       p->any_empty = true;
-      p->phases.push_back(ph);
       continue;
     }
-    int64_t dy_dims[5] = {dy_desc.dim(0), dy_desc.dim(1)}, wt_dims[5] = {cg * groups, kg};
-    int64_t pad_begin[3], pad_end[3], dilation[3];
-    int64_t src_dims[kMaxRank] = {groups, cg, kg},
-            src_strides[kMaxRank] = {kg * w.stride(0), w.stride(1), w.stride(0)};
-    for (int i = 0; i < sr; ++i) {
-      dy_dims[2 + i] = dp[i].dy_len;
-      ph.dy_offset += dp[i].dy_begin * dy_desc.stride(2 + i);
-      wt_dims[2 + i] = src_dims[3 + i] = dp[i].taps;
-      src_strides[3 + i] = dp[i].step * w.stride(2 + i);
-      ph.w_offset += dp[i].w_base * w.stride(2 + i);
-      pad_begin[i] = dp[i].pad_begin;
-      pad_end[i] = dp[i].pad_end;
-      dilation[i] = dp[i].dilation;
-    }
-    ph.dy = TensorDesc::strided(dy_desc.dtype(), dy_desc.rank(), dy_dims, dy_desc.strides());
-    ph.wt = FilterDesc::make(w_desc.dtype(), w_desc.layout(), w_desc.rank(), wt_dims);
-    const TensorDesc wt = ph.wt.as_tensor();
-    int64_t dst_strides[kMaxRank] = {cg * wt.stride(0), wt.stride(0), wt.stride(1)};
-    for (int i = 0; i < sr; ++i) dst_strides[3 + i] = wt.stride(2 + i);
-    ph.w_src = TensorDesc::strided(w_desc.dtype(), 3 + sr, src_dims, src_strides);
-    ph.wt_dst = TensorDesc::strided(w_desc.dtype(), 3 + sr, src_dims, dst_strides);
-    ph.conv = ConvDesc::make(sr, pad_begin, pad_end, nullptr, dilation, groups, mode,
-                             conv.compute_type());
-    JET_TRY(in_routine(fn, choose_conv_forward_algo(h, ph.dy, ph.wt, ph.conv, ph.dx,
-                                                    ConvPreference::PREFER_FASTEST, 0,
-                                                    &ph.algo)));
     size_t fwd = 0;
     JET_TRY(in_routine(
         fn, conv_forward_workspace_size(h, ph.dy, ph.wt, ph.conv, ph.dx, ph.algo, &fwd)));
     p->forward_bytes = std::max(p->forward_bytes, fwd);
-    ph.wt_offset = p->filter_bytes;
     p->filter_bytes += (ph.wt.bytes() + 255) / 256 * 256;
-    p->phases.push_back(ph);
   }
   return Status();
 }
@@ -283,13 +302,17 @@ Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w
   // then overwrite theirs); else each gets beta * dx in its view (nothing to do for beta = 1).
   const bool zero_first = p.any_empty && beta == 0.f;
   if (zero_first) JET_TRY(in_routine(fn, fill_beta(handle, 0.f, dx_desc, dx, dy)));
-  for (const Phase& ph : p.phases) {
+  size_t wt_offset = 0;
+  for (int64_t idx = 0; idx < p.phases; ++idx) {
+    Phase ph;
+    JET_TRY(phase_at(fn, handle, p, idx, wt_offset, &ph));
     uint8_t* dxp = dxb + ph.dx_offset * static_cast<int64_t>(elem);
     if (ph.empty) {
       if (!zero_first && beta != 1.f)
         JET_TRY(in_routine(fn, fill_beta(handle, beta, ph.dx, dxp, dy)));
       continue;
     }
+    wt_offset += (ph.wt.bytes() + 255) / 256 * 256;
     uint8_t* wt = ws + ph.wt_offset;
     JET_TRY(in_routine(fn, transform_tensor(handle, 1.f, ph.w_src,
                                             wb + ph.w_offset * static_cast<int64_t>(elem), 0.f,

@@ -145,6 +145,7 @@ __device__ void chunk_sum(const Walk3& r, const Chunks& k, int64_t c, float* sme
   int64_t begin, end;
   chunk_range(k, r, &begin, &end);
   CompensatedSum s;
+#pragma unroll 4
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     int64_t o[3];
     r.offsets(i, o);
@@ -199,6 +200,7 @@ __global__ void bn_normalize_kernel(Walk3 r, Chunks k, int64_t xs_c, int64_t ys_
     const float a = scale[c] * inv_std, b = bias[c] - mean * a;
     int64_t begin, end;
     chunk_range(k, r, &begin, &end);
+#pragma unroll 4
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       int64_t o[3];
       r.offsets(i, o);
@@ -248,6 +250,7 @@ __global__ void bn_grad_sums_kernel(Walk3 r, Chunks k, int64_t xs_c, int64_t dys
     int64_t begin, end;
     chunk_range(k, r, &begin, &end);
     CompensatedSum gs, gxs;
+#pragma unroll 4
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       int64_t o[3];
       r.offsets(i, o);
@@ -282,6 +285,7 @@ __global__ void bn_dx_kernel(Walk3 r, Chunks k, int64_t xs_c, int64_t dys_c, int
     const float kk = scale[c] * inv_std;
     int64_t begin, end;
     chunk_range(k, r, &begin, &end);
+#pragma unroll 4
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       int64_t o[3];
       r.offsets(i, o);
@@ -304,11 +308,12 @@ Walk3 rest_of(const TensorDesc& a, const TensorDesc& b, const TensorDesc& c) {
 
 int channel_blocks(int64_t c) { return static_cast<int>(c < 65535 ? c : 65535); }
 
-// Chunks per channel: enough blocks for about 4 per SM, each chunk at least 16 elements per
-// thread; 1 (one block per channel) when the channels alone come close.
+// Chunks per channel: enough blocks of 256 threads to fill every SM (8 each: 2048 threads),
+// each chunk at least 16 elements per thread; 1 (one block per channel) when the channels alone
+// come within a factor 2 of that.
 int64_t chunks_for(const Handle& h, int64_t channels, int64_t count) {
   const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
-  const int64_t target = 4 * sms;
+  const int64_t target = 8 * sms;
   if (channels * 2 >= target) return 1;
   const int64_t p = std::min((target + channels - 1) / channels,
                              count / (static_cast<int64_t>(kTrainThreads) * 16));
