@@ -124,8 +124,12 @@ Status softmax_backward(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, flo
 Status pool_backward(const Handle& h, const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
                      const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
                      const TensorDesc& dx_desc, void* dx);
+// The bias gradient's workspace for dy (0: one block per channel fills the GPU); workspace null:
+// one block per channel, else it holds that many bytes (several blocks per channel).
+size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_desc);
 Status conv_backward_bias(const Handle& h, float alpha, const TensorDesc& dy_desc, const void* dy,
-                          float beta, const TensorDesc& db_desc, void* db);
+                          float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace);
 Status conv_backward_filter_implicit(const Handle& h, float alpha, const TensorDesc& x_desc,
                                      const void* x, const TensorDesc& dy_desc, const void* dy,
                                      const ConvDesc& conv, float beta, const FilterDesc& dw_desc,

@@ -67,8 +67,14 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
       ws_filter = bytes;
     }
   }
+  // The bias gradient (several blocks per channel on CUDA where the channels are few) runs
+  // after them in the same workspace.
+  size_t ws_bias = 0;
+  if (c.bias_input >= 0 && wants(grad_inputs, c.bias_input)) {
+    JET_RETURN_IF_ERROR(conv_backward_bias_workspace_size(h, op.out_desc, &ws_bias));
+  }
   plan->algo = static_cast<int32_t>(filter) | (static_cast<int32_t>(data) << 16);
-  plan->workspace_bytes = std::max(ws_filter, ws_data);
+  plan->workspace_bytes = std::max({ws_filter, ws_data, ws_bias});
   return Status();
 }
 
@@ -91,7 +97,7 @@ Status run_conv(const BackwardArgs& a) {
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {
     JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
-                                           a.din[c.bias_input]));
+                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   if (c.residual_input >= 0 && a.din[c.residual_input]) {
     const int r = c.residual_input;
@@ -383,8 +389,12 @@ Status plan_conv_transpose(const Handle& h, const PreparedOp& op, uint32_t grad_
       ws_filter = bytes;
     }
   }
+  size_t ws_bias = 0;
+  if (c.bias_input >= 0 && wants(grad_inputs, c.bias_input)) {
+    JET_RETURN_IF_ERROR(conv_backward_bias_workspace_size(h, yd, &ws_bias));
+  }
   plan->algo = static_cast<int32_t>(fwd) | (static_cast<int32_t>(filter) << 16);
-  plan->workspace_bytes = std::max(ws_fwd, ws_filter);
+  plan->workspace_bytes = std::max({ws_fwd, ws_filter, ws_bias});
   return Status();
 }
 
@@ -404,7 +414,7 @@ Status run_conv_transpose(const BackwardArgs& a) {
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {
     JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
-                                           a.din[c.bias_input]));
+                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   return Status();
 }

@@ -10,8 +10,6 @@
 //    pass over the chunk. Forward: sums of x, sums of squared deviations, normalize (3
 //    kernels); backward: the same two for the statistics when none are saved, sums of dy and
 //    dy * xhat, dx (2 kernels more). Chunk 0's thread 0 writes the per-channel outputs.
-#include <algorithm>
-
 #include "train_common.cuh"
 
 namespace jet {
@@ -308,23 +306,11 @@ Walk3 rest_of(const TensorDesc& a, const TensorDesc& b, const TensorDesc& c) {
 
 int channel_blocks(int64_t c) { return static_cast<int>(c < 65535 ? c : 65535); }
 
-// Chunks per channel: enough blocks of 256 threads to fill every SM (8 each: 2048 threads),
-// each chunk at least 16 elements per thread; 1 (one block per channel) when the channels alone
-// come within a factor 2 of that.
-int64_t chunks_for(const Handle& h, int64_t channels, int64_t count) {
-  const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
-  const int64_t target = 8 * sms;
-  if (channels * 2 >= target) return 1;
-  const int64_t p = std::min((target + channels - 1) / channels,
-                             count / (static_cast<int64_t>(kTrainThreads) * 16));
-  return p < 2 ? 1 : p;
-}
-
 Chunks chunks_of(const Handle& h, const TensorDesc& x_desc) {
   Chunks k;
   k.channels = x_desc.dim(1);
   const int64_t count = x_desc.elements() / k.channels;
-  k.parts = chunks_for(h, k.channels, count);
+  k.parts = chunks_per_channel(h, k.channels, count);
   k.len = (count + k.parts - 1) / k.parts;
   return k;
 }

@@ -79,6 +79,18 @@ Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
 Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
                           const void* dy, float beta, const TensorDesc& db_desc, void* db);
 
+// Bytes of workspace conv_backward_bias can use for dy: with it, CUDA sums each channel with
+// several blocks where the channels alone are too few to fill the GPU (fixed chunks, partial
+// sums added in a fixed order: still deterministic). 0 on the CPU and where one block per
+// channel suffices. dy: rank 3..5, f32.
+Status conv_backward_bias_workspace_size(const Handle& handle, const TensorDesc& dy_desc,
+                                         size_t* bytes);
+// conv_backward_bias with that workspace: null with workspace_bytes 0 is the routine above;
+// otherwise it must hold conv_backward_bias_workspace_size's bytes (BAD_PARAM if fewer).
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace, size_t workspace_bytes);
+
 // Values are stable (they may be written to plans).
 enum class ConvBwdFilterAlgo : int32_t {
   // Implicit GEMM: each dw element is a dot product over N x output positions whose x operand is
