@@ -4,7 +4,9 @@
 //    combined by a fixed tree (block_sum).
 //  - lower: the GEMM algorithm's im2col of x and packing of dy, one thread per element written
 //    (the GEMM itself is gemm_forward, called by the front end).
-//  - bias: one block per channel, summing over the other dims the same way.
+//  - bias: one block per channel, summing over the other dims the same way; with the workspace,
+//    several blocks per channel where the channels are few (chunk sums, then a fixed-order
+//    total per channel).
 #include "../conv_grad.h"
 #include "train_common.cuh"
 
