@@ -16,11 +16,11 @@
 //                      [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]
 //                      [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]
 //                      [--verbose]
-// Ours: the data gradient has GATHER (every problem) and TRANSPOSED_FORWARD (stride 1: conv_forward
-// of dy with the transposed filter), f32 and f16 storage; the filter gradient has IMPLICIT_GEMM
-// and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a"). Exit status 1
-// when an output of ours mismatches cuDNN's. Built only when cuDNN is found and the training
-// add-on is on (bench/cudnn.cmake).
+// Ours: the data gradient has GATHER (every problem) and TRANSPOSED_FORWARD (conv_forward of dy
+// with the transposed filter; strided layers one per output phase), f32 and f16 storage; the
+// filter gradient has IMPLICIT_GEMM and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a").
+// Exit status 1 when an output of ours mismatches cuDNN's. Built only when cuDNN is found and
+// the training add-on is on (bench/cudnn.cmake).
 #include "../conv/harness.cuh"
 #include "jet/dnn/training.h"
 

@@ -124,8 +124,12 @@ Status softmax_backward(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, flo
 Status pool_backward(const Handle& h, const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
                      const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
                      const TensorDesc& dx_desc, void* dx);
+// The bias gradient's workspace for dy (0: one block per channel fills the GPU); workspace null:
+// one block per channel, else it holds that many bytes (several blocks per channel).
+size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_desc);
 Status conv_backward_bias(const Handle& h, float alpha, const TensorDesc& dy_desc, const void* dy,
-                          float beta, const TensorDesc& db_desc, void* db);
+                          float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace);
 Status conv_backward_filter_implicit(const Handle& h, float alpha, const TensorDesc& x_desc,
                                      const void* x, const TensorDesc& dy_desc, const void* dy,
                                      const ConvDesc& conv, float beta, const FilterDesc& dw_desc,
@@ -145,17 +149,21 @@ Status lrn_cross_channel_backward(const Handle& h, const LrnDesc& lrn, float alp
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,
                                   const TensorDesc& dx_desc, void* dx);
+// The batch-norm kernels' workspace for x (0: one block per channel fills the GPU);
+// workspace null: one block per channel, else it holds that many bytes (P blocks per channel).
+size_t batchnorm_training_workspace_size(const Handle& h, const TensorDesc& x_desc);
 Status batchnorm_forward_training(const Handle& h, float alpha, float beta,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& y_desc, void* y, const float* scale,
                                   const float* bias, double momentum, float* running_mean,
                                   float* running_var, double epsilon, float* save_mean,
-                                  float* save_inv_std);
+                                  float* save_inv_std, void* workspace);
 Status batchnorm_backward(const Handle& h, float alpha_data, float beta_data, float alpha_param,
                           float beta_param, const TensorDesc& x_desc, const void* x,
                           const TensorDesc& dy_desc, const void* dy, const TensorDesc& dx_desc,
                           void* dx, const float* scale, float* dscale, float* dbias,
-                          double epsilon, const float* saved_mean, const float* saved_inv_std);
+                          double epsilon, const float* saved_mean, const float* saved_inv_std,
+                          void* workspace);
 // stats: 2 floats per group (mean, inv_std), as the CPU's.
 Status layernorm_backward(const Handle& h, int axis, float alpha_data, float beta_data,
                           float alpha_param, float beta_param, const TensorDesc& x_desc,

@@ -44,8 +44,9 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
   ConvBwdDataAlgo data = ConvBwdDataAlgo::GATHER;
   size_t ws_filter = 0, ws_data = 0;
   if (wants(grad_inputs, 0)) {
-    // The stride-1 data gradient as a forward convolution (the forward's tuned engines) wherever
-    // its workspace fits: the gather reads every filter tap per dx element with no reuse.
+    // The data gradient as forward convolutions (the forward's tuned engines; one per output
+    // phase when strided) wherever its workspace fits: the gather reads every filter tap per dx
+    // element with no reuse.
     size_t bytes = 0;
     const Status st = conv_backward_data_workspace_size(h, c.filter, op.out_desc, c.conv, op.in_descs[0],
                                                         ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes);
@@ -66,8 +67,14 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
       ws_filter = bytes;
     }
   }
+  // The bias gradient (several blocks per channel on CUDA where the channels are few) runs
+  // after them in the same workspace.
+  size_t ws_bias = 0;
+  if (c.bias_input >= 0 && wants(grad_inputs, c.bias_input)) {
+    JET_RETURN_IF_ERROR(conv_backward_bias_workspace_size(h, op.out_desc, &ws_bias));
+  }
   plan->algo = static_cast<int32_t>(filter) | (static_cast<int32_t>(data) << 16);
-  plan->workspace_bytes = std::max(ws_filter, ws_data);
+  plan->workspace_bytes = std::max({ws_filter, ws_data, ws_bias});
   return Status();
 }
 
@@ -90,7 +97,7 @@ Status run_conv(const BackwardArgs& a) {
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {
     JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
-                                           a.din[c.bias_input]));
+                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   if (c.residual_input >= 0 && a.din[c.residual_input]) {
     const int r = c.residual_input;
@@ -242,11 +249,15 @@ constexpr BackwardRule backward_reshape{run_reshape, nullptr, nullptr, nullptr, 
 
 uint32_t params_batchnorm(const PreparedOp&) { return bit(1) | bit(2); }
 
-Status plan_batchnorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+Status plan_batchnorm(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
   const int64_t channels = op.in_descs[0].dim(1);
   plan->workspace_bytes = 0;
-  if (!wants(grad_inputs, 0)) plan->workspace_bytes += op.in_descs[0].span_bytes();
-  if (wants(grad_inputs, 1) != wants(grad_inputs, 2)) plan->workspace_bytes += static_cast<size_t>(channels) * 4 + 256;
+  if (!wants(grad_inputs, 0)) plan->workspace_bytes += (op.in_descs[0].span_bytes() + 255) / 256 * 256;
+  if (wants(grad_inputs, 1) != wants(grad_inputs, 2)) plan->workspace_bytes += (static_cast<size_t>(channels) * 4 + 255) / 256 * 256;
+  // Then the kernel's own (several blocks per channel where the channels are too few).
+  size_t kernel = 0;
+  JET_RETURN_IF_ERROR(batchnorm_training_workspace_size(h, op.in_descs[0], &kernel));
+  plan->workspace_bytes += kernel;
   return Status();
 }
 
@@ -265,11 +276,14 @@ Status run_batchnorm(const BackwardArgs& a) {
   if ((dscale != nullptr) != (dbias != nullptr)) {
     if (!dscale) dscale = reinterpret_cast<float*>(scratch);
     if (!dbias) dbias = reinterpret_cast<float*>(scratch);
+    scratch += (static_cast<size_t>(a.op.in_descs[0].dim(1)) * 4 + 255) / 256 * 256;
   }
+  size_t kernel = 0;
+  JET_RETURN_IF_ERROR(batchnorm_training_workspace_size(a.handle, a.op.in_descs[0], &kernel));
   const float beta_p = a.din[1] ? a.din_beta[1] : (a.din[2] ? a.din_beta[2] : 0.f);
   return batchnorm_backward(a.handle, 1.f, beta_x, 1.f, beta_p, a.op.in_descs[0], a.in[0], a.op.out_desc, a.dy,
                             a.op.in_descs[0], dx, static_cast<const float*>(a.in[1]), dscale, dbias, eps,
-                            a.saved_mean, a.saved_inv_std);
+                            a.saved_mean, a.saved_inv_std, kernel ? scratch : nullptr, kernel);
 }
 
 constexpr BackwardRule backward_batchnorm{run_batchnorm, plan_batchnorm, params_batchnorm, reads_x_w, nullptr};
@@ -375,8 +389,12 @@ Status plan_conv_transpose(const Handle& h, const PreparedOp& op, uint32_t grad_
       ws_filter = bytes;
     }
   }
+  size_t ws_bias = 0;
+  if (c.bias_input >= 0 && wants(grad_inputs, c.bias_input)) {
+    JET_RETURN_IF_ERROR(conv_backward_bias_workspace_size(h, yd, &ws_bias));
+  }
   plan->algo = static_cast<int32_t>(fwd) | (static_cast<int32_t>(filter) << 16);
-  plan->workspace_bytes = std::max(ws_fwd, ws_filter);
+  plan->workspace_bytes = std::max({ws_fwd, ws_filter, ws_bias});
   return Status();
 }
 
@@ -396,7 +414,7 @@ Status run_conv_transpose(const BackwardArgs& a) {
   }
   if (c.bias_input >= 0 && a.din[c.bias_input]) {
     JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
-                                           a.din[c.bias_input]));
+                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   return Status();
 }
@@ -440,7 +458,7 @@ bool instancenorm_views(const PreparedOp& op, InstanceNormViews* v) {
   return true;
 }
 
-Status plan_instancenorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
+Status plan_instancenorm(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
   InstanceNormViews v;
   if (!instancenorm_views(op, &v)) {
     return not_supported("InstanceNorm's backward needs x's N and C dims to merge (an NCHW-like layout)");
@@ -448,6 +466,10 @@ Status plan_instancenorm(const Handle&, const PreparedOp& op, uint32_t grad_inpu
   // The scale broadcast to N * C, the per-(n, c) gradients of scale and bias, dx when x needs none.
   plan->workspace_bytes = 3 * v.nc_bytes;
   if (!wants(grad_inputs, 0)) plan->workspace_bytes += (op.in_descs[0].span_bytes() + 255) / 256 * 256;
+  // Then batchnorm_backward's own.
+  size_t kernel = 0;
+  JET_RETURN_IF_ERROR(batchnorm_training_workspace_size(h, v.x, &kernel));
+  plan->workspace_bytes += kernel;
   return Status();
 }
 
@@ -460,9 +482,13 @@ Status run_instancenorm(const BackwardArgs& a) {
   float* dbias_nc = reinterpret_cast<float*>(ws + 2 * v.nc_bytes);
   void* dx = a.din[0] ? a.din[0] : ws + 3 * v.nc_bytes;
   const float beta_x = a.din[0] ? a.din_beta[0] : 0.f;
+  uint8_t* kernel_ws = ws + 3 * v.nc_bytes + (a.din[0] ? 0 : (a.op.in_descs[0].span_bytes() + 255) / 256 * 256);
+  size_t kernel = 0;
+  JET_RETURN_IF_ERROR(batchnorm_training_workspace_size(a.handle, v.x, &kernel));
   JET_RETURN_IF_ERROR(add_tensor(a.handle, 1.f, v.c, a.in[1], 0.f, v.nc, scale_nc));
   JET_RETURN_IF_ERROR(batchnorm_backward(a.handle, 1.f, beta_x, 1.f, 0.f, v.x, a.in[0], v.y, a.dy, v.x, dx,
-                                         scale_nc, dscale_nc, dbias_nc, a.op.data.as<double>(), nullptr, nullptr));
+                                         scale_nc, dscale_nc, dbias_nc, a.op.data.as<double>(), nullptr, nullptr,
+                                         kernel ? kernel_ws : nullptr, kernel));
   if (a.din[1]) {
     JET_RETURN_IF_ERROR(reduce_forward(a.handle, ReduceOp::SUM, 1.f, v.nc, dscale_nc, a.din_beta[1], v.c, a.din[1]));
   }

@@ -638,7 +638,15 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
 
   // The workspace: the largest of the forward ops', the backward rules', the loss's, clipping's.
   size_t ws = 0;
-  for (const Forward& f : forward) ws = std::max(ws, e->ops[static_cast<size_t>(f.op)].workspace_bytes);
+  for (const Forward& f : forward) {
+    const rt::PreparedOp& op = e->ops[static_cast<size_t>(f.op)];
+    ws = std::max(ws, op.workspace_bytes);
+    if (f.batchnorm) {  // the training forward's (several blocks per channel on CUDA)
+      size_t bn = 0;
+      JET_RETURN_IF_ERROR(batchnorm_training_workspace_size(handle, op.in_descs[0], &bn));
+      ws = std::max(ws, bn);
+    }
+  }
   for (const Backward& b : backward) ws = std::max(ws, b.plan.workspace_bytes);
   ws = std::max(ws, cfg.loss == LossKind::SOFTMAX_CROSS_ENTROPY ? softmax_cross_entropy_workspace_size(batch)
                                                                  : elementwise_loss_workspace_size(out_desc.elements()));
@@ -745,7 +753,7 @@ Status Trainer::Impl::run_forward(bool training) {
       JET_RETURN_IF_ERROR(batchnorm_forward_training(
           handle, 1.f, 0.f, op.in_descs[0], in[0], op.out_desc, f.out, static_cast<const float*>(in[1]),
           static_cast<const float*>(in[2]), config.batchnorm_momentum, f.running_mean, f.running_var,
-          op.data.as<double>(), f.saved_mean, f.saved_inv_std));
+          op.data.as<double>(), f.saved_mean, f.saved_inv_std, workspace, workspace_bytes));
     } else if (training && f.pre) {
       JET_RETURN_IF_ERROR(rt::execute_op(handle, f.conv_without_activation, in, f.pre, workspace, workspace_bytes));
       JET_RETURN_IF_ERROR(activation_forward(handle, op.data.as<rt::ConvPrepared>().act, 1.f, op.out_desc, f.pre, 0.f,

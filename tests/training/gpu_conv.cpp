@@ -91,3 +91,40 @@ TEST_CASE("CUDA conv_backward_filter matches the CPU and is deterministic") {
     }
   }
 }
+
+TEST_CASE("CUDA conv_backward_bias with its workspace: several blocks per channel, as the CPU") {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{4, 3, 64, 64}, std::vector<int64_t>{6, 2, 37, 41}}) {
+    for (Layout l : {Layout::CHANNELS_FIRST, Layout::CHANNELS_LAST, Layout::PADDED}) {
+      CAPTURE(dims_str(dims));
+      CAPTURE(std::string(layout_name(l)));
+      HostTensor dy(make_desc(DType::F32, dims, l));
+      dy.fill_random();
+      size_t bytes = 0;
+      REQUIRE_OK(conv_backward_bias_workspace_size(gpu_handle(), dy.desc(), &bytes));
+      CHECK(bytes > 0);  // 9102 or 16384 values over 2 or 3 channels
+      std::vector<int64_t> bdims(dims.size(), 1);
+      bdims[1] = dims[1];
+      HostTensor db(make_desc(DType::F32, bdims, Layout::PADDED));
+      db.fill_random();
+      const auto run = [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
+        size_t need = 0;
+        REQUIRE_OK(conv_backward_bias_workspace_size(h, dy.desc(), &need));
+        void* ws = st.scratch(need);
+        void* dbp = st.out(o[0]);
+        const void* dyp = st.in(dy);
+        if (need > 0)
+          CHECK_STATUS(conv_backward_bias(h, 1.5f, dy.desc(), dyp, 0.5f, o[0].desc(), dbp, ws, need - 1),
+                       StatusCode::BAD_PARAM);
+        REQUIRE_OK(conv_backward_bias(h, 1.5f, dy.desc(), dyp, 0.5f, o[0].desc(), dbp, ws, need));
+      };
+      compare_cuda_with_cpu(run, {db}, 1e-5);
+      std::vector<HostTensor> a = {db}, b = {db};
+      for (std::vector<HostTensor>* o : {&a, &b}) {
+        Staging st(gpu_handle());
+        run(gpu_handle(), st, *o);
+        st.finish();
+      }
+      CHECK(std::memcmp(a[0].data(), b[0].data(), a[0].desc().span_bytes()) == 0);
+    }
+  }
+}

@@ -180,3 +180,28 @@ TEST_CASE("batchnorm training routines reject bad input, naming it") {
                                   nullptr, nullptr, 1e-5, nullptr, nullptr),
                StatusCode::BAD_PARAM);
 }
+
+TEST_CASE("batchnorm training workspace: none on the CPU, checked where given") {
+  const Handle h = Handle::cpu();
+  const TensorDesc d = TensorDesc::nchw(DType::F32, 2, 3, 2, 2);
+  size_t bytes = 1;
+  REQUIRE_OK(batchnorm_training_workspace_size(h, d, &bytes));
+  CHECK(bytes == 0);
+  CHECK_STATUS(batchnorm_training_workspace_size(h, d, nullptr), StatusCode::BAD_PARAM);
+  CHECK_STATUS(batchnorm_training_workspace_size(h, TensorDesc::packed(DType::F32, {2, 3}), &bytes),
+               StatusCode::BAD_PARAM);
+  std::vector<float> x(24, 1.f), y(24), y2(24), p(3, 1.f), q(3, 0.f), ws(4);
+  for (int i = 0; i < 24; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 5);
+  // A workspace the CPU does not need changes nothing; a null one with a size is refused.
+  REQUIRE_OK(batchnorm_forward_training(h, 1.f, 0.f, d, x.data(), d, y.data(), p.data(), q.data(), 0.1, nullptr,
+                                        nullptr, 1e-5, nullptr, nullptr));
+  REQUIRE_OK(batchnorm_forward_training(h, 1.f, 0.f, d, x.data(), d, y2.data(), p.data(), q.data(), 0.1, nullptr,
+                                        nullptr, 1e-5, nullptr, nullptr, ws.data(), 16));
+  CHECK(y == y2);
+  CHECK_STATUS(batchnorm_forward_training(h, 1.f, 0.f, d, x.data(), d, y2.data(), p.data(), q.data(), 0.1, nullptr,
+                                          nullptr, 1e-5, nullptr, nullptr, nullptr, 16),
+               StatusCode::BAD_PARAM);
+  CHECK_STATUS(batchnorm_backward(h, 1.f, 0.f, 1.f, 0.f, d, x.data(), d, y.data(), d, y2.data(), p.data(), nullptr,
+                                  nullptr, 1e-5, nullptr, nullptr, nullptr, 16),
+               StatusCode::BAD_PARAM);
+}

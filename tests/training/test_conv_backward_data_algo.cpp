@@ -1,9 +1,12 @@
 // conv_backward_data with an algorithm (jet/dnn/training.h): TRANSPOSED_FORWARD on every backend
 // present (CPU here, CUDA too on a GPU machine) against the float64 scatter reference of
-// tests/reference/conv_backward_data, over stride-1 problems (groups, depthwise, dilation,
-// asymmetric pads, both modes, 1D to 3D, f32 and f16, every layout of dx, dy and the filter,
-// alpha/beta != (1, 0), poisoned dx); the problems it refuses (NOT_SUPPORTED, naming GATHER);
+// tests/reference/conv_backward_data, over stride-1 problems and strided ones (phases: strides 2
+// and 3, phases no tap reaches, dilations sharing a factor with the stride, pads beyond the
+// window's reach, dx longer than the stride covers) with groups, depthwise, dilation, asymmetric
+// pads, both modes, 1D to 3D, f32 and f16, every layout of dx, dy and the filter, alpha/beta !=
+// (1, 0) and beta = 1, poisoned dx; the problems it refuses (NOT_SUPPORTED, naming GATHER);
 // GATHER through the same entry point.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -23,11 +26,12 @@ struct Case {
 };
 
 Case make(const char* name, std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> pad_begin,
-          std::vector<int64_t> pad_end, std::vector<int64_t> dilation, int64_t groups, bool flip) {
+          std::vector<int64_t> pad_end, std::vector<int64_t> dilation, int64_t groups, bool flip,
+          std::vector<int64_t> stride = {}) {
   Case c{name, std::move(x), std::move(w), {}};
   c.p.pad_begin = std::move(pad_begin);
   c.p.pad_end = std::move(pad_end);
-  c.p.stride.assign(c.p.pad_begin.size(), 1);
+  c.p.stride = stride.empty() ? std::vector<int64_t>(c.p.pad_begin.size(), 1) : std::move(stride);
   c.p.dilation = std::move(dilation);
   c.p.groups = groups;
   c.p.flip = flip;
@@ -56,8 +60,25 @@ TEST_CASE("conv_backward_data TRANSPOSED_FORWARD matches the float64 reference")
       make("3d conv mode", {1, 2, 3, 4, 3}, {3, 2, 2, 3, 1}, {1, 1, 0}, {0, 1, 0}, {1, 1, 1}, 1, true),
       make("40 channels per group, 20 filters, 7x7 pad 3", {1, 40, 8, 7}, {20, 40, 7, 7}, {3, 3}, {3, 3}, {1, 1}, 1,
            false),
+      // Strided: one stride-1 convolution per output phase.
+      make("3x3/2 pad 1 (ResNet's downsampling 3x3)", {2, 3, 7, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false,
+           {2, 2}),
+      make("1x1/2 (3 of 4 phases no tap reaches)", {2, 5, 5, 6}, {3, 5, 1, 1}, {0, 0}, {0, 0}, {1, 1}, 1, false,
+           {2, 2}),
+      make("7x7/2 pad 3 (ResNet's conv1)", {1, 3, 11, 9}, {4, 3, 7, 7}, {3, 3}, {3, 3}, {1, 1}, 1, false, {2, 2}),
+      make("stride 3 dilation 2, conv mode, asymmetric pads", {1, 4, 10, 11}, {3, 4, 3, 2}, {2, 0}, {1, 2}, {2, 2},
+           1, true, {3, 3}),
+      make("stride 2 dilation 2 (odd phases empty), 2 groups", {1, 4, 9, 8}, {6, 2, 3, 2}, {2, 1}, {2, 0}, {2, 2}, 2,
+           false, {2, 2}),
+      make("stride 2 by 3, pads beyond the reach, depthwise", {1, 3, 8, 9}, {3, 1, 2, 3}, {3, 0}, {2, 4}, {1, 1}, 3,
+           false, {2, 3}),
+      make("1d stride 3 (dx 2 longer than the stride covers)", {2, 3, 13}, {2, 3, 4}, {1}, {0}, {1}, 1, false, {3}),
+      make("3d strides 2, 1, 3, conv mode", {1, 2, 5, 3, 7}, {3, 2, 3, 2, 2}, {1, 0, 1}, {0, 1, 0}, {1, 1, 1}, 1, true,
+           {2, 1, 3}),
+      make("stride 3 beyond dx's extent (2 phases of 3)", {1, 2, 2, 4}, {2, 2, 1, 1}, {0, 0}, {0, 0}, {1, 1}, 1, false,
+           {3, 2}),
   };
-  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}};
+  const std::pair<float, float> scalings[] = {{1.f, 0.f}, {0.5f, 0.25f}, {-1.f, 1.f}};
   for (const Handle& h : test_handles()) {
     for (const Case& c : cases) {
       const std::vector<int64_t> dy_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
@@ -84,7 +105,9 @@ TEST_CASE("conv_backward_data TRANSPOSED_FORWARD matches the float64 reference")
               size_t bytes = 0;
               REQUIRE_OK(conv_backward_data_workspace_size(h, wd, dy.desc(), conv, dx.desc(),
                                                            ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes));
-              CHECK(bytes >= static_cast<size_t>(wd.elements()) * dtype_size(t));  // the transposed filter
+              // The transposed filter (every tap in one phase or another, when every phase reads dy).
+              if (std::all_of(c.p.stride.begin(), c.p.stride.end(), [](int64_t v) { return v == 1; }))
+                CHECK(bytes >= static_cast<size_t>(wd.elements()) * dtype_size(t));
               HostTensor ws(TensorDesc::packed(DType::F32, {static_cast<int64_t>(bytes / 4 + 1)}));
               Staging st(h);
               const void* wp = st.in(w);
@@ -108,18 +131,20 @@ TEST_CASE("conv_backward_data with an algorithm: GATHER, and what TRANSPOSED_FOR
   const TensorDesc dx = TensorDesc::nchw(DType::F32, 1, 2, 5, 5);
   const FilterDesc w = FilterDesc::kcrs(DType::F32, 3, 2, 3, 3);
   size_t bytes = 1;
-  // Stride 2: only GATHER.
+  // Strides of more than 64 phases: only GATHER.
   const ConvDesc strided = ConvDesc::conv2d(1, 1, 2, 2);
   const TensorDesc dy2 = TensorDesc::nchw(DType::F32, 1, 3, 3, 3);
-  CHECK_STATUS(conv_backward_data_workspace_size(h, w, dy2, strided, dx, ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes),
-               StatusCode::NOT_SUPPORTED);
+  const Status many = conv_backward_data_workspace_size(h, w, TensorDesc::nchw(DType::F32, 1, 3, 1, 1),
+                                                        ConvDesc::conv2d(1, 1, 9, 8), dx,
+                                                        ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes);
+  CHECK_STATUS(many, StatusCode::NOT_SUPPORTED);
+  CHECK(many.message().find("gather") != std::string::npos);
   REQUIRE_OK(conv_backward_data_workspace_size(h, w, dy2, strided, dx, ConvBwdDataAlgo::GATHER, &bytes));
   CHECK(bytes == 0);
-  // A pad beyond the window's reach (3 > 1 * (3 - 1)).
-  const ConvDesc wide = ConvDesc::conv2d(3, 3);
-  const TensorDesc dy_wide = TensorDesc::nchw(DType::F32, 1, 3, 9, 9);
-  CHECK_STATUS(conv_backward_data_workspace_size(h, w, dy_wide, wide, dx, ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes),
-               StatusCode::NOT_SUPPORTED);
+  // dy's dims must be the convolution's of dx.
+  CHECK_STATUS(conv_backward_data_workspace_size(h, w, TensorDesc::nchw(DType::F32, 1, 3, 4, 3), strided, dx,
+                                                 ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes),
+               StatusCode::BAD_PARAM);
   // GATHER through the algorithm entry point is conv_backward_data.
   std::vector<float> wv(54, 0.5f), dyv(27, 1.f), a(50, 0.f), b(50, 0.f);
   REQUIRE_OK(conv_backward_data(h, 1.f, w, wv.data(), dy2, dyv.data(), strided, ConvBwdDataAlgo::GATHER, nullptr, 0,

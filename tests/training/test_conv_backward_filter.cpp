@@ -3,6 +3,7 @@
 // depthwise, strides, dilation, asymmetric padding, convolution mode, every layout of x and dy,
 // both filter layouts, alpha/beta != (1, 0), poisoned outputs; workspace queries; invalid input.
 #include <string>
+#include <vector>
 
 #include "reference/conv.h"
 #include "training/grad_check.h"
@@ -198,4 +199,20 @@ TEST_CASE("conv_backward_filter and conv_backward_bias reject bad input, naming 
   CHECK_STATUS(conv_backward_bias(h, 1.f, yd, dy.data(), 0.f, TensorDesc::nchw(DType::F32, 1, 8, 1, 1),
                                   dy.data()),
                StatusCode::BAD_PARAM);
+}
+
+TEST_CASE("conv_backward_bias workspace: none on the CPU, checked where given") {
+  const Handle h = Handle::cpu();
+  const TensorDesc dy = TensorDesc::nchw(DType::F32, 2, 3, 4, 5);
+  const TensorDesc db = TensorDesc::nchw(DType::F32, 1, 3, 1, 1);
+  size_t bytes = 1;
+  REQUIRE_OK(conv_backward_bias_workspace_size(h, dy, &bytes));
+  CHECK(bytes == 0);
+  CHECK_STATUS(conv_backward_bias_workspace_size(h, dy, nullptr), StatusCode::BAD_PARAM);
+  std::vector<float> dyv(120), a(3), b(3), ws(4);
+  for (size_t i = 0; i < dyv.size(); ++i) dyv[i] = static_cast<float>(i % 7) - 3.f;
+  REQUIRE_OK(conv_backward_bias(h, 1.f, dy, dyv.data(), 0.f, db, a.data()));
+  REQUIRE_OK(conv_backward_bias(h, 1.f, dy, dyv.data(), 0.f, db, b.data(), ws.data(), 16));
+  CHECK(a == b);
+  CHECK_STATUS(conv_backward_bias(h, 1.f, dy, dyv.data(), 0.f, db, b.data(), nullptr, 16), StatusCode::BAD_PARAM);
 }

@@ -90,6 +90,45 @@ TEST_CASE("CUDA trainer: the CPU trainer's losses and parameters, no allocation 
   }
 }
 
+TEST_CASE("CUDA trainer: strided data gradients and multi-block batch norm match the CPU, allocate nothing") {
+  const Bytes bytes = strided_model();
+  TrainerConfig cfg;
+  cfg.sgd.lr = 0.05f;
+  cfg.sgd.momentum = 0.9f;
+  std::unique_ptr<Trainer> cpu, gpu;
+  REQUIRE_OK(Trainer::create(load_engine(bytes, Handle::cpu()), cfg, &cpu));
+  std::shared_ptr<Engine> engine;
+  REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), cuda_options(), &engine));
+  REQUIRE_OK(Trainer::create(engine, cfg, &gpu));
+  // bn1's 9216 values a channel over 4 channels take several blocks per channel on any GPU with
+  // more than a few SMs: the trainer's workspace holds the partial sums.
+  Handle h;
+  REQUIRE_OK(Handle::cuda(0, nullptr, &h));
+  size_t bn_bytes = 0;
+  REQUIRE_OK(batchnorm_training_workspace_size(h,
+                                               TensorDesc::nchw(DType::F32, kBatch, 4, kStridedSide, kStridedSide),
+                                               &bn_bytes));
+  CHECK(bn_bytes > 0);
+  CHECK(gpu->memory().workspace >= bn_bytes);
+  std::vector<StridedBatch> batches(5);
+  for (size_t s = 0; s < batches.size(); ++s) {
+    float lc = 0.f, lg = 0.f;
+    REQUIRE_OK(cpu->step(batches[s].view(), &lc));
+    REQUIRE_OK(gpu->step(batches[s].view(), &lg));
+    INFO("step " << s << ": cpu " << lc << ", cuda " << lg);
+    CHECK(std::fabs(lc - lg) <= 1e-4f * std::fabs(lc));
+  }
+  if (alloc_counting_available()) {
+    const uint64_t device_steps = rt::device_alloc_count();
+    arm_alloc_counter();
+    bool all_ok = true;
+    for (int i = 0; i < 5; ++i) all_ok = all_ok && gpu->step(batches[static_cast<size_t>(i)].view(), nullptr).ok();
+    CHECK(disarm_alloc_counter() == 0);
+    CHECK(all_ok);
+    CHECK(rt::device_alloc_count() == device_steps);
+  }
+}
+
 TEST_CASE("CUDA trainer from a path: save writes what the CPU trainer would") {
   const Bytes bytes = small_model(false);
   TempFile file("trainer_cuda");

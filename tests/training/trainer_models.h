@@ -60,6 +60,54 @@ struct Batch {
   TrainBatch view() const { return TrainBatch{images.data(), labels.data(), nullptr}; }
 };
 
+// image [4, 3, 48, 48] -> conv1 (3x3, bias) -> bn1 -> relu -> conv2 (3x3 stride 2, pad 1, fused
+// relu) -> conv3 (1x1 stride 2) -> global average pool -> flatten -> fc -> logits [4, 5]: the
+// strided data gradients (TRANSPOSED_FORWARD's phases, conv3's with phases no tap reaches) and a
+// batch norm with 9216 values a channel (several blocks per channel on CUDA).
+constexpr int64_t kStridedSide = 48;
+inline Bytes strided_model() {
+  ir::Graph g;
+  int x = -1, y = -1;
+  REQUIRE_OK(g.add_input("image", DType::F32, {kBatch, 3, kStridedSide, kStridedSide}, &x));
+  ir::ConvAttrs c1;
+  c1.pad_begin = c1.pad_end = {1, 1};
+  REQUIRE_OK(g.conv("conv1", x, random_constant(g, "conv1.weight", {4, 3, 3, 3}, -0.3f, 0.3f),
+                    random_constant(g, "conv1.bias", {4}, -0.1f, 0.1f), -1, c1, &y));
+  REQUIRE_OK(g.batchnorm("bn1", y, random_constant(g, "bn1.weight", {4}, 0.5f, 1.5f),
+                         random_constant(g, "bn1.bias", {4}, -0.2f, 0.2f),
+                         random_constant(g, "bn1.running_mean", {4}, -0.2f, 0.2f),
+                         random_constant(g, "bn1.running_var", {4}, 0.5f, 1.5f), 1e-5, &y));
+  REQUIRE_OK(g.activation("relu1", y, ActivationDesc::relu(), &y));
+  ir::ConvAttrs c2;
+  c2.pad_begin = c2.pad_end = {1, 1};
+  c2.strides = {2, 2};
+  c2.act = ActivationDesc::relu();
+  REQUIRE_OK(g.conv("conv2", y, random_constant(g, "conv2.weight", {6, 4, 3, 3}, -0.3f, 0.3f),
+                    random_constant(g, "conv2.bias", {6}, -0.1f, 0.1f), -1, c2, &y));
+  ir::ConvAttrs c3;
+  c3.strides = {2, 2};
+  REQUIRE_OK(g.conv("conv3", y, random_constant(g, "conv3.weight", {8, 6, 1, 1}, -0.5f, 0.5f),
+                    random_constant(g, "conv3.bias", {8}, -0.1f, 0.1f), -1, c3, &y));
+  REQUIRE_OK(g.global_avg_pool("gap", y, &y));
+  REQUIRE_OK(g.flatten("flatten", y, 1, &y));
+  ir::GemmAttrs ga;
+  ga.trans_b = true;
+  ga.has_bias = true;
+  REQUIRE_OK(g.gemm("fc", y, random_constant(g, "fc.weight", {kClasses, 8}, -0.5f, 0.5f),
+                    random_constant(g, "fc.bias", {kClasses}, -0.1f, 0.1f), ga, &y));
+  REQUIRE_OK(g.mark_output(y));
+  return model_bytes(g);
+}
+
+struct StridedBatch {
+  std::vector<float> images = random_floats(kBatch * 3 * kStridedSide * kStridedSide, -1.f, 1.f);
+  std::vector<int32_t> labels;
+  StridedBatch() {
+    for (int64_t i = 0; i < kBatch; ++i) labels.push_back(static_cast<int32_t>(uniform_int(0, kClasses - 1)));
+  }
+  TrainBatch view() const { return TrainBatch{images.data(), labels.data(), nullptr}; }
+};
+
 constexpr int64_t kRuleBatch = 2;  // every_rule_model's batch
 
 // A network that chains every backward rule but batch norm's (trainer_test_gradients.cpp says

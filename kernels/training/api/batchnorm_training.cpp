@@ -23,7 +23,37 @@ Status check_pair(const char* fn, const void* a, const char* an, const void* b, 
                      fn, an, a ? "set" : "null", bn, b ? "set" : "null");
 }
 
+// The workspace the backend uses (null: none, one block per channel): BAD_PARAM when the
+// caller passes one smaller than the query's size.
+Status workspace_for(const char* fn, const Handle& handle, const TensorDesc& x_desc,
+                     void* workspace, size_t workspace_bytes, void** use) {
+  *use = nullptr;
+  if (!workspace && workspace_bytes == 0) return Status();
+  size_t need = 0;
+  JET_TRY(batchnorm_training_workspace_size(handle, x_desc, &need));
+  if (!workspace || workspace_bytes < need)
+    return make_status(StatusCode::BAD_PARAM, "%s: the workspace needs %zu bytes, got %zu%s", fn,
+                       need, workspace_bytes, workspace ? "" : " (a null pointer)");
+  if (need > 0) *use = workspace;
+  return Status();
+}
+
 }  // namespace
+
+Status batchnorm_training_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                         size_t* bytes) {
+  const char* fn = "batchnorm_training_workspace_size";
+  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  *bytes = 0;
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, &x_desc, "x"));
+  if (handle.backend() == Backend::CPU) return Status();
+#if defined(JET_HAVE_CUDA)
+  *bytes = cuda::batchnorm_training_workspace_size(handle, x_desc);
+  return Status();
+#else
+  return cuda_not_available(fn);
+#endif
+}
 
 Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
                                   const TensorDesc& x_desc, const void* x,
@@ -31,6 +61,17 @@ Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
                                   const float* bias, double momentum, float* running_mean,
                                   float* running_var, double epsilon, float* save_mean,
                                   float* save_inv_std) {
+  return batchnorm_forward_training(handle, alpha, beta, x_desc, x, y_desc, y, scale, bias,
+                                    momentum, running_mean, running_var, epsilon, save_mean,
+                                    save_inv_std, nullptr, 0);
+}
+
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std, void* workspace, size_t workspace_bytes) {
   const char* fn = "batchnorm_forward_training";
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, x, "x"));
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, y_desc, y, "y"));
@@ -50,6 +91,8 @@ Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
                        "%s: x (dims %s) has one value per channel; the running variance's "
                        "unbiased estimate needs at least two",
                        fn, dims_string(x_desc.rank(), x_desc.dims()).c_str());
+  void* ws = nullptr;
+  JET_TRY(workspace_for(fn, handle, x_desc, workspace, workspace_bytes, &ws));
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_forward_training(alpha, beta, x_desc, x, y_desc, y, scale, bias,
                                            momentum, running_mean, running_var, epsilon,
@@ -57,7 +100,7 @@ Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
 #if defined(JET_HAVE_CUDA)
   return cuda::batchnorm_forward_training(handle, alpha, beta, x_desc, x, y_desc, y, scale, bias,
                                           momentum, running_mean, running_var, epsilon,
-                                          save_mean, save_inv_std);
+                                          save_mean, save_inv_std, ws);
 #else
   return cuda_not_available(fn);
 #endif
@@ -69,6 +112,17 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
                           const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
                           float* dbias, double epsilon, const float* saved_mean,
                           const float* saved_inv_std) {
+  return batchnorm_backward(handle, alpha_data, beta_data, alpha_param, beta_param, x_desc, x,
+                            dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon, saved_mean,
+                            saved_inv_std, nullptr, 0);
+}
+
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std, void* workspace, size_t workspace_bytes) {
   const char* fn = "batchnorm_backward";
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, x, "x"));
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
@@ -83,6 +137,8 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
   JET_TRY(check_pair(fn, dscale, "dscale", dbias, "dbias"));
   JET_TRY(check_pair(fn, saved_mean, "saved_mean", saved_inv_std, "saved_inv_std"));
   if (!saved_mean) JET_TRY(check_epsilon(fn, epsilon));
+  void* ws = nullptr;
+  JET_TRY(workspace_for(fn, handle, x_desc, workspace, workspace_bytes, &ws));
   if (handle.backend() == Backend::CPU)
     return cpu::batchnorm_backward(alpha_data, beta_data, alpha_param, beta_param, x_desc, x,
                                    dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon,
@@ -90,7 +146,7 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
 #if defined(JET_HAVE_CUDA)
   return cuda::batchnorm_backward(handle, alpha_data, beta_data, alpha_param, beta_param, x_desc,
                                   x, dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon,
-                                  saved_mean, saved_inv_std);
+                                  saved_mean, saved_inv_std, ws);
 #else
   return cuda_not_available(fn);
 #endif

@@ -194,8 +194,29 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
   return in_routine(fn, reduce_forward(handle, ReduceOp::SUM, alpha, p, partial, beta, sum, dw));
 }
 
+Status conv_backward_bias_workspace_size(const Handle& handle, const TensorDesc& dy_desc,
+                                         size_t* bytes) {
+  const char* fn = "conv_backward_bias_workspace_size";
+  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  *bytes = 0;
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, &dy_desc, "dy"));
+  if (handle.backend() == Backend::CPU) return Status();
+#if defined(JET_HAVE_CUDA)
+  *bytes = cuda::conv_backward_bias_workspace_size(handle, dy_desc);
+  return Status();
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
 Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
                           const void* dy, float beta, const TensorDesc& db_desc, void* db) {
+  return conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db, nullptr, 0);
+}
+
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace, size_t workspace_bytes) {
   const char* fn = "conv_backward_bias";
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
   JET_TRY(check_train_tensor(fn, Ranks::ANY, db_desc, db, "db"));
@@ -210,10 +231,21 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
                        static_cast<long long>(dy_desc.dim(1)));
   if (db == dy)
     return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as dy", fn);
-  if (handle.backend() == Backend::CPU)
+  void* ws = nullptr;
+  if (workspace || workspace_bytes != 0) {
+    size_t need = 0;
+    JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
+    if (!workspace || workspace_bytes < need)
+      return make_status(StatusCode::BAD_PARAM, "%s: the workspace needs %zu bytes, got %zu%s",
+                         fn, need, workspace_bytes, workspace ? "" : " (a null pointer)");
+    if (need > 0) ws = workspace;
+  }
+  if (handle.backend() == Backend::CPU) {
+    (void)ws;  // the CPU sums each channel in one pass
     return cpu::conv_backward_bias(alpha, dy_desc, dy, beta, db_desc, db);
+  }
 #if defined(JET_HAVE_CUDA)
-  return cuda::conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db);
+  return cuda::conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db, ws);
 #else
   return cuda_not_available(fn);
 #endif

@@ -4,7 +4,9 @@
 //    combined by a fixed tree (block_sum).
 //  - lower: the GEMM algorithm's im2col of x and packing of dy, one thread per element written
 //    (the GEMM itself is gemm_forward, called by the front end).
-//  - bias: one block per channel, summing over the other dims the same way.
+//  - bias: one block per channel, summing over the other dims the same way; with the workspace,
+//    several blocks per channel where the channels are few (chunk sums, then a fixed-order
+//    total per channel).
 #include "../conv_grad.h"
 #include "train_common.cuh"
 
@@ -82,6 +84,36 @@ __global__ void bias_kernel(Walk3 rest, int64_t channels, int64_t dy_c, int64_t 
   }
 }
 
+// The bias gradient with `parts` blocks per channel: block (chunk b, channel k) sums its chunk of
+// the channel into ws[k * parts + b]; bias_finish_kernel adds each channel's partial sums in
+// slot order (deterministic, no atomics).
+__global__ void bias_partial_kernel(Walk3 rest, int64_t channels, int64_t parts, int64_t len,
+                                    int64_t dy_c, const float* __restrict__ dy, float* ws) {
+  __shared__ float smem[kTrainThreads];
+  for (int64_t k = blockIdx.y; k < channels; k += gridDim.y) {
+    const int64_t begin = blockIdx.x * len, end = min(rest.count, begin + len);
+    CompensatedSum acc;
+#pragma unroll 4
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      int64_t o[3];
+      rest.offsets(i, o);
+      acc.add(dy[k * dy_c + o[0]]);
+    }
+    const float sum = block_sum(acc.value(), smem);
+    if (threadIdx.x == 0) ws[k * parts + blockIdx.x] = sum;
+  }
+}
+
+__global__ void bias_finish_kernel(int64_t channels, int64_t parts, int64_t db_c, float alpha,
+                                   float beta, const float* ws, float* db) {
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < channels;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    CompensatedSum acc;
+    for (int64_t b = 0; b < parts; ++b) acc.add(ws[k * parts + b]);
+    blend_store(db + k * db_c, alpha, acc.value(), beta);
+  }
+}
+
 int blocks_for(int64_t items) { return static_cast<int>(items < 65535 ? items : 65535); }
 
 }  // namespace
@@ -112,13 +144,35 @@ Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, con
   return launch_status("conv_backward_filter (dy packing)");
 }
 
+size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_desc) {
+  const int64_t channels = dy_desc.dim(1);
+  const int64_t parts = chunks_per_channel(h, channels, dy_desc.elements() / channels);
+  return parts > 1 ? static_cast<size_t>(channels * parts) * sizeof(float) : 0;
+}
+
 Status conv_backward_bias(const Handle& h, float alpha, const TensorDesc& dy_desc, const void* dy,
-                          float beta, const TensorDesc& db_desc, void* db) {
+                          float beta, const TensorDesc& db_desc, void* db, void* workspace) {
   Walk3 rest;
   for (int i = 0; i < dy_desc.rank(); ++i)
     if (i != 1) rest.add(dy_desc.dim(i), dy_desc.stride(i));
-  bias_kernel<<<blocks_for(dy_desc.dim(1)), kTrainThreads, 0, h.stream()>>>(
-      rest, dy_desc.dim(1), dy_desc.stride(1), db_desc.stride(1), alpha, beta,
+  const int64_t channels = dy_desc.dim(1);
+  if (workspace) {
+    const int64_t parts = chunks_per_channel(h, channels, rest.count);
+    const int64_t len = (rest.count + parts - 1) / parts;
+    float* ws = static_cast<float*>(workspace);
+    bias_partial_kernel<<<dim3(static_cast<unsigned>(parts),
+                               static_cast<unsigned>(blocks_for(channels))),
+                          kTrainThreads, 0, h.stream()>>>(rest, channels, parts, len,
+                                                          dy_desc.stride(1),
+                                                          static_cast<const float*>(dy), ws);
+    JET_TRY(launch_status("conv_backward_bias"));
+    bias_finish_kernel<<<grid_for(channels, kTrainThreads, h.sm_count()), kTrainThreads, 0,
+                         h.stream()>>>(channels, parts, db_desc.stride(1), alpha, beta, ws,
+                                       static_cast<float*>(db));
+    return launch_status("conv_backward_bias");
+  }
+  bias_kernel<<<blocks_for(channels), kTrainThreads, 0, h.stream()>>>(
+      rest, channels, dy_desc.stride(1), db_desc.stride(1), alpha, beta,
       static_cast<const float*>(dy), static_cast<float*>(db));
   return launch_status("conv_backward_bias");
 }

@@ -61,6 +61,20 @@ struct Walk3 {
   }
 };
 
+// Blocks per channel for the per-channel reductions (batch norm's statistics and sums, the bias
+// gradient) when the caller gives a workspace: enough blocks of kTrainThreads threads to fill
+// every SM (8 each: 2048 threads), each at least 16 elements per thread; 1 (one block per
+// channel, no workspace) when the channels alone come within a factor 2 of that.
+inline int64_t chunks_per_channel(const Handle& h, int64_t channels, int64_t count) {
+  const int64_t sms = h.sm_count() > 0 ? h.sm_count() : 16;
+  const int64_t target = 8 * sms;
+  if (channels * 2 >= target) return 1;
+  int64_t p = (target + channels - 1) / channels;
+  const int64_t most = count / (static_cast<int64_t>(kTrainThreads) * 16);
+  if (most < p) p = most;
+  return p < 2 ? 1 : p;
+}
+
 // The sum of every thread's `v` over a block of kTrainThreads threads, returned to all of them,
 // by a fixed pairwise tree in shared memory: the same inputs give the same bits on every run.
 // Every thread of the block must call it (it synchronizes); `smem` holds kTrainThreads floats.

@@ -79,6 +79,18 @@ Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
 Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
                           const void* dy, float beta, const TensorDesc& db_desc, void* db);
 
+// Bytes of workspace conv_backward_bias can use for dy: with it, CUDA sums each channel with
+// several blocks where the channels alone are too few to fill the GPU (fixed chunks, partial
+// sums added in a fixed order: still deterministic). 0 on the CPU and where one block per
+// channel suffices. dy: rank 3..5, f32.
+Status conv_backward_bias_workspace_size(const Handle& handle, const TensorDesc& dy_desc,
+                                         size_t* bytes);
+// conv_backward_bias with that workspace: null with workspace_bytes 0 is the routine above;
+// otherwise it must hold conv_backward_bias_workspace_size's bytes (BAD_PARAM if fewer).
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace, size_t workspace_bytes);
+
 // Values are stable (they may be written to plans).
 enum class ConvBwdFilterAlgo : int32_t {
   // Implicit GEMM: each dw element is a dot product over N x output positions whose x operand is
@@ -124,12 +136,17 @@ enum class ConvBwdDataAlgo : int32_t {
   // conv_backward_data: one thread per dx element gathers over the taps and filters that reach
   // it; no workspace, every problem.
   GATHER = 0,
-  // Stride 1 in every dim only: dx is the convolution of dy with the filter transposed (K and C
-  // swapped within each group) and flipped, with pads dilation * (window - 1) - pad: the filter
-  // is transposed into the workspace (transform_tensor), then conv_forward runs with the
-  // algorithm choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace, so the data
-  // gradient gets the forward's tuned engines. NOT_SUPPORTED for a stride > 1 or a pad larger
-  // than dilation * (window - 1).
+  // dx as forward convolutions (the forward's tuned engines). Stride 1: dx is the convolution of
+  // dy with the filter transposed (K and C swapped within each group) and flipped, with pads
+  // dilation * (window - 1) - pad. Stride s > 1: dx splits by output phase (i mod s per spatial
+  // dim, so prod(s) phases); each phase is a stride-1 convolution of a window of dy with the
+  // sub-filter of the taps that reach it (transposed and flipped likewise), written into the
+  // strided view of dx that holds the phase; a phase no tap reaches gets alpha * 0 + beta * dx
+  // (with beta = 0, one pass zeroes dx first). The sub-filters go into the workspace
+  // (transform_tensor), then conv_forward runs per phase with the algorithm
+  // choose_conv_forward_algo prefers (PREFER_FASTEST) and its workspace (the phases share it).
+  // Any pads, dilation, groups, layouts and dtypes conv_backward_data takes; NOT_SUPPORTED when
+  // the strides give more than 64 phases.
   TRANSPOSED_FORWARD = 1,
   COUNT = 2,
 };
@@ -246,6 +263,32 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
                           const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
                           float* dbias, double epsilon, const float* saved_mean,
                           const float* saved_inv_std);
+
+// Bytes of workspace the batch-norm training routines can use for x (as
+// cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize; one size serves the forward and the
+// backward): with it, CUDA runs several blocks per channel where the channels alone are too few
+// to fill the GPU (a fixed chunk of the channel each, partial sums in the workspace added in a
+// fixed order by the next kernel: still deterministic, no atomics). 0 on the CPU and where one
+// block per channel suffices. x: rank 3..5, f32 (the descriptor is validated).
+Status batchnorm_training_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                         size_t* bytes);
+
+// batchnorm_forward_training and batchnorm_backward with that workspace: workspace null with
+// workspace_bytes 0 is the routines above (one block per channel on CUDA); otherwise it must
+// hold batchnorm_training_workspace_size's bytes (BAD_PARAM if fewer). Same results but for
+// the order of the f32 sums.
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std, void* workspace, size_t workspace_bytes);
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std, void* workspace, size_t workspace_bytes);
 
 // ---- Layer normalization ----------------------------------------------------------------------
 // Backward of layernorm_forward (the same axis: x's dims from `axis` on form a group of M
