@@ -73,8 +73,9 @@ struct Operand {
 // read once, and the kernel is built to have as much of them in flight at once as the GPU holds.
 //  - A warp streams the depth of one weight row (two when a has 3-8 rows, so that each chunk of a
 //    serves two of b) in chunks: 16 bytes when every row is 16-byte aligned, else one element;
-//    lane l takes chunks l, l + 32, ...; each lane issues 8 loads of b before it uses any, and
-//    keeps the sums of the M <= 8 rows in registers.
+//    lane l takes chunks l, l + 32, ...; each lane issues 8 loads of b before it uses any (at
+//    batch 1 also the 8 chunks of a they meet), and keeps the sums of the M <= 8 rows in
+//    registers.
 //  - `wpc` warps (1, 2, 4 or 8) share a weight row, each taking every wpc-th 32-chunk stretch of
 //    it; a block of 8 warps covers 8 / wpc warps' rows. run_gemv picks wpc so that a warp has at
 //    most one unrolled pass over its part (or, on long rows, as few as 8 warps allow) and so that
@@ -153,7 +154,12 @@ template <int MT>
 struct GemvShape {
   static constexpr int R = MT <= 2 ? 1 : 2;
   static constexpr int U = 8 / R;
-  static constexpr int kBlocksPerSm = MT <= 2 ? 3 : 2;
+  // One row of a (batch 1): its U chunks are loaded together, before the first is used, so that
+  // a pass waits for them once (the SASS had each chunk's load right before its four FMAs, in a
+  // chain: eight L1 or, for a warp's first pass on an SM, L2 round trips). Their registers bound
+  // the kernel to two blocks per SM.
+  static constexpr bool kPrefetchA = MT == 1;
+  static constexpr int kBlocksPerSm = MT <= 2 && !kPrefetchA ? 3 : 2;
 };
 
 // MT: the rows of a the kernel is built for (1, 2, 4, 8); M <= MT are real, the others repeat
@@ -195,22 +201,38 @@ __global__ void __launch_bounds__(kGemvThreads, GemvShape<MT>::kBlocksPerSm)
 #pragma unroll
           for (int r = 0; r < R; ++r)
             if (c0 + u * step < chunks) bc[r][u].load_streaming_at(bz[r], c0 + u * step);
+        if constexpr (GemvShape<MT>::kPrefetchA) {
+          Chunk ac[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (c0 + u * step >= chunks) continue;
-          float bf[R][V];
+          for (int u = 0; u < U; ++u)
+            if (c0 + u * step < chunks) ac[u].load_cached_at(az, c0 + u * step);
 #pragma unroll
-          for (int r = 0; r < R; ++r) bc[r][u].to_float(bf[r]);
+          for (int u = 0; u < U; ++u) {
+            if (c0 + u * step >= chunks) continue;
+            float bf[V], af[V];
+            bc[0][u].to_float(bf);
+            ac[u].to_float(af);
 #pragma unroll
-          for (int m = 0; m < MT; ++m) {
-            Chunk ac;
-            ac.load_cached_at(az + (m < M ? m : M - 1) * as_m, c0 + u * step);
-            float af[V];
-            ac.to_float(af);
+            for (int i = 0; i < V; ++i) sum[0][0] = fmaf(af[i], bf[i], sum[0][0]);
+          }
+        } else {
 #pragma unroll
-            for (int r = 0; r < R; ++r)
+          for (int u = 0; u < U; ++u) {
+            if (c0 + u * step >= chunks) continue;
+            float bf[R][V];
 #pragma unroll
-              for (int i = 0; i < V; ++i) sum[r][m] = fmaf(af[i], bf[r][i], sum[r][m]);
+            for (int r = 0; r < R; ++r) bc[r][u].to_float(bf[r]);
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+              Chunk ac;
+              ac.load_cached_at(az + (m < M ? m : M - 1) * as_m, c0 + u * step);
+              float af[V];
+              ac.to_float(af);
+#pragma unroll
+              for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int i = 0; i < V; ++i) sum[r][m] = fmaf(af[i], bf[r][i], sum[r][m]);
+            }
           }
         }
       }
