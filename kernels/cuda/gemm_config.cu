@@ -20,8 +20,9 @@ std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion
 
 // The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
 // (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32,
-// bench/conv --tactics --csv; f32 on the H100, f16 on an H200 (2026-11-26): 132 SMs both). Per
-// tile of the menu: its shape, the blocks an SM keeps resident (registers and shared memory, from
+// bench/conv --tactics --csv; f32 on the H100, f16 on an H200: 132 SMs both). The f16 sweep is
+// of 2026-11-27 (64x32 and 32x32 64 deep); the f16 constants are 2026-11-26's, kept because on
+// that sweep they pick 1.043x the best per problem and a refit 1.048x. Per tile of the menu: its shape, the blocks an SM keeps resident (registers and shared memory, from
 // the compiler's resource report) and the fitted rate in flops per SM cycle (a low rate keeps the
 // model off a tile that measured slow).
 struct TileModel {

@@ -471,11 +471,11 @@ enum class MmaTileId : int {
   T128x64 = 1,   // 8 warps of 32 x 32, 4 stages of 64 (96 KB)
   T64x128 = 2,   // 8 warps of 32 x 32, 4 stages of 64 (96 KB)
   T64x64 = 3,    // 4 warps of 32 x 32, 6 stages of 32
-  T64x32 = 4,    // 4 warps of 16 x 32, 8 stages of 32: small N
+  T64x32 = 4,    // 4 warps of 16 x 32, 4 stages of 64 (48 KB): small N
   T32x64 = 5,    // 4 warps of 16 x 32 (2 x 2), 8 stages of 32: small M (7x7 and 14x14 maps at
                  // batch 1)
-  T32x32 = 6,    // 4 warps of 16 x 16 (2 x 2), 12 stages of 32: twice the blocks of 32x64 at
-                 // batch 1
+  T32x32 = 6,    // 4 warps of 16 x 16 (2 x 2), 6 stages of 64 (48 KB): twice the blocks of 32x64
+                 // at batch 1
   T64x64K64 = 7,  // T64x64 with 4 stages of 64 (64 KB)
   T32x64K64 = 8,  // T32x64 with 6 stages of 64 (72 KB)
   COUNT = 9,
@@ -579,14 +579,17 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // The small tiles run where the grid is a block or two an SM (batch 1): each block's copies
     // in flight are then what hides DRAM latency, so they take as many stages as the 48 KB hold
     // (8 and 6 instead of 4: ResNet-50's batch-1 layers 0.329 -> 0.310 ms, bench/NOTES.md).
+    // 64x32 and 32x32 hold the same bytes 64 deep (half the barriers and pipeline steps): at
+    // batch 1 that measured 1.04x over ResNet-50's layers against their 32-deep forms, up to
+    // 1.14x on the deep 1x1 layers (bench/NOTES.md, 2026-11-27).
     case MmaTileId::T64x64: return run(MmaTile<64, 64, 2, 2, 6>());
-    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 8, 1, false>());
+    case MmaTileId::T64x32: return run(MmaTile<64, 32, 4, 1, 4, 1, false, 64>());
     case MmaTileId::T32x64: return run(MmaTile<32, 64, 2, 2, 8>());
     // At batch 1 a block's operand bytes through its SM's load path, not the flops, set the time
     // of a layer: smaller blocks spread them over twice the SMs (ResNet-50's res5 1x1 layers make
     // 64 blocks of 32x64 and read 96 KB each).
-    case MmaTileId::T32x32: return run(MmaTile<32, 32, 2, 2, 12>());
-    // The same two shapes with depth tiles of 64 (the opt-in's shared memory): each wins on some
+    case MmaTileId::T32x32: return run(MmaTile<32, 32, 2, 2, 6, 1, true, 64>());
+    // 64x64 and 32x64 also with depth tiles of 64 (the opt-in's shared memory): each wins on some
     // layers and loses on others against its 32-deep twin (deep 3x3 layers gain).
     case MmaTileId::T64x64K64: return run(MmaTile<64, 64, 2, 2, 4, 1, true, 64>());
     case MmaTileId::T32x64K64: return run(MmaTile<32, 64, 2, 2, 6, 1, true, 64>());
