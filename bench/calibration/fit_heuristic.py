@@ -12,7 +12,10 @@ minimizes the summed time of the configurations the model picks (each (layer, al
 measured time of its pick) against the summed best. Prints the constants to paste into
 gemm_config.cu and the regret per layer.
 
-Usage: fit_heuristic.py CSV [CSV...] [--sms 132]
+Usage: fit_heuristic.py CSV [CSV...] [--sms 132] [--start LATENCY,LAUNCH,RATE0,RATE1,...]
+--start begins the descent at those constants (e.g. gemm_config.cu's for the engine whose tile
+count they match) instead of the generic starting point: the descent only ever improves on its
+start, so this refits from the constants in use.
 """
 import csv
 import math
@@ -85,16 +88,23 @@ def score(p, tiles, probs, dims, sms):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    opts = {"--sms", "--start"}
+    args = [a for i, a in enumerate(sys.argv[1:], 1)
+            if not a.startswith("--") and sys.argv[i - 1] not in opts]
     sms = 132
     if "--sms" in sys.argv:
         sms = int(sys.argv[sys.argv.index("--sms") + 1])
+    start = None
+    if "--start" in sys.argv:
+        start = [float(x) for x in sys.argv[sys.argv.index("--start") + 1].split(",")]
     problems, dims = load(args)
     for engine, tiles in ENGINES.items():
         probs = {k: v for k, v in problems.items() if k[0] == engine}
         if not probs:
             continue
         p = {"latency": 220.0, "launch": 3000.0, "rate": [1024.0 if engine == "f16" else 256.0] * len(tiles)}
+        if start and len(start) == 2 + len(tiles):
+            p = {"latency": start[0], "launch": start[1], "rate": start[2:]}
         grid = {"latency": [50, 100, 150, 220, 300, 400, 600, 800, 1200, 1600, 2400],
                 "launch": [0, 500, 1000, 2000, 3000, 6000, 10000, 20000]}
         rate_grid = [x * (1024.0 if engine == "f16" else 256.0)
