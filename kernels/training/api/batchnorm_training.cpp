@@ -27,15 +27,10 @@ Status check_pair(const char* fn, const void* a, const char* an, const void* b, 
 // caller passes one smaller than the query's size.
 Status workspace_for(const char* fn, const Handle& handle, const TensorDesc& x_desc,
                      void* workspace, size_t workspace_bytes, void** use) {
-  *use = nullptr;
-  if (!workspace && workspace_bytes == 0) return Status();
   size_t need = 0;
-  JET_TRY(batchnorm_training_workspace_size(handle, x_desc, &need));
-  if (!workspace || workspace_bytes < need)
-    return make_status(StatusCode::BAD_PARAM, "%s: the workspace needs %zu bytes, got %zu%s", fn,
-                       need, workspace_bytes, workspace ? "" : " (a null pointer)");
-  if (need > 0) *use = workspace;
-  return Status();
+  if (workspace || workspace_bytes != 0)
+    JET_TRY(batchnorm_training_workspace_size(handle, x_desc, &need));
+  return optional_workspace(fn, need, workspace, workspace_bytes, use);
 }
 
 }  // namespace

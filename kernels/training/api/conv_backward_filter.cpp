@@ -231,15 +231,11 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
                        static_cast<long long>(dy_desc.dim(1)));
   if (db == dy)
     return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as dy", fn);
-  void* ws = nullptr;
-  if (workspace || workspace_bytes != 0) {
-    size_t need = 0;
+  size_t need = 0;
+  if (workspace || workspace_bytes != 0)
     JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
-    if (!workspace || workspace_bytes < need)
-      return make_status(StatusCode::BAD_PARAM, "%s: the workspace needs %zu bytes, got %zu%s",
-                         fn, need, workspace_bytes, workspace ? "" : " (a null pointer)");
-    if (need > 0) ws = workspace;
-  }
+  void* ws = nullptr;
+  JET_TRY(optional_workspace(fn, need, workspace, workspace_bytes, &ws));
   if (handle.backend() == Backend::CPU) {
     (void)ws;  // the CPU sums each channel in one pass
     return cpu::conv_backward_bias(alpha, dy_desc, dy, beta, db_desc, db);

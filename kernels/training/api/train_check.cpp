@@ -18,4 +18,15 @@ Status check_dims_as(const char* fn, const TensorDesc& d, const char* name, cons
   return check_same_dims(fn, d, name, ref, ref_name);
 }
 
+Status optional_workspace(const char* fn, size_t need, void* workspace, size_t workspace_bytes,
+                          void** use) {
+  *use = nullptr;
+  if (!workspace && workspace_bytes == 0) return Status();
+  if (!workspace || workspace_bytes < need)
+    return make_status(StatusCode::BAD_PARAM, "%s: the workspace needs %zu bytes, got %zu%s", fn,
+                       need, workspace_bytes, workspace ? "" : " (a null pointer)");
+  if (need > 0) *use = workspace;
+  return Status();
+}
+
 }  // namespace jet

@@ -16,4 +16,10 @@ Status check_train_tensor(const char* fn, Ranks ranks, const TensorDesc& d, cons
 Status check_dims_as(const char* fn, const TensorDesc& d, const char* name, const TensorDesc& ref,
                      const char* ref_name);
 
+// An optional workspace (the CUDA multi-block paths of batch norm and the bias gradient): none
+// (null and 0 bytes) is accepted; otherwise at least `need` bytes (BAD_PARAM naming both sizes).
+// *use is the workspace when the backend uses one (need > 0), else null.
+Status optional_workspace(const char* fn, size_t need, void* workspace, size_t workspace_bytes,
+                          void** use);
+
 }  // namespace jet
