@@ -4,10 +4,11 @@ tactic timings: bench/conv --tactics --csv FILE writes one line per (layer, algo
 
 For each engine (f16: the tensor-core menu, f32: the FMA menu) the model estimates a
 configuration's time as
-    ceil(per_sm / together) * steps * max(latency, 2 * bm * bn * 32 * together / rate[tile])
+    ceil(per_sm / together) * steps * max(latency, 2 * bm * bn * 32 * together / rate')
     + (splits > 1) * (launch + 2 * splits * M * N * 4 / bytes_per_cycle / sms)
-with per_sm = ceil(blocks / sms), together = min(per_sm, blocks_per_sm[tile]) and
-steps = split depth / 32. Coordinate descent over latency, launch and the per-tile rates
+with per_sm = ceil(blocks / sms), together = min(per_sm, blocks_per_sm[tile]),
+steps = split depth / 32 and rate' = rate[tile] * min(1, together * warps[tile] / full_warps)
+(the engine's full_warps; 0 leaves the rate as it is). Coordinate descent over latency, launch and the per-tile rates
 minimizes the summed time of the configurations the model picks (each (layer, algorithm)'s
 measured time of its pick) against the summed best. Prints the constants to paste into
 gemm_config.cu and the regret per layer.
@@ -24,11 +25,13 @@ from collections import defaultdict
 
 SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
 ENGINES = {
-    # tile id: (bm, bn, blocks per SM from the compiler's resource report)
-    "f16": [(128, 128, 2), (128, 64, 2), (64, 128, 2), (64, 64, 4), (64, 32, 4), (32, 64, 4), (32, 32, 4),
-            (64, 64, 3), (32, 64, 3)],
-    "f32": [(128, 128, 2), (128, 64, 4), (64, 64, 8)],
+    # tile id: (bm, bn, blocks per SM from the compiler's resource report, warps)
+    "f16": [(128, 128, 2, 8), (128, 64, 2, 8), (64, 128, 2, 8), (64, 64, 4, 4), (64, 32, 4, 4),
+            (32, 64, 4, 4), (32, 32, 4, 4), (64, 64, 3, 4), (32, 64, 3, 4), (128, 64, 3, 4),
+            (64, 128, 3, 4)],
+    "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2)],
 }
+FULL_WARPS = {"f16": 8, "f32": 0}  # gemm_config.cu's EngineModel::full_warps
 BYTES_PER_CYCLE = 16.0
 
 
@@ -43,12 +46,15 @@ def effective(K, s):
 
 
 def cost(p, tiles, t, s, M, N, K, sms):
-    bm, bn, bps = tiles[t]
+    bm, bn, bps, warps = tiles[t]
     blocks = math.ceil(M / bm) * math.ceil(N / bn) * s
     per_sm = math.ceil(blocks / sms)
     together = min(per_sm, bps)
     steps = split_depth(K, s) / 32.0
-    step = max(p["latency"], 2.0 * bm * bn * 32 * together / p["rate"][t])
+    rate = p["rate"][t]
+    if p["full_warps"] > 0:
+        rate *= min(1.0, together * warps / p["full_warps"])
+    step = max(p["latency"], 2.0 * bm * bn * 32 * together / rate)
     c = math.ceil(per_sm / together) * steps * step
     if s > 1:
         c += p["launch"] + 2.0 * s * M * N * 4 / (BYTES_PER_CYCLE * sms)
@@ -67,7 +73,7 @@ def load(paths):
             rr, ss, st, pad = (int(r[x]) for x in ("r", "s", "stride", "pad"))
             oh = (h + 2 * pad - rr) // st + 1
             ow = (w + 2 * pad - ss) // st + 1
-            key = (r["dtype"], r["layer"], n, r["algo"])
+            key = (r["dtype"], r["layer"], n, r["algo"], r["layout"])
             dims[key] = (n * oh * ow, k, c * rr * ss)
             problems[key][((t - 1) // 8, SPLITS[(t - 1) % 8])] = float(r["ms"])
     return problems, dims
@@ -102,9 +108,11 @@ def main():
         probs = {k: v for k, v in problems.items() if k[0] == engine}
         if not probs:
             continue
-        p = {"latency": 220.0, "launch": 3000.0, "rate": [1024.0 if engine == "f16" else 256.0] * len(tiles)}
+        fw = FULL_WARPS[engine]
+        p = {"latency": 220.0, "launch": 3000.0, "full_warps": fw,
+             "rate": [1024.0 if engine == "f16" else 256.0] * len(tiles)}
         if start and len(start) == 2 + len(tiles):
-            p = {"latency": start[0], "launch": start[1], "rate": start[2:]}
+            p = {"latency": start[0], "launch": start[1], "full_warps": fw, "rate": start[2:]}
         grid = {"latency": [50, 100, 150, 220, 300, 400, 600, 800, 1200, 1600, 2400],
                 "launch": [0, 500, 1000, 2000, 3000, 6000, 10000, 20000]}
         rate_grid = [x * (1024.0 if engine == "f16" else 256.0)

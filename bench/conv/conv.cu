@@ -15,7 +15,7 @@
 // Correctness: each algorithm's output (from a y pre-filled with NaNs) is compared with cuDNN's:
 // max |ours - cudnn| / max |cudnn| over the whole tensor.
 //
-//   jet_bench_conv [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]
+//   jet_bench_conv [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,mobilenetv2pw,blog]
 //                  [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]
 //                  [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]
 // --tactics times every tactic (tensor-core tile x split-K factor) of each algorithm and keeps
@@ -352,7 +352,8 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  std::vector<std::string> sets = {"paper", "resnet50", "alexnet", "mobilenetv2", "blog"};
+  std::vector<std::string> sets = {"paper",       "resnet50",      "alexnet",
+                                   "mobilenetv2", "mobilenetv2pw", "blog"};
   std::vector<std::string> dtypes = {"f32", "f16"};
   std::vector<std::string> layouts = {"nchw", "nhwc"};
   int runs = 7;
@@ -382,7 +383,8 @@ int main(int argc, char** argv) {
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
-                   "usage: %s [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,blog]\n"
+                   "usage: %s [--quick]\n"
+                   "       [--sets paper,resnet50,alexnet,mobilenetv2,mobilenetv2pw,blog]\n"
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
                    "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n"
                    "       [--layers SUBSTR,...] [--n N]   (only layers whose name contains one of the\n"
@@ -396,7 +398,8 @@ int main(int argc, char** argv) {
   for (const auto& l : layouts)
     if (l != "nchw" && l != "nhwc") { std::fprintf(stderr, "unknown layout %s\n", l.c_str()); return 2; }
   for (const auto& s : sets)
-    if (s != "paper" && s != "resnet50" && s != "alexnet" && s != "mobilenetv2" && s != "blog") {
+    if (s != "paper" && s != "resnet50" && s != "alexnet" && s != "mobilenetv2" &&
+        s != "mobilenetv2pw" && s != "blog") {
       std::fprintf(stderr, "unknown set %s\n", s.c_str());
       return 2;
     }

@@ -98,6 +98,33 @@ inline std::vector<Layer> mobilenetv2_dw(int64_t n) {
   };
 }
 
+// MobileNetV2's other convolutions: the stem and the pointwise 1x1 ones (expand and project) as
+// 20 distinct shapes (35 convolutions), for the heuristic's calibration beyond ResNet-50.
+inline std::vector<Layer> mobilenetv2_pw(int64_t n) {
+  return {
+      L("stem 3x3/2 3->32@224", n, 3, 224, 32, 3, 2, 1, 1),
+      L("b0 project 32->16@112", n, 32, 112, 16, 1, 1, 0, 1),
+      L("b1 expand 16->96@112", n, 16, 112, 96, 1, 1, 0, 1),
+      L("b1 project 96->24@56", n, 96, 56, 24, 1, 1, 0, 1),
+      L("b2-3 expand 24->144@56", n, 24, 56, 144, 1, 1, 0, 2),
+      L("b2 project 144->24@56", n, 144, 56, 24, 1, 1, 0, 1),
+      L("b3 project 144->32@28", n, 144, 28, 32, 1, 1, 0, 1),
+      L("b4-6 expand 32->192@28", n, 32, 28, 192, 1, 1, 0, 3),
+      L("b4-5 project 192->32@28", n, 192, 28, 32, 1, 1, 0, 2),
+      L("b6 project 192->64@14", n, 192, 14, 64, 1, 1, 0, 1),
+      L("b7-10 expand 64->384@14", n, 64, 14, 384, 1, 1, 0, 4),
+      L("b7-9 project 384->64@14", n, 384, 14, 64, 1, 1, 0, 3),
+      L("b10 project 384->96@14", n, 384, 14, 96, 1, 1, 0, 1),
+      L("b11-13 expand 96->576@14", n, 96, 14, 576, 1, 1, 0, 3),
+      L("b11-12 project 576->96@14", n, 576, 14, 96, 1, 1, 0, 2),
+      L("b13 project 576->160@7", n, 576, 7, 160, 1, 1, 0, 1),
+      L("b14-16 expand 160->960@7", n, 160, 7, 960, 1, 1, 0, 3),
+      L("b14-15 project 960->160@7", n, 960, 7, 160, 1, 1, 0, 2),
+      L("b16 project 960->320@7", n, 960, 7, 320, 1, 1, 0, 1),
+      L("head 320->1280@7", n, 320, 7, 1280, 1, 1, 0, 1),
+  };
+}
+
 // The cuDNN paper's L1-L5 as commonly cited (AlexNet-like; the paper's own table was not at
 // hand), N = 128.
 inline std::vector<Layer> paper(int64_t n) {
@@ -121,6 +148,8 @@ inline std::vector<Set> all_sets(int64_t max_n) {
       {"alexnet", key("alexnet", 1), "AlexNet conv1-5 (torchvision)", alexnet(cap(1))},
       {"alexnet", key("alexnet", 128), "AlexNet conv1-5 (torchvision)", alexnet(cap(128))},
       {"mobilenetv2", key("mobilenetv2", 1), "MobileNetV2 depthwise 3x3", mobilenetv2_dw(cap(1))},
+      {"mobilenetv2pw", key("mobilenetv2pw", 1), "MobileNetV2 stem and pointwise 1x1",
+       mobilenetv2_pw(cap(1))},
       {"blog", key("blog", 128), "cuDNN blog example", blog(cap(128))},
   };
 }

@@ -51,13 +51,28 @@ Status workspace_of(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo, 
 //    last (CUDA-core transforms);
 //  - f32: WINOGRAD for 3x3 stride 1 (fewer multiplies), then IMPLICIT_PRECOMP_GEMM,
 //    IMPLICIT_GEMM, GEMM;
-//  - DIRECT is far slower except for depthwise layers, which have their own kernel.
+//  - DIRECT is far slower except for depthwise layers, which have their own kernel, and f32
+//    channels-first 1x1 layers with few output pixels, few input channels and a small C x K
+//    (MobileNetV2's expand layers at 14x14 and 28x28): there the GEMM engines' fixed cost (10-15
+//    us) dominates and DIRECT's time is about 0.1 us per input channel. On the H200 at batch 1
+//    (bench/results/2026-11-27-h200-four-warp-tiles): 64->384 at 14x14 6.6 us against the GEMM
+//    family's best 14.5, 96->576 13.5 against 16.0, 32->192 at 28x28 10.2 against 11.2, 144->32
+//    9.8 against 13.0; of the 38 measured f32 layers outside these bounds, DIRECT won 4 by
+//    3-19% and lost the others by up to 7x.
+bool direct_pointwise_f32(const ConvGeom& g, DType t) {
+  const int64_t pixels = g.n * g.out[0] * g.out[1] * g.out[2];
+  return t == DType::F32 && g.xs_c != 1 && g.groups == 1 &&
+         g.win[0] * g.win[1] * g.win[2] == 1 && pixels <= 784 && g.cg <= 144 &&
+         g.cg * g.kg <= 60000;
+}
+
 int rank_algos(const ConvGeom& g, DType t, ConvAlgo* order) {
   int n = 0;
   const bool depthwise = g.cg == 1 && g.kg == 1 && g.groups > 1;
+  const bool direct_first = depthwise || direct_pointwise_f32(g, t);
   const bool wino = winograd_applies(g);
   const bool gemm_in_place = gemm_reads_x(g);
-  if (depthwise) order[n++] = ConvAlgo::DIRECT;
+  if (direct_first) order[n++] = ConvAlgo::DIRECT;
   if (gemm_in_place) order[n++] = ConvAlgo::GEMM;
   if (t == DType::F16) {
     order[n++] = ConvAlgo::IMPLICIT_PRECOMP_GEMM;
@@ -70,7 +85,7 @@ int rank_algos(const ConvGeom& g, DType t, ConvAlgo* order) {
     order[n++] = ConvAlgo::IMPLICIT_GEMM;
     if (!gemm_in_place) order[n++] = ConvAlgo::GEMM;
   }
-  if (!depthwise) order[n++] = ConvAlgo::DIRECT;
+  if (!direct_first) order[n++] = ConvAlgo::DIRECT;
   return n;
 }
 

@@ -19,47 +19,55 @@ constexpr int kMaxDevices = 64;
 std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
 
 // The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
-// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32,
-// bench/conv --tactics --csv; f32 on the H100, f16 on an H200: 132 SMs both). The f16 sweep is
-// of 2026-11-27 (64x32 and 32x32 64 deep), refitted from the previous constants (--start): the
-// per-problem pick / best went 1.043 -> 1.025 (batch 1 1.043 -> 1.008). Per tile of the menu: its shape, the blocks an SM keeps resident (registers and shared memory, from
-// the compiler's resource report) and the fitted rate in flops per SM cycle (a low rate keeps the
-// model off a tile that measured slow).
+// (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32 and
+// of MobileNetV2's stem and pointwise layers at N = 1, bench/conv --tactics --csv, on an H200:
+// 132 SMs). Refitted 2026-11-27 (second session) for the menu with the 4-warp 128x64 / 64x128
+// tiles and the warps term; per-problem pick / best, old constants -> these: f16 batch 1
+// 1.018 -> 1.013, batch 32 1.093 -> 1.026; f32 (several starting points, the best kept) batch 1
+// 1.063 -> 1.065, batch 32 1.125 -> 1.051. Per tile of the menu: its shape, the blocks an SM
+// keeps resident (registers and shared memory, from the compiler's resource report), its warps
+// and the fitted rate in flops per SM cycle (a low rate keeps the model off a tile that measured
+// slow).
 struct TileModel {
-  int id, bm, bn, blocks_per_sm;
+  int id, bm, bn, blocks_per_sm, warps;
   double rate;
 };
 struct EngineModel {
   double step_latency;  // cycles per depth step (32) of one block, at best
   double launch;        // cycles added by split-K's reduction launch
+  // An SM reaches a tile's rate with at least this many warps resident; with fewer (a small
+  // grid of 4-warp blocks) the rate scales down with them. 0: no such limit in the fit.
+  int full_warps;
 };
 
 constexpr TileModel kMmaTiles[] = {
-    {static_cast<int>(MmaTileId::T128x128), 128, 128, 2, 1536},
-    {static_cast<int>(MmaTileId::T128x64), 128, 64, 2, 1024},
-    {static_cast<int>(MmaTileId::T64x128), 64, 128, 2, 51},
-    {static_cast<int>(MmaTileId::T64x64), 64, 64, 4, 51},
-    {static_cast<int>(MmaTileId::T64x32), 64, 32, 4, 51},
-    {static_cast<int>(MmaTileId::T32x64), 32, 64, 4, 51},
-    {static_cast<int>(MmaTileId::T32x32), 32, 32, 4, 716.8},
-    {static_cast<int>(MmaTileId::T64x64K64), 64, 64, 3, 51},
-    {static_cast<int>(MmaTileId::T32x64K64), 32, 64, 3, 1024},
+    {static_cast<int>(MmaTileId::T128x128), 128, 128, 2, 8, 1536},
+    {static_cast<int>(MmaTileId::T128x64), 128, 64, 2, 8, 1024},
+    {static_cast<int>(MmaTileId::T64x128), 64, 128, 2, 8, 51},
+    {static_cast<int>(MmaTileId::T64x64), 64, 64, 4, 4, 51},
+    {static_cast<int>(MmaTileId::T64x32), 64, 32, 4, 4, 1024},
+    {static_cast<int>(MmaTileId::T32x64), 32, 64, 4, 4, 51},
+    {static_cast<int>(MmaTileId::T32x32), 32, 32, 4, 4, 716.8},
+    {static_cast<int>(MmaTileId::T64x64K64), 64, 64, 3, 4, 51},
+    {static_cast<int>(MmaTileId::T32x64K64), 32, 64, 3, 4, 1024},
+    {static_cast<int>(MmaTileId::T128x64W4), 128, 64, 3, 4, 1536},
+    {static_cast<int>(MmaTileId::T64x128W4), 64, 128, 3, 4, 2048},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
-constexpr EngineModel kMmaModel = {50, 2000};
+constexpr EngineModel kMmaModel = {50, 6000, 8};
 
 constexpr TileModel kF32Tiles[] = {
-    {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 13},
-    {static_cast<int>(F32TileId::T128x64), 128, 64, 4, 512},
-    {static_cast<int>(F32TileId::T64x64), 64, 64, 8, 384},
+    {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 8, 256},
+    {static_cast<int>(F32TileId::T128x64), 128, 64, 4, 4, 256},
+    {static_cast<int>(F32TileId::T64x64), 64, 64, 8, 2, 179.2},
 };
 static_assert(sizeof(kF32Tiles) / sizeof(kF32Tiles[0]) == kF32TileCount, "a row per f32 tile");
-constexpr EngineModel kF32Model = {2400, 0};
+constexpr EngineModel kF32Model = {3200, 500, 0};
 
 // Estimated time, in cycles of one SM, of each configuration; the smallest wins:
 //  - each SM runs ceil(blocks / SMs) blocks, up to blocks_per_sm of them at once;
 //  - a depth step of a block costs at least step_latency cycles and otherwise the resident
-//    blocks' flops at the tile's rate;
+//    blocks' flops at the tile's rate (scaled down when they hold fewer than full_warps warps);
 //  - split-K adds the reduction launch and writing and re-reading the partial sums.
 template <size_t NT>
 GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineModel& model,
@@ -78,7 +86,10 @@ GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineMod
       const double per_sm = std::ceil(blocks_mn * splits / sms);
       const double together = per_sm < tm.blocks_per_sm ? per_sm : tm.blocks_per_sm;
       const double step_flops = 2.0 * tm.bm * tm.bn * 32 * together;
-      const double step = std::max(model.step_latency, step_flops / tm.rate);
+      double rate = tm.rate;
+      if (model.full_warps > 0)
+        rate *= std::min(1.0, together * tm.warps / static_cast<double>(model.full_warps));
+      const double step = std::max(model.step_latency, step_flops / rate);
       double cost = std::ceil(per_sm / together) * steps * step;
       if (splits > 1)
         cost += model.launch + 2.0 * splits * M * N * nz * 4 / (kBytesPerCycle * sms);

@@ -478,7 +478,12 @@ enum class MmaTileId : int {
                  // at batch 1
   T64x64K64 = 7,  // T64x64 with 4 stages of 64 (64 KB)
   T32x64K64 = 8,  // T32x64 with 6 stages of 64 (72 KB)
-  COUNT = 9,
+  // Four warps of 64 x 32 / 32 x 64: each warp reads half the shared-memory bytes per mma of a
+  // 32 x 32 warp tile (6 ldmatrix for 16 mma instead of 4 for 8), three blocks an SM (161-167
+  // registers, not software-pipelined: pipelined, they need 208-255 and fit two).
+  T128x64W4 = 9,   // 3 stages of 64 (72 KB)
+  T64x128W4 = 10,  // 3 stages of 64 (72 KB)
+  COUNT = 11,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -593,6 +598,13 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // layers and loses on others against its 32-deep twin (deep 3x3 layers gain).
     case MmaTileId::T64x64K64: return run(MmaTile<64, 64, 2, 2, 4, 1, true, 64>());
     case MmaTileId::T32x64K64: return run(MmaTile<32, 64, 2, 2, 6, 1, true, 64>());
+    // At batch 32 the 8-warp tiles' 32 x 32 warp tiles read 256 bytes of ldmatrix per mma (and
+    // an SM's shared memory gives 128 bytes a cycle); with 64 x 32 warp tiles, 192. Ten of
+    // ResNet-50's 21 layer shapes at batch 32 ran 1.04-1.28x faster on these (bench/NOTES.md,
+    // 2026-11-27 second session). A 64 x 64 warp tile (128x128, 4 warps, ~250 registers, two
+    // blocks an SM) lost on all but two layers and is not in the menu.
+    case MmaTileId::T128x64W4: return run(MmaTile<128, 64, 2, 2, 3, 3, false, 64>());
+    case MmaTileId::T64x128W4: return run(MmaTile<64, 128, 2, 2, 3, 3, false, 64>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);
