@@ -52,6 +52,8 @@ constexpr TileModel kMmaTiles[] = {
     {static_cast<int>(MmaTileId::T32x64K64), 32, 64, 3, 4, 1024},
     {static_cast<int>(MmaTileId::T128x64W4), 128, 64, 3, 4, 1536},
     {static_cast<int>(MmaTileId::T64x128W4), 64, 128, 3, 4, 2048},
+    {static_cast<int>(MmaTileId::T128x128S), 128, 128, 2, 8, 51},
+    {static_cast<int>(MmaTileId::T64x128W4S), 64, 128, 3, 4, 51},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
 constexpr EngineModel kMmaModel = {50, 6000, 8};

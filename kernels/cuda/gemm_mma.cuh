@@ -29,6 +29,7 @@
 // them with one 16-byte store.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 
 #include "gemm_core.cuh"
@@ -38,7 +39,7 @@ namespace cuda {
 namespace gemm {
 
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1,
-          bool PIPELINED_ = true, int BK_ = 32>
+          bool PIPELINED_ = true, int BK_ = 32, bool STREAM_ = false>
 struct MmaTile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
@@ -49,6 +50,14 @@ struct MmaTile {
   static constexpr bool PIPELINED = PIPELINED_;
   static constexpr int SMEM_BYTES = STAGES * (BM + BN) * BK * 2;
   static_assert(BK == 32 || BK == 64, "depth tile: 32 or 64 (the swizzle's two forms)");
+  // Streaming: a block takes several row tiles of C (blockIdx.x, + gridDim.x, ...; the launch
+  // sizes the grid to the resident blocks) and its pipeline runs on across them, so the next
+  // tile's copies are in flight during this one's epilogue, which stages through shared memory
+  // of its own (EPI_BYTES after the row records). For operands whose rows are cheap to make
+  // (loaders without kShareRows: a 1x1 convolution's or a GEMM's rows); the others run the
+  // tile one row tile per block as without it.
+  static constexpr bool STREAM = STREAM_;
+  static constexpr int EPI_BYTES = STREAM ? WM * 16 * (BN + 8) * 4 : 0;
   // The kernel's shared memory is this plus the epilogue's row records (mma_smem_bytes); above
   // the 48 KB a block gets by default, launch_mma raises the kernel's limit.
 };
@@ -241,6 +250,17 @@ __device__ __forceinline__ void store_row8(const E& ep, const typename E::Row& e
     if (q < left) ep.store(er, col + q, v[q]);
 }
 
+// Shared memory of gemm_mma_kernel<Cfg, ..., E>: the operand stages, the epilogue's row records
+// (BM of them, 16-byte aligned) and, streaming, the epilogue's staging.
+template <class Cfg, class E>
+__host__ __device__ constexpr int mma_erows_end() {
+  return Cfg::SMEM_BYTES + static_cast<int>((Cfg::BM * sizeof(typename E::Row) + 15) / 16 * 16);
+}
+template <class Cfg, class E>
+__host__ __device__ constexpr int mma_smem_bytes() {
+  return mma_erows_end<Cfg, E>() + Cfg::EPI_BYTES;
+}
+
 template <class Cfg, class LA, class LB, class E>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     gemm_mma_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
@@ -266,7 +286,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int n0 = blockIdx.y * BN;
   const int kc = tid % CPR, r_first = tid / CPR;
   // Shared-memory addresses, formed once: rows RSTEP, 16 or 8 * (even j) apart (multiples of 8)
   // swizzle alike, so they are whole rows further, and slice s of a stage is slice 0's offset
@@ -283,11 +303,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const uint32_t b_ld =
       swizzle<BK>(wn * WTN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) * 2;
 
+  constexpr bool kStream = Cfg::STREAM && !SharesRows<LA>::value && !SharesRows<LB>::value;
+  // The row tiles this block takes: blockIdx.x + i * gridDim.x for i < tiles (streaming), else
+  // blockIdx.x alone.
+  const int tiles =
+      kStream ? ((M + BM - 1) / BM - static_cast<int>(blockIdx.x) + gridDim.x - 1) / gridDim.x
+              : 1;
+  const auto tile_m0 = [&](int i) { return (static_cast<int>(blockIdx.x) + i * gridDim.x) * BM; };
   for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
     const int z = zz / splits, split = zz - z * splits;
     const int k_begin = split * k_per_split;
     const int k_end = min(K, k_begin + k_per_split);
     const int nk = (k_end - k_begin + BK - 1) / BK;
+    // The pipeline's depth steps, over all of this block's row tiles.
+    const int steps = nk * tiles;
     __syncthreads();  // the previous problem's shared reads are done
     const LA A = la.bind(z);
     const LB B = lb.bind(z);
@@ -310,15 +339,27 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         return It(l, tile0 + r_first, RSTEP, k_begin + kc * 8);
       }
     };
+    int m0 = tile_m0(0);  // the row tile the mma work on (the copies may be a tile ahead)
     IterA ia = make_iter(A, TypeTag<IterA>(), m0, BM);
     IterB ib = make_iter(B, TypeTag<IterB>(), n0, BN);
 
-    // Issues the copies of the next depth tile into `stage` and moves the operands on.
+    // Issues the copies of the next depth tile into `stage` and moves the operands on; when
+    // streaming, past a row tile's last depth tile onto the next row tile's first.
+    int copy_tile = 0, copy_k = 0;
     auto issue = [&](int stage) {
       ia.copy(A, a_copy + stage * (BM * BK * 2), RSTEP * BK * 2);
       ib.copy(B, b_copy + stage * (BN * BK * 2), RSTEP * BK * 2);
       ia.advance(A, BK);
       ib.advance(B, BK);
+      if constexpr (kStream) {
+        if (++copy_k == nk) {
+          copy_k = 0;
+          if (++copy_tile < tiles) {
+            ia = make_iter(A, TypeTag<IterA>(), tile_m0(copy_tile), BM);
+            ib = make_iter(B, TypeTag<IterB>(), n0, BN);
+          }
+        }
+      }
     };
 
     float acc[MI][NI][4];
@@ -333,17 +374,85 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // so that wait_group<STAGES - 2> always means "tile kt has landed".
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nk) issue(s);
+      if (s < steps) issue(s);
       cp_async_commit();
     }
     // The epilogue's row records (output offsets: divisions by the output extents), made once per
     // row of the tile, in their own shared memory after the stages: here, while the first tiles'
     // copies are in flight, and not on the way from the last mma to the first store (at batch 1
     // a layer's blocks run a handful of depth steps).
+    // Streaming makes each tile's records in its epilogue (its own shared memory, read only there).
     typename E::Row* const erows =
         reinterpret_cast<typename E::Row*>(reinterpret_cast<char*>(smem_u4) + Cfg::SMEM_BYTES);
-    for (int r = tid; r < BM; r += THREADS)
-      if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
+    if constexpr (!kStream)
+      for (int r = tid; r < BM; r += THREADS)
+        if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
+    // The epilogue goes through shared memory so that each thread finishes 8 consecutive columns
+    // of one row and stores them 16 bytes at a time (store8), instead of the mma layout's 2
+    // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
+    // rows of BN floats.
+    // Streaming stages in its own shared memory (the operand stages hold the next tiles' copies)
+    // and makes the tile's row records first: the band loop's first barrier publishes them, and
+    // the previous tile's epilogue read its records before its last barrier.
+    float* const cs = kStream ? reinterpret_cast<float*>(reinterpret_cast<char*>(smem_u4) +
+                                                         mma_erows_end<Cfg, E>())
+                              : reinterpret_cast<float*>(smem_u4);
+    const int g = lane >> 2, t = lane & 3;
+    auto epilogue = [&]() {
+    if constexpr (kStream)
+      for (int r = tid; r < BM; r += THREADS)
+        if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
+    // The band loop is not unrolled, so that the store code (most of the epilogue's
+    // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
+#pragma unroll 1
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int ii = 0; ii < MI; ++ii) {
+        if (ii != i) continue;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+            *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN +
+                                       j * 8 + 2 * t) =
+                make_float2(acc[ii][j][h * 2], acc[ii][j][h * 2 + 1]);
+      }
+      __syncthreads();
+      for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
+        const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
+        const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
+        const int c = n0 + col;
+        if (m0 + tr >= M || c >= N) continue;
+        // Eight lanes (one phase of a 16-byte shared load) read 8 consecutive 32-byte segments:
+        // lanes j and j + 4 would hit the same banks, so lanes 4-7 of each eight read their
+        // upper half first.
+        const int first = (seg & 4) ? 4 : 0;
+        const float4 p0 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + first);
+        const float4 p1 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4 - first);
+        const float4 lo = first ? p1 : p0, hi = first ? p0 : p1;
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        store_row8(ep, erows[tr], c, N - c, v);
+      }
+      __syncthreads();  // band i read before band i + 1 overwrites it
+    }
+    };
+    // Streaming: after a row tile's last depth step, its epilogue, then the next row tile's sums.
+    int steps_left_in_tile = nk;
+    auto tile_done = [&]() {
+      if constexpr (kStream) {
+        if (--steps_left_in_tile == 0) {
+          steps_left_in_tile = nk;
+          epilogue();
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+          m0 += gridDim.x * BM;
+        }
+      }
+    };
     // The fragments of one 16-deep slice: A rows (lanes 0-15: k-half 0, 16-31: k-half 1) and
     // B as pairs of n-tiles (matrices (j, k-half 0), (j, 1), (j + 1, 0), (j + 1, 1)).
     uint32_t af[2][MI][4], bf[2][NI][2];
@@ -379,19 +488,19 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     if constexpr (Cfg::PIPELINED) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // tile 0 visible
-      if (nk > 0) load_slice(0, 0, 0);
-      for (int kt = 0; kt < nk; ++kt) {
+      if (steps > 0) load_slice(0, 0, 0);
+      for (int kt = 0; kt < steps; ++kt) {
 #pragma unroll
         for (int ks = 0; ks < SLICES; ++ks) {
           // Slice ks + 1's fragments (buffer (ks + 1) & 1) load while slice ks's mma run; the
           // last slice loads the next tile's first (buffer 0: SLICES is even).
           if (ks + 1 < SLICES) {
             load_slice((ks + 1) & 1, stage, ks + 1);
-          } else if (kt + 1 < nk) {
+          } else if (kt + 1 < steps) {
             load_slice(0, stage, 0);  // `stage` already moved on below
           }
           if (ks == 0) {
-            if (kt + STAGES - 1 < nk) issue(next);
+            if (kt + STAGES - 1 < steps) issue(next);
             cp_async_commit();
             next = next + 1 == STAGES ? 0 : next + 1;
           }
@@ -402,12 +511,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
             stage = stage + 1 == STAGES ? 0 : stage + 1;
           }
         }
+        tile_done();
       }
     } else {
-      for (int kt = 0; kt < nk; ++kt) {
+      for (int kt = 0; kt < steps; ++kt) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();  // tile kt visible to all; stage (kt - 1) % STAGES no longer read
-        if (kt + STAGES - 1 < nk) issue(next);
+        if (kt + STAGES - 1 < steps) issue(next);
         cp_async_commit();
         next = next + 1 == STAGES ? 0 : next + 1;
 #pragma unroll
@@ -416,49 +526,15 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
           mma_slice(0);
         }
         stage = stage + 1 == STAGES ? 0 : stage + 1;
+        tile_done();
       }
     }
     cp_async_wait<0>();
-    __syncthreads();  // every warp is done with the operand tiles: the epilogue reuses them
-
-    // The epilogue goes through shared memory so that each thread finishes 8 consecutive columns
-    // of one row and stores them 16 bytes at a time (store8), instead of the mma layout's 2
-    // columns of 8 rows. Pass i stages band i (16 rows) of every warp's accumulators: WM * 16
-    // rows of BN floats.
-    float* const cs = reinterpret_cast<float*>(smem_u4);
-    const int g = lane >> 2, t = lane & 3;
-    // The band loop is not unrolled, so that the store code (most of the epilogue's
-    // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
-#pragma unroll 1
-    for (int i = 0; i < MI; ++i) {
-#pragma unroll
-      for (int ii = 0; ii < MI; ++ii) {
-        if (ii != i) continue;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < NI; ++j)
-            *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN +
-                                       j * 8 + 2 * t) =
-                make_float2(acc[ii][j][h * 2], acc[ii][j][h * 2 + 1]);
-      }
-      __syncthreads();
-      for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
-        const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
-        const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
-        const int c = n0 + col;
-        if (m0 + tr >= M || c >= N) continue;
-        // Eight lanes (one phase of a 16-byte shared load) read 8 consecutive 32-byte segments:
-        // lanes j and j + 4 would hit the same banks, so lanes 4-7 of each eight read their
-        // upper half first.
-        const int first = (seg & 4) ? 4 : 0;
-        const float4 p0 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + first);
-        const float4 p1 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4 - first);
-        const float4 lo = first ? p1 : p0, hi = first ? p0 : p1;
-        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        store_row8(ep, erows[tr], c, N - c, v);
-      }
-      __syncthreads();  // band i read before band i + 1 overwrites it
+    if constexpr (!kStream) {
+      __syncthreads();  // every warp is done with the operand tiles: the epilogue reuses them
+      epilogue();
+    } else if (nk == 0) {  // no depth: every tile's epilogue of zero sums
+      for (int i = 0; i < tiles; ++i, m0 += gridDim.x * BM) epilogue();
     }
   }
 #endif
@@ -483,7 +559,12 @@ enum class MmaTileId : int {
   // registers, not software-pipelined: pipelined, they need 208-255 and fit two).
   T128x64W4 = 9,   // 3 stages of 64 (72 KB)
   T64x128W4 = 10,  // 3 stages of 64 (72 KB)
-  COUNT = 11,
+  // Streaming forms (MmaTile::STREAM) for the shallow 1x1 layers at batch 32, whose blocks
+  // spend most of their time outside the main loop: the next row tile's copies fly during the
+  // epilogue.
+  T128x128S = 11,   // T128x128 with 2 stages of 64 (64 KB + 17 KB of staging)
+  T64x128W4S = 12,  // T64x128W4 with 2 stages of 64 (48 KB + 17 KB of staging)
+  COUNT = 13,
 };
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -515,12 +596,6 @@ Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomi
   return Status();
 }
 
-// Shared memory of gemm_mma_kernel<Cfg, ..., E>: the operand stages, then the epilogue's row
-// records (BM of them, 16-byte aligned).
-template <class Cfg, class E>
-constexpr int mma_smem_bytes() {
-  return Cfg::SMEM_BYTES + static_cast<int>((Cfg::BM * sizeof(typename E::Row) + 15) / 16 * 16);
-}
 // 99 KB is the smallest opt-in limit of an sm_80+ part (sm_86 / sm_89; Orin's sm_87 and sm_80
 // allow 163 KB, the H100 227 KB); above 48 KB the launch raises the kernel's limit once.
 template <class Cfg, class E>
@@ -547,11 +622,20 @@ Status launch_mma(const Handle& h, const LA& a, const LB& b, const E& e, int m, 
   JET_TRY(partial_ok);
   const unsigned gx = static_cast<unsigned>((m + Cfg::BM - 1) / Cfg::BM);
   const unsigned gy = static_cast<unsigned>((n + Cfg::BN - 1) / Cfg::BN);
+  constexpr bool stream = Cfg::STREAM && !SharesRows<LA>::value && !SharesRows<LB>::value;
   return launch_split(h, e, m, n, k, nz, splits, workspace, routine,
                       [&](const auto& ep, unsigned gz, int s, int kps) {
                         using EP = std::decay_t<decltype(ep)>;
+                        // Streaming: as many blocks as the GPU keeps resident (MIN_BLOCKS an
+                        // SM), each taking every gx-th row tile.
+                        unsigned x = gx;
+                        if constexpr (stream) {
+                          const unsigned resident =
+                              static_cast<unsigned>(std::max(1, h.sm_count()) * Cfg::MIN_BLOCKS);
+                          x = std::min(gx, std::max(1u, resident / (gy * gz)));
+                        }
                         gemm_mma_kernel<Cfg, LA, LB, EP>
-                            <<<dim3(gx, gy, gz), Cfg::THREADS, mma_smem_bytes<Cfg, EP>(),
+                            <<<dim3(x, gy, gz), Cfg::THREADS, mma_smem_bytes<Cfg, EP>(),
                                h.stream()>>>(
                                 a, b, ep, m, n, k, nz, s, kps);
                       });
@@ -605,6 +689,8 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // blocks an SM) lost on all but two layers and is not in the menu.
     case MmaTileId::T128x64W4: return run(MmaTile<128, 64, 2, 2, 3, 3, false, 64>());
     case MmaTileId::T64x128W4: return run(MmaTile<64, 128, 2, 2, 3, 3, false, 64>());
+    case MmaTileId::T128x128S: return run(MmaTile<128, 128, 2, 4, 2, 2, false, 64, true>());
+    case MmaTileId::T64x128W4S: return run(MmaTile<64, 128, 2, 2, 2, 3, false, 64, true>());
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

@@ -469,7 +469,7 @@ TEST_CASE("conv_forward GEMM") {
 // Reduced (sanitizer runs): every tile, each with split-K factors 1, 2 and one more that rotates
 // over the cases and tiles.
 namespace {
-constexpr int kMmaTiles = 11;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
+constexpr int kMmaTiles = 13;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
 constexpr int kF32Tiles = 3;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
 
 void check_every_tactic(DType t) {
