@@ -399,42 +399,43 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
                               : reinterpret_cast<float*>(smem_u4);
     const int g = lane >> 2, t = lane & 3;
     auto epilogue = [&]() {
-    if constexpr (kStream)
-      for (int r = tid; r < BM; r += THREADS)
-        if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
-    // The band loop is not unrolled, so that the store code (most of the epilogue's
-    // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
+      if constexpr (kStream)
+        for (int r = tid; r < BM; r += THREADS)
+          if (m0 + r < M) erows[r] = ep.row(zz, m0 + r);
+      // The band loop is not unrolled, so that the store code (most of the epilogue's
+      // instructions) exists once, not MI times; only the staging selects acc[i] by constant index.
 #pragma unroll 1
-    for (int i = 0; i < MI; ++i) {
+      for (int i = 0; i < MI; ++i) {
 #pragma unroll
-      for (int ii = 0; ii < MI; ++ii) {
-        if (ii != i) continue;
+        for (int ii = 0; ii < MI; ++ii) {
+          if (ii != i) continue;
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+          for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int j = 0; j < NI; ++j)
-            *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN +
-                                       j * 8 + 2 * t) =
-                make_float2(acc[ii][j][h * 2], acc[ii][j][h * 2 + 1]);
+            for (int j = 0; j < NI; ++j)
+              *reinterpret_cast<float2*>(cs + (wm * 16 + g + h * 8) * kEpiStride + wn * WTN +
+                                         j * 8 + 2 * t) =
+                  make_float2(acc[ii][j][h * 2], acc[ii][j][h * 2 + 1]);
+        }
+        __syncthreads();
+        for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
+          const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
+          const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
+          const int c = n0 + col;
+          if (m0 + tr >= M || c >= N) continue;
+          // Eight lanes (one phase of a 16-byte shared load) read 8 consecutive 32-byte segments:
+          // lanes j and j + 4 would hit the same banks, so lanes 4-7 of each eight read their
+          // upper half first.
+          const int first = (seg & 4) ? 4 : 0;
+          const float4 p0 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + first);
+          const float4 p1 =
+              *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4 - first);
+          const float4 lo = first ? p1 : p0, hi = first ? p0 : p1;
+          const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+          store_row8(ep, erows[tr], c, N - c, v);
+        }
+        __syncthreads();  // band i read before band i + 1 overwrites it
       }
-      __syncthreads();
-      for (int seg = tid; seg < kEpiRows * (BN / 8); seg += THREADS) {
-        const int pr = seg / (BN / 8), col = (seg - pr * (BN / 8)) * 8;
-        const int tr = (pr >> 4) * WTM + i * 16 + (pr & 15);  // row within the tile
-        const int c = n0 + col;
-        if (m0 + tr >= M || c >= N) continue;
-        // Eight lanes (one phase of a 16-byte shared load) read 8 consecutive 32-byte segments:
-        // lanes j and j + 4 would hit the same banks, so lanes 4-7 of each eight read their
-        // upper half first.
-        const int first = (seg & 4) ? 4 : 0;
-        const float4 p0 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + first);
-        const float4 p1 = *reinterpret_cast<const float4*>(cs + pr * kEpiStride + col + 4 - first);
-        const float4 lo = first ? p1 : p0, hi = first ? p0 : p1;
-        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        store_row8(ep, erows[tr], c, N - c, v);
-      }
-      __syncthreads();  // band i read before band i + 1 overwrites it
-    }
     };
     // Streaming: after a row tile's last depth step, its epilogue, then the next row tile's sums.
     int steps_left_in_tile = nk;
