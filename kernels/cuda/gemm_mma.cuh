@@ -363,12 +363,15 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     };
 
     float acc[MI][NI][4];
+    auto zero_acc = [&]() {
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
+      for (int i = 0; i < MI; ++i)
 #pragma unroll
-      for (int j = 0; j < NI; ++j)
+        for (int j = 0; j < NI; ++j)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+          for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+    };
+    zero_acc();
 
     // Prologue: STAGES - 1 tiles in flight. Every step commits one group (empty past the end)
     // so that wait_group<STAGES - 2> always means "tile kt has landed".
@@ -444,12 +447,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         if (--steps_left_in_tile == 0) {
           steps_left_in_tile = nk;
           epilogue();
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-              for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+          zero_acc();
           m0 += gridDim.x * BM;
         }
       }
