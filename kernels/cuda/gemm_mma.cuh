@@ -58,8 +58,8 @@ struct MmaTile {
   // tile one row tile per block as without it.
   static constexpr bool STREAM = STREAM_;
   static constexpr int EPI_BYTES = STREAM ? WM * 16 * (BN + 8) * 4 : 0;
-  // The kernel's shared memory is this plus the epilogue's row records (mma_smem_bytes); above
-  // the 48 KB a block gets by default, launch_mma raises the kernel's limit.
+  // The kernel's shared memory is this plus the epilogue's row records and EPI_BYTES
+  // (mma_smem_bytes); above the 48 KB a block gets by default, launch_mma raises the limit.
 };
 
 // 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
