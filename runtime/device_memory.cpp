@@ -96,14 +96,11 @@ void pinned_host_free(void* p) {
 bool gather_in_chunks(const std::vector<UploadPiece>& pieces, size_t alignment, uint8_t* const chunks[2],
                       size_t chunk, const std::function<bool(int, size_t, const uint8_t*, size_t)>& send,
                       const std::function<bool(int)>& wait) {
-  // Pieces start aligned and a chunk ends on a multiple of the alignment, so a piece never starts
-  // past the end of the chunk that holds the one before it.
-  (void)alignment;
   int cur = 0;
   bool pending[2] = {false, false};
-  size_t start = pieces.empty() ? 0 : pieces[0].offset / alignment * alignment;  // chunk cur's device offset
-  // Sends chunk cur up to device offset `end`; the other chunk becomes current once its own last
-  // send has completed.
+  size_t start = pieces.empty() ? 0 : pieces[0].offset;  // chunk cur's device offset
+  // Sends chunk cur up to device offset `end`; the other chunk becomes current, starting at `end`,
+  // once its own last send has completed.
   auto flush = [&](size_t end) {
     if (end > start) {
       if (!send(cur, start, chunks[cur], end - start)) return false;
@@ -115,19 +112,27 @@ bool gather_in_chunks(const std::vector<UploadPiece>& pieces, size_t alignment, 
     pending[cur] = false;
     return true;
   };
+  // Room for `need` bytes at device offset pos (>= start) in the current chunk, flushing if there
+  // is none. A piece starts at most alignment - 1 bytes of padding past the end of the one before,
+  // which ended within the chunk: after a flush at min(pos, start + chunk), pos - start < alignment.
+  auto room_for = [&](size_t pos, size_t need) {
+    return pos + need <= start + chunk || flush(std::min(pos, start + chunk));
+  };
   size_t end = start;
   for (const UploadPiece& p : pieces) {
     if (p.bytes == 0) continue;
-    if (p.fill) {
-      if (p.offset + p.bytes > start + chunk && !flush(p.offset)) return false;
-      p.fill(chunks[cur] + (p.offset - start));
-    } else {
-      for (size_t copied = 0; copied < p.bytes;) {
-        if (p.offset + copied == start + chunk && !flush(start + chunk)) return false;
-        const size_t n = std::min(p.bytes - copied, start + chunk - (p.offset + copied));
-        std::memcpy(chunks[cur] + (p.offset + copied - start), p.src + copied, n);
-        copied += n;
+    if (p.fill && (p.granule == 0 || p.bytes % p.granule != 0 || p.granule + alignment > chunk)) return false;
+    for (size_t done = 0; done < p.bytes;) {
+      const size_t pos = p.offset + done;
+      if (!room_for(pos, p.fill ? p.granule : 1)) return false;
+      size_t n = std::min(p.bytes - done, start + chunk - pos);
+      if (p.fill) {
+        n = n / p.granule * p.granule;
+        p.fill(chunks[cur] + (pos - start), done, n);
+      } else {
+        std::memcpy(chunks[cur] + (pos - start), p.src + done, n);
       }
+      done += n;
     }
     end = p.offset + p.bytes;
   }

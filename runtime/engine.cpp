@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "cuda_util.h"
@@ -189,24 +191,29 @@ class PhaseClock {
 
 #if defined(JET_HAVE_CUDA)
 // The weights as the device holds them: per buffer (in `order`, by increasing slot), the tensor
-// that fills it, where its bytes are in the file, and the reorder of KRSC filters.
+// that fills it, where its bytes are in the file, and the reorder of KRSC filters:
+// reorder(t, dst, begin, count) writes bytes [begin, begin + count) of tensor t's KRSC form, whole
+// output channels (row_bytes(t) each).
 struct WeightSource {
   const std::vector<rt::TensorRecord>& tensors;
   const std::vector<int>& order;
   const std::vector<size_t>& slot;
   std::function<const uint8_t*(int)> src_of;
-  std::function<void(int, uint8_t*)> reorder;
+  std::function<void(int, uint8_t*, size_t, size_t)> reorder;
+  std::function<size_t(int)> row_bytes;
 };
 
 // The upload through two pinned chunks that take turns: the host gathers (and reorders) the next
 // chunk while the DMA engine copies the last one. No staging block of the whole size (whose fresh
 // pages cost a fault each), no pageable cudaMemcpy, one wait at the end. ALLOC_FAILED when no
 // pinned memory is to be had.
-Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder, void* device, PhaseClock* phases) {
-  // Slots are 256-aligned and a chunk ends on a multiple of 256, so a buffer never starts past
-  // the chunk it follows, and a chunk holds the largest filter that must be reordered whole.
-  const size_t cap = std::min(align_up(std::max<size_t>(size_t(4) << 20, largest_reorder), format::kDeviceWeightAlignment),
-                              total);
+Status upload_pinned(const WeightSource& w, size_t total, size_t largest_row, void* device, PhaseClock* phases) {
+  // Chunks of 1 MiB: pinning costs ~0.45 ms a MiB on the H200 test machine (two 4.7 MiB chunks,
+  // sized for ResNet-50's largest filter when filters were reordered whole, took 3-7 ms), and the
+  // host's gather, not the DMA, bounds the upload. A chunk holds the largest output channel's
+  // filter (reorders are split by output channel) plus a slot's padding (gather_in_chunks).
+  const size_t cap = std::max(std::min(size_t(1) << 20, align_up(total, format::kDeviceWeightAlignment)),
+                              align_up(largest_row + format::kDeviceWeightAlignment, format::kDeviceWeightAlignment));
   void* ring_memory = nullptr;
   JET_RETURN_IF_ERROR(rt::pinned_host_alloc(2 * cap, &ring_memory, "the weight upload's pinned staging"));
   uint8_t* ring[2] = {static_cast<uint8_t*>(ring_memory), static_cast<uint8_t*>(ring_memory) + cap};
@@ -222,7 +229,8 @@ Status upload_pinned(const WeightSource& w, size_t total, size_t largest_reorder
     p.offset = w.slot[static_cast<size_t>(r.buffer)];
     p.bytes = r.bytes;
     if (r.filter_krsc) {
-      p.fill = [&w, t](uint8_t* dst) { w.reorder(t, dst); };
+      p.fill = [&w, t](uint8_t* dst, size_t begin, size_t count) { w.reorder(t, dst, begin, count); };
+      p.granule = w.row_bytes(t);
     } else {
       p.src = w.src_of(t);
     }
@@ -258,9 +266,10 @@ Status upload_pageable(const WeightSource& w, size_t total, void* device, PhaseC
   for (int t : w.order) {
     const rt::TensorRecord& r = w.tensors[static_cast<size_t>(t)];
     uint8_t* dst = static_cast<uint8_t*>(staging) + w.slot[static_cast<size_t>(r.buffer)];
+    if (r.bytes == 0) continue;
     if (r.filter_krsc) {
-      w.reorder(t, dst);
-    } else if (r.bytes > 0) {
+      w.reorder(t, dst, 0, r.bytes);
+    } else {
       std::memcpy(dst, w.src_of(t), r.bytes);
     }
   }
@@ -298,13 +307,13 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases)
   const size_t nb = buffers ? buffers->size() : 0;
   std::vector<size_t> slot(nb, SIZE_MAX);
   std::vector<int> order;  // per buffer in slot order: the tensor that fills it
-  size_t total = 0, largest_reorder = 0;
+  size_t total = 0, largest_row = 0;
   for (size_t t = 0; t < nt; ++t) {
     const rt::TensorRecord& r = impl->tensors[t];
     if (!r.constant || slot[r.buffer] != SIZE_MAX) continue;
     slot[r.buffer] = total;
     order.push_back(static_cast<int>(t));
-    if (r.filter_krsc) largest_reorder = std::max(largest_reorder, r.bytes);
+    if (r.filter_krsc && r.desc.dim(0) > 0) largest_row = std::max(largest_row, r.bytes / static_cast<size_t>(r.desc.dim(0)));
     total = align_up(total + r.bytes, format::kDeviceWeightAlignment);  // bytes <= file size
   }
   if (total == 0) return Status();
@@ -317,20 +326,25 @@ Status place_weights(const fb::Model& m, Engine::Impl* impl, PhaseClock* phases)
     const rt::TensorRecord& r = impl->tensors[static_cast<size_t>(t)];
     return impl->file.data() + buffers->Get(static_cast<flatbuffers::uoffset_t>(r.buffer))->offset();
   };
-  auto reorder = [&](int t, uint8_t* dst) {
+  // Bytes of one output channel's filter (K > 0 where a reorder has bytes to write).
+  auto row_bytes = [&](int t) {
     const rt::TensorRecord& r = impl->tensors[static_cast<size_t>(t)];
-    const uint8_t* src = src_of(t);
+    return r.desc.dim(0) > 0 ? r.bytes / static_cast<size_t>(r.desc.dim(0)) : 0;
+  };
+  auto reorder = [&](int t, uint8_t* dst, size_t begin, size_t count) {
+    const rt::TensorRecord& r = impl->tensors[static_cast<size_t>(t)];
+    const uint8_t* src = src_of(t) + begin;  // output channel begin / row_bytes(t), in both layouts
     // K, C, taps -> K, taps, C (the buffer's only tensor: prepare_ops checked), in the element's
     // width: a memcpy call per element made ResNet-50's load 100 ms slower.
-    const size_t k = static_cast<size_t>(r.desc.dim(0)), c = static_cast<size_t>(r.desc.dim(1));
-    const size_t taps = static_cast<size_t>(r.desc.elements()) / (k * c);
+    const size_t k = count / row_bytes(t), c = static_cast<size_t>(r.desc.dim(1));
+    const size_t taps = static_cast<size_t>(r.desc.elements()) / (static_cast<size_t>(r.desc.dim(0)) * c);
     if (dtype_size(r.desc.dtype()) == 2)
       reorder_kcrs_to_krsc(reinterpret_cast<const uint16_t*>(src), k, c, taps, reinterpret_cast<uint16_t*>(dst));
     else
       reorder_kcrs_to_krsc(reinterpret_cast<const uint32_t*>(src), k, c, taps, reinterpret_cast<uint32_t*>(dst));
   };
-  const WeightSource source{impl->tensors, order, slot, src_of, reorder};
-  Status st = upload_pinned(source, total, largest_reorder, device, phases);
+  const WeightSource source{impl->tensors, order, slot, src_of, reorder, row_bytes};
+  Status st = upload_pinned(source, total, largest_row, device, phases);
   if (st.code() == StatusCode::ALLOC_FAILED) {
     // No pinned memory to be had (a Jetson's pinned limit): one pageable staging block instead.
     st = upload_pageable(source, total, device, phases);
@@ -490,6 +504,42 @@ Engine::Impl::~Impl() {
   }
 }
 
+namespace {
+
+// The kernel library's large CUDA modules, loaded on a second thread while the model is read and
+// checked (load_cuda_modules). With CUDA's lazy module loading the first run would otherwise load
+// them: ResNet-50 f16's first run took 13.6-24 ms on the H200 test machine, 1.0 ms with every
+// module loaded beforehand (bench/NOTES.md). A failure here is not the load's to report: Handle::cuda
+// and the first launches name a device that cannot run the kernels.
+class ModulePreload {
+ public:
+  explicit ModulePreload(const LoadOptions& options) {
+    if (options.backend != Backend::CUDA) return;
+    try {
+      thread_ = std::thread([device = options.device] { (void)load_cuda_modules(device); });
+    } catch (const std::system_error&) {
+      // No thread to be had: the modules load at their first launches, as they would without this.
+    }
+  }
+  ModulePreload(const ModulePreload&) = delete;
+  ModulePreload& operator=(const ModulePreload&) = delete;
+  ~ModulePreload() { finish(); }
+  // Joins the thread: how long that waited (ms), the part of the preload the load did not hide.
+  double finish() {
+    if (!thread_.joinable()) return 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    thread_.join();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  std::thread thread_;
+};
+
+constexpr const char* kModulePreloadPhase = "kernel modules (what their preload added)";
+
+}  // namespace
+
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
@@ -497,6 +547,7 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
                     std::shared_ptr<Engine>* out) {
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
+  ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   // Their messages name the path.
@@ -511,6 +562,7 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
                                                                                : "read file (copy)")
                                                   : "map file",
                                  read_ms});
+  if (options.backend == Backend::CUDA) phases.push_back({kModulePreloadPhase, preload.finish()});
   impl->source = "model '" + path + "'";
   out->reset(new Engine(std::move(impl)));
   return Status();
@@ -525,6 +577,7 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
                                              " bytes, too small for a .jet model (at least " +
                                              std::to_string(format::kMinFileBytes) + ")");
   }
+  ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   JET_RETURN_IF_ERROR(rt::FileBytes::copy_of(data, size, &file));
@@ -533,6 +586,7 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
   const Status st = load_bytes(std::move(file), options, &impl);
   if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
   impl->summary.load_phases.insert(impl->summary.load_phases.begin(), {"copy the bytes", copy_ms});
+  if (options.backend == Backend::CUDA) impl->summary.load_phases.push_back({kModulePreloadPhase, preload.finish()});
   impl->source = "model in memory";
   out->reset(new Engine(std::move(impl)));
   return Status();

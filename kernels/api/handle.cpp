@@ -12,5 +12,9 @@ Status Handle::cuda(int, cudaStream_t, Handle*) {
                      "toolkit and JET_WITH_CUDA=ON)");
 }
 
+Status load_cuda_modules(int) {
+  return make_status(StatusCode::NOT_SUPPORTED, "load_cuda_modules: this build of jet has no CUDA backend");
+}
+
 }  // namespace jet
 #endif

@@ -45,5 +45,7 @@ Status activation_forward(const Handle& h, const ActivationDesc& act, float alph
   return run<__half>(h, act, alpha, x_desc, x, beta, y_desc, y);
 }
 
+JET_CUDA_MODULE(activation)
+
 }  // namespace cuda
 }  // namespace jet

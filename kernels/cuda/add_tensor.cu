@@ -44,5 +44,7 @@ Status add_tensor(const Handle& h, float alpha, const TensorDesc& b_desc, const 
   return run<__half>(h, alpha, b_desc, b, beta, c_desc, c);
 }
 
+JET_CUDA_MODULE(add_tensor)
+
 }  // namespace cuda
 }  // namespace jet

@@ -290,5 +290,7 @@ Status conv_direct(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t
   return run_direct<__half>(h, g, e, x, w, y);
 }
 
+JET_CUDA_MODULE(conv_direct)
+
 }  // namespace cuda
 }  // namespace jet

@@ -1165,5 +1165,7 @@ Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, Con
   return Status();
 }
 
+JET_CUDA_MODULE(conv_gemm)
+
 }  // namespace cuda
 }  // namespace jet

@@ -265,5 +265,7 @@ Status conv_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, DType
   return run_winograd<__half>(h, g, e, x, w, workspace, y);
 }
 
+JET_CUDA_MODULE(conv_winograd)
+
 }  // namespace cuda
 }  // namespace jet

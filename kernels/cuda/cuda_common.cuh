@@ -31,5 +31,16 @@ int grid_for(int64_t n, int threads, int sm_count);
 // EXECUTION_FAILED naming the routine if the last launch failed, else success.
 Status launch_status(const char* routine);
 
+// Each .cu file is one CUDA module. JET_CUDA_MODULE(name), written once in a file at namespace
+// jet::cuda scope, gives its module an empty kernel and `cudaError_t load_module_<name>()`, which
+// loads the module's image now (cudaFuncGetAttributes on that kernel) instead of at the first
+// launch of one of its kernels. load_cuda_modules (handle.cu) lists the modules it loads.
+#define JET_CUDA_MODULE(name)                                  \
+  __global__ void module_anchor_##name() {}                    \
+  cudaError_t load_module_##name() {                           \
+    cudaFuncAttributes attr;                                   \
+    return cudaFuncGetAttributes(&attr, module_anchor_##name); \
+  }
+
 }  // namespace cuda
 }  // namespace jet

@@ -446,5 +446,7 @@ Status gemm_forward(const Handle& h, const GemmDesc& gemm, float alpha, const Te
                             y);
 }
 
+JET_CUDA_MODULE(gemm)
+
 }  // namespace cuda
 }  // namespace jet

@@ -4,6 +4,21 @@
 #include "../api/check.h"
 
 namespace jet {
+namespace cuda {
+// JET_CUDA_MODULE in each file (cuda_common.cuh).
+cudaError_t load_module_conv_gemm();
+cudaError_t load_module_gemm();
+cudaError_t load_module_op_tensor();
+cudaError_t load_module_reduce();
+cudaError_t load_module_transform();
+cudaError_t load_module_pool();
+cudaError_t load_module_softmax();
+cudaError_t load_module_conv_direct();
+cudaError_t load_module_conv_winograd();
+cudaError_t load_module_activation();
+cudaError_t load_module_add_tensor();
+}  // namespace cuda
+
 namespace {
 
 // A kernel that exists only so we can ask the runtime whether this binary holds code (SASS or
@@ -59,6 +74,31 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
   h.sm_count_ = sms;
   h.cc_ = major * 10 + minor;
   *out = h;
+  return Status();
+}
+
+Status load_cuda_modules(int device) {
+  // The largest inference modules first (sm_90 images: conv_gemm 8.7 MB, gemm 2.7, op_tensor 1.2,
+  // reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the small ones a network
+  // needs cost ~0.1-0.2 ms each at their first launch. The training add-on's are not loaded.
+  using Loader = cudaError_t (*)();
+  static const Loader kLoaders[] = {
+      cuda::load_module_conv_gemm, cuda::load_module_gemm,       cuda::load_module_op_tensor,
+      cuda::load_module_reduce,    cuda::load_module_transform,  cuda::load_module_pool,
+      cuda::load_module_softmax,   cuda::load_module_conv_direct, cuda::load_module_conv_winograd,
+      cuda::load_module_activation, cuda::load_module_add_tensor};
+  int previous = 0;
+  cudaError_t e = cudaGetDevice(&previous);
+  const bool switched = e == cudaSuccess && (e = cudaSetDevice(device)) == cudaSuccess;
+  for (const Loader load : kLoaders) {
+    if (e == cudaSuccess) e = load();
+  }
+  if (switched) cudaSetDevice(previous);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // this thread's error state, cleared for the caller
+    return make_status(StatusCode::EXECUTION_FAILED, "load_cuda_modules: device %d: %s", device,
+                       cudaGetErrorString(e));
+  }
   return Status();
 }
 

@@ -102,5 +102,7 @@ Status op_tensor(const Handle& h, TensorOp op, float alpha1, const TensorDesc& a
   return run<__half>(h, op, alpha1, a_desc, a, alpha2, b_desc, b, beta, c_desc, c);
 }
 
+JET_CUDA_MODULE(op_tensor)
+
 }  // namespace cuda
 }  // namespace jet

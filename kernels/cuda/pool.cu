@@ -248,5 +248,7 @@ Status pool_forward(const Handle& h, const PoolDesc& pool, float alpha, const Te
   return run<__half>(h, pool, alpha, x_desc, x, beta, y_desc, y);
 }
 
+JET_CUDA_MODULE(pool)
+
 }  // namespace cuda
 }  // namespace jet

@@ -353,5 +353,7 @@ Status reduce_forward(const Handle& h, ReduceOp op, float alpha, const TensorDes
   return reduce_strided(h, op, alpha, x_desc, x, beta, y_desc, y, "reduce_forward");
 }
 
+JET_CUDA_MODULE(reduce)
+
 }  // namespace cuda
 }  // namespace jet

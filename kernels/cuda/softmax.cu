@@ -250,5 +250,7 @@ Status softmax_forward(const Handle& h, SoftmaxAlgo algo, SoftmaxMode mode, floa
   return run_algo<__half>(h, algo, mode, alpha, x_desc, x, beta, y_desc, y);
 }
 
+JET_CUDA_MODULE(softmax)
+
 }  // namespace cuda
 }  // namespace jet

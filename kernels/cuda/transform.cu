@@ -250,5 +250,7 @@ Status transform_tensor(const Handle& h, float alpha, const TensorDesc& x_desc, 
   return run<__half, __half>(h, alpha, x_desc, x, beta, y_desc, y);
 }
 
+JET_CUDA_MODULE(transform)
+
 }  // namespace cuda
 }  // namespace jet

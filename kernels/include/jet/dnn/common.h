@@ -216,4 +216,13 @@ class Handle {
 // True when this build of jet contains the CUDA backend.
 bool built_with_cuda();
 
+// Loads the CUDA modules of the kernel families networks use most (convolution and GEMM engines,
+// element-wise, pooling, reductions, softmax, layout transforms) on `device` now. With CUDA's lazy
+// module loading (the default from CUDA 12.2) a module's whole image is loaded at the first launch
+// of one of its kernels, ~1.3 ms a MB on the H200 test machine: 11 ms for the convolution GEMM
+// engines' module, which a network's first run would otherwise wait for. A runtime can call this
+// on a second thread while it reads a model (jet::Engine::load does). Any thread, any number of
+// times. NOT_SUPPORTED without CUDA; EXECUTION_FAILED naming the CUDA error otherwise.
+Status load_cuda_modules(int device);
+
 }  // namespace jet
