@@ -1,3 +1,6 @@
+// The IR: tensors and graphs, then every op type in schema/op_list.h's order: its builder (the
+// attributes checked, the output's shape inferred) followed by its write_params (op_params.h: the
+// schema table the writer stores for it), so that one op's converter side is in one place.
 #include "ir.h"
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 
 #include "jet/dnn/conv.h"
 #include "jet/dnn/detection.h"
+#include "op_params.h"
 
 namespace jet {
 namespace ir {
@@ -66,6 +70,18 @@ template <typename ConvLikeAttrs>
 ConvDesc conv_like_desc(const ConvLikeAttrs& a, int spatial_rank) {
   return ConvDesc::make(spatial_rank, ptr_or_null(a.pad_begin), ptr_or_null(a.pad_end), ptr_or_null(a.strides),
                         ptr_or_null(a.dilations), a.groups);
+}
+
+// The schema writers' helpers: an absent vector for an empty one (the runtime's defaults), and a
+// fused or standalone activation.
+using VecI64 = flatbuffers::Offset<flatbuffers::Vector<int64_t>>;
+
+VecI64 vec_or_null(flatbuffers::FlatBufferBuilder& b, const std::vector<int64_t>& v) {
+  return v.empty() ? VecI64() : b.CreateVector(v);
+}
+
+flatbuffers::Offset<fb::Activation> write_activation(flatbuffers::FlatBufferBuilder& b, const ActivationDesc& a) {
+  return fb::CreateActivation(b, static_cast<int32_t>(a.mode), a.alpha, a.beta);
 }
 
 }  // namespace
@@ -319,6 +335,16 @@ Status Graph::conv(const std::string& name, int x, int w, int bias, int residual
   return finish(std::move(n), tx.dtype, std::move(ydims), y);
 }
 
+flatbuffers::Offset<fb::ConvParams> write_params(flatbuffers::FlatBufferBuilder& b, const ConvAttrs& a,
+                                                 const ParamsContext& c) {
+  const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
+  const VecI64 st = vec_or_null(b, a.strides), dl = vec_or_null(b, a.dilations);
+  const auto act = write_activation(b, a.act);
+  return fb::CreateConvParams(b, pb, pe, st, dl, a.groups, act, a.has_bias, a.has_residual, 1.f, 1.f, c.conv_algo,
+                              static_cast<fb::ConvPreference>(static_cast<int32_t>(c.conv_preference)),
+                              c.workspace_limit);
+}
+
 Status Graph::pool(const std::string& name, int x, const PoolAttrs& a, int* y) {
   const OpType op = OpType::POOL;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -341,6 +367,13 @@ Status Graph::pool(const std::string& name, int x, const PoolAttrs& a, int* y) {
   st = pool_output_dims(TensorDesc::packed(tx.dtype, rank, tx.dims.data()), pd, out);
   if (!st.ok()) return bad(op, name, st.message() + " (x " + dims_text(tx.dims) + ")");
   return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::vector<int64_t>(out, out + rank), y);
+}
+
+flatbuffers::Offset<fb::PoolParams> write_params(flatbuffers::FlatBufferBuilder& b, const PoolAttrs& a,
+                                                 const ParamsContext&) {
+  const VecI64 win = vec_or_null(b, a.window), pb = vec_or_null(b, a.pad_begin);
+  const VecI64 pe = vec_or_null(b, a.pad_end), st = vec_or_null(b, a.strides);
+  return fb::CreatePoolParams(b, static_cast<int32_t>(a.mode), win, pb, pe, st, a.ceil_mode, false);
 }
 
 Status Graph::max_pool(const std::string& name, int x, int64_t window, int64_t stride, int64_t pad,
@@ -375,6 +408,11 @@ Status Graph::global_pool(const std::string& name, int x, PoolMode mode, int* y)
   return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::vector<int64_t>(out, out + rank), y);
 }
 
+flatbuffers::Offset<fb::PoolParams> write_params(flatbuffers::FlatBufferBuilder& b, const GlobalPoolAttrs& a,
+                                                 const ParamsContext&) {
+  return fb::CreatePoolParams(b, static_cast<int32_t>(a.mode), 0, 0, 0, 0, false, true);
+}
+
 Status Graph::activation(const std::string& name, int x, const ActivationDesc& act, int* y) {
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
   Status st = act.validate();
@@ -389,6 +427,12 @@ Status Graph::relu(const std::string& name, int x, int* y) {
 
 Status Graph::relu6(const std::string& name, int x, int* y) {
   return activation(name, x, ActivationDesc::relu6(), y);
+}
+
+flatbuffers::Offset<fb::ActivationParams> write_params(flatbuffers::FlatBufferBuilder& b, const ActivationAttrs& a,
+                                                       const ParamsContext&) {
+  const auto act = write_activation(b, a.act);
+  return fb::CreateActivationParams(b, act);
 }
 
 Status Graph::op_tensor(const std::string& name, TensorOp top, int a, int b, int* y) {
@@ -418,6 +462,11 @@ Status Graph::op_tensor(const std::string& name, TensorOp top, int a, int b, int
 
 Status Graph::add(const std::string& name, int a, int b, int* y) {
   return op_tensor(name, TensorOp::ADD, a, b, y);
+}
+
+flatbuffers::Offset<fb::OpTensorParams> write_params(flatbuffers::FlatBufferBuilder& b, const OpTensorAttrs& a,
+                                                     const ParamsContext&) {
+  return fb::CreateOpTensorParams(b, static_cast<int32_t>(a.op));
 }
 
 Status Graph::gemm(const std::string& name, int a, int b, int bias, const GemmAttrs& attrs, int* y) {
@@ -466,6 +515,11 @@ Status Graph::gemm(const std::string& name, int a, int b, int bias, const GemmAt
   return finish(std::move(nd), ta.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::GemmParams> write_params(flatbuffers::FlatBufferBuilder& b, const GemmAttrs& a,
+                                                 const ParamsContext&) {
+  return fb::CreateGemmParams(b, a.trans_a, a.trans_b, a.has_bias, 1.f, 1.f);
+}
+
 Status Graph::softmax(const std::string& name, int x, int axis, int* y) {
   return softmax(name, x, axis, SoftmaxAlgo::ACCURATE, y);
 }
@@ -483,6 +537,11 @@ Status Graph::softmax(const std::string& name, int x, int axis, SoftmaxAlgo algo
   a.algo = algo;
   a.axis = axis;
   return finish(Node{name, OpType::SOFTMAX, {x}, {}, a}, tx.dtype, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::SoftmaxParams> write_params(flatbuffers::FlatBufferBuilder& b, const SoftmaxAttrs& a,
+                                                    const ParamsContext&) {
+  return fb::CreateSoftmaxParams(b, static_cast<int32_t>(a.algo), a.axis);
 }
 
 Status Graph::concat(const std::string& name, const std::vector<int>& xs, int axis, int* y) {
@@ -508,6 +567,11 @@ Status Graph::concat(const std::string& name, const std::vector<int>& xs, int ax
     out[axis] += tt.dims[axis];
   }
   return finish(Node{name, op, xs, {}, ConcatAttrs{axis}}, tensors[xs[0]].dtype, std::move(out), y);
+}
+
+flatbuffers::Offset<fb::ConcatParams> write_params(flatbuffers::FlatBufferBuilder& b, const ConcatAttrs& a,
+                                                   const ParamsContext&) {
+  return fb::CreateConcatParams(b, a.axis);
 }
 
 Status Graph::reshape(const std::string& name, int x, std::vector<int64_t> shape, int* y) {
@@ -550,6 +614,11 @@ Status Graph::flatten(const std::string& name, int x, int axis, int* y) {
   return reshape(name, x, {outer, inner}, y);
 }
 
+flatbuffers::Offset<fb::ReshapeParams> write_params(flatbuffers::FlatBufferBuilder& b, const ReshapeAttrs&,
+                                                    const ParamsContext&) {
+  return fb::CreateReshapeParams(b);  // the output tensor's dims are the shape
+}
+
 Status Graph::batchnorm(const std::string& name, int x, int scale, int bias, int mean, int var,
                         double epsilon, int* y) {
   const OpType op = OpType::BATCHNORM;
@@ -569,10 +638,20 @@ Status Graph::batchnorm(const std::string& name, int x, int scale, int bias, int
   return finish(Node{name, op, {x, scale, bias, mean, var}, {}, BatchNormAttrs{epsilon}}, tx.dtype, tx.dims, y);
 }
 
+flatbuffers::Offset<fb::BatchNormParams> write_params(flatbuffers::FlatBufferBuilder& b, const BatchNormAttrs& a,
+                                                      const ParamsContext&) {
+  return fb::CreateBatchNormParams(b, a.epsilon);
+}
+
 Status Graph::transform(const std::string& name, int x, DType to, int* y) {
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
   const Tensor& tx = tensors[x];
   return finish(Node{name, OpType::TRANSFORM, {x}, {}, TransformAttrs{to}}, to, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::TransformParams> write_params(flatbuffers::FlatBufferBuilder& b, const TransformAttrs&,
+                                                      const ParamsContext&) {
+  return fb::CreateTransformParams(b);  // the output tensor's dtype is `to`
 }
 
 Status Graph::slice(const std::string& name, int x, SliceAttrs a, int* y) {
@@ -608,6 +687,13 @@ Status Graph::slice(const std::string& name, int x, SliceAttrs a, int* y) {
   return finish(Node{name, op, {x}, {}, std::move(a)}, tx.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::SliceParams> write_params(flatbuffers::FlatBufferBuilder& b, const SliceAttrs& a,
+                                                  const ParamsContext&) {
+  const VecI64 starts = vec_or_null(b, a.starts), steps = vec_or_null(b, a.steps);
+  const VecI64 perm = vec_or_null(b, a.perm);
+  return fb::CreateSliceParams(b, starts, steps, perm);
+}
+
 Status Graph::pad(const std::string& name, int x, const PadAttrs& a, int* y) {
   const OpType op = OpType::PAD;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -634,6 +720,12 @@ Status Graph::pad(const std::string& name, int x, const PadAttrs& a, int* y) {
   return finish(Node{name, op, {x}, {}, a}, tx.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::PadParams> write_params(flatbuffers::FlatBufferBuilder& b, const PadAttrs& a,
+                                                const ParamsContext&) {
+  const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
+  return fb::CreatePadParams(b, static_cast<int32_t>(a.mode), pb, pe, a.value);
+}
+
 Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const std::vector<int64_t>& out_dims,
                      int* y) {
   const OpType op = OpType::RESIZE;
@@ -657,6 +749,13 @@ Status Graph::resize(const std::string& name, int x, const ResizeAttrs& a, const
     if (!(s >= 0.f) || !std::isfinite(s)) return bad(op, name, "scales must be finite and >= 0 (0: out / in)");
   }
   return finish(Node{name, op, {x}, {}, a}, tx.dtype, out_dims, y);
+}
+
+flatbuffers::Offset<fb::ResizeParams> write_params(flatbuffers::FlatBufferBuilder& b, const ResizeAttrs& a,
+                                                   const ParamsContext&) {
+  const auto scales = a.scales.empty() ? flatbuffers::Offset<flatbuffers::Vector<float>>() : b.CreateVector(a.scales);
+  return fb::CreateResizeParams(b, static_cast<int32_t>(a.mode), static_cast<int32_t>(a.coord),
+                                static_cast<int32_t>(a.nearest), scales, a.cubic_coeff_a, a.exclude_outside);
 }
 
 Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, ConvTransposeAttrs a,
@@ -707,6 +806,13 @@ Status Graph::conv_transpose(const std::string& name, int x, int w, int bias, Co
   return finish(std::move(nd), tx.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::ConvTransposeParams> write_params(flatbuffers::FlatBufferBuilder& b, const ConvTransposeAttrs& a,
+                                                          const ParamsContext&) {
+  const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
+  const VecI64 st = vec_or_null(b, a.strides), dl = vec_or_null(b, a.dilations);
+  return fb::CreateConvTransposeParams(b, pb, pe, st, dl, a.groups, a.has_bias);
+}
+
 Status Graph::instancenorm(const std::string& name, int x, int scale, int bias, double epsilon, int* y) {
   const OpType op = OpType::INSTANCENORM;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -724,6 +830,11 @@ Status Graph::instancenorm(const std::string& name, int x, int scale, int bias, 
     }
   }
   return finish(Node{name, op, {x, scale, bias}, {}, InstanceNormAttrs{epsilon}}, tx.dtype, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::InstanceNormParams> write_params(flatbuffers::FlatBufferBuilder& b, const InstanceNormAttrs& a,
+                                                         const ParamsContext&) {
+  return fb::CreateInstanceNormParams(b, a.epsilon);
 }
 
 Status Graph::layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y) {
@@ -753,6 +864,11 @@ Status Graph::layernorm(const std::string& name, int x, int scale, int bias, int
   return finish(std::move(nd), tx.dtype, tx.dims, y);
 }
 
+flatbuffers::Offset<fb::LayerNormParams> write_params(flatbuffers::FlatBufferBuilder& b, const LayerNormAttrs& a,
+                                                      const ParamsContext&) {
+  return fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias);
+}
+
 Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
   const OpType op = OpType::LRN;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -761,6 +877,11 @@ Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
   Status st = l.validate();
   if (!st.ok()) return bad(op, name, st.message());
   return finish(Node{name, op, {x}, {}, LrnAttrs{l}}, tx.dtype, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::LrnParams> write_params(flatbuffers::FlatBufferBuilder& b, const LrnAttrs& a,
+                                                const ParamsContext&) {
+  return fb::CreateLrnParams(b, a.lrn.n, a.lrn.alpha, a.lrn.beta, a.lrn.k);
 }
 
 Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::vector<int64_t>& axes, int* y) {
@@ -778,6 +899,11 @@ Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::ve
     out[a] = 1;
   }
   return finish(Node{name, op, {x}, {}, ReduceAttrs{rop}}, tx.dtype, std::move(out), y);
+}
+
+flatbuffers::Offset<fb::ReduceParams> write_params(flatbuffers::FlatBufferBuilder& b, const ReduceAttrs& a,
+                                                   const ParamsContext&) {
+  return fb::CreateReduceParams(b, static_cast<int32_t>(a.op));
 }
 
 namespace {
@@ -822,6 +948,11 @@ Status Graph::logic(const std::string& name, LogicOp lop, int a, int b, int* y) 
   return finish(Node{name, op, {a, b}, {}, LogicAttrs{lop}}, DType::BOOL, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::LogicParams> write_params(flatbuffers::FlatBufferBuilder& b, const LogicAttrs& a,
+                                                  const ParamsContext&) {
+  return fb::CreateLogicParams(b, static_cast<int32_t>(a.op));
+}
+
 Status Graph::where(const std::string& name, int cond, int a, int b, int* y) {
   const OpType op = OpType::WHERE;
   JET_RETURN_IF_ERROR(check_tensor(name, cond, "condition"));
@@ -843,6 +974,11 @@ Status Graph::where(const std::string& name, int cond, int a, int b, int* y) {
   return finish(Node{name, op, {cond, a, b}, {}, WhereAttrs{}}, ta.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::WhereParams> write_params(flatbuffers::FlatBufferBuilder& b, const WhereAttrs&,
+                                                  const ParamsContext&) {
+  return fb::CreateWhereParams(b);
+}
+
 Status Graph::arg_reduce(const std::string& name, int x, ArgReduceOp aop, int axis, bool select_last_index,
                          int* y) {
   const OpType op = OpType::ARG_REDUCE;
@@ -856,6 +992,11 @@ Status Graph::arg_reduce(const std::string& name, int x, ArgReduceOp aop, int ax
   std::vector<int64_t> out = tx.dims;
   out[axis] = 1;
   return finish(Node{name, op, {x}, {}, ArgReduceAttrs{aop, axis, select_last_index}}, DType::I64, std::move(out), y);
+}
+
+flatbuffers::Offset<fb::ArgReduceParams> write_params(flatbuffers::FlatBufferBuilder& b, const ArgReduceAttrs& a,
+                                                      const ParamsContext&) {
+  return fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index);
 }
 
 Status Graph::gather(const std::string& name, int x, int indices, int axis, int* y) {
@@ -879,6 +1020,11 @@ Status Graph::gather(const std::string& name, int x, int indices, int axis, int*
   return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
 }
 
+flatbuffers::Offset<fb::GatherParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherAttrs& a,
+                                                   const ParamsContext&) {
+  return fb::CreateGatherParams(b, a.axis);
+}
+
 Status Graph::topk(const std::string& name, int x, const TopKAttrs& a, int* y) {
   const OpType op = OpType::TOPK;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -893,6 +1039,11 @@ Status Graph::topk(const std::string& name, int x, const TopKAttrs& a, int* y) {
   std::vector<int64_t> out = tx.dims;
   out[a.axis] = a.k;
   return finish(Node{name, op, {x}, {}, a}, a.indices ? DType::I64 : tx.dtype, std::move(out), y);
+}
+
+flatbuffers::Offset<fb::TopKParams> write_params(flatbuffers::FlatBufferBuilder& b, const TopKAttrs& a,
+                                                 const ParamsContext&) {
+  return fb::CreateTopKParams(b, a.axis, a.k, a.largest, a.indices);
 }
 
 Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y) {
@@ -914,6 +1065,12 @@ Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs
   d.max_output_boxes_per_class = a.max_output_boxes_per_class;
   const int64_t rows = nms_max_rows(d, tb.dims[0], ts.dims[1], tb.dims[1]);
   return finish(Node{name, op, {boxes, scores}, {}, a}, DType::I64, {rows, 3}, y);
+}
+
+flatbuffers::Offset<fb::NmsParams> write_params(flatbuffers::FlatBufferBuilder& b, const NmsAttrs& a,
+                                                const ParamsContext&) {
+  return fb::CreateNmsParams(b, a.center_point_box, a.max_output_boxes_per_class, a.iou_threshold,
+                             a.has_score_threshold, a.score_threshold);
 }
 
 Status Graph::gather_elements(const std::string& name, int x, int indices, int axis, int* y) {
@@ -940,12 +1097,22 @@ Status Graph::gather_elements(const std::string& name, int x, int indices, int a
   return finish(Node{name, op, {x, indices}, {}, GatherElementsAttrs{axis}}, tx.dtype, ti.dims, y);
 }
 
+flatbuffers::Offset<fb::GatherElementsParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherElementsAttrs& a,
+                                                           const ParamsContext&) {
+  return fb::CreateGatherElementsParams(b, a.axis);
+}
+
 Status Graph::trilu(const std::string& name, int x, bool upper, int64_t k, int* y) {
   const OpType op = OpType::TRILU;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
   const Tensor& tx = tensors[x];
   if (tx.dims.size() < 2) return bad(op, name, "x " + dims_text(tx.dims) + " has a rank below 2");
   return finish(Node{name, op, {x}, {}, TriluAttrs{upper, k}}, tx.dtype, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::TriluParams> write_params(flatbuffers::FlatBufferBuilder& b, const TriluAttrs& a,
+                                                  const ParamsContext&) {
+  return fb::CreateTriluParams(b, a.upper, a.k);
 }
 
 Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y) {
@@ -957,6 +1124,11 @@ Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, b
     return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
   }
   return finish(Node{name, op, {x}, {}, CumSumAttrs{axis, exclusive, reverse}}, tx.dtype, tx.dims, y);
+}
+
+flatbuffers::Offset<fb::CumSumParams> write_params(flatbuffers::FlatBufferBuilder& b, const CumSumAttrs& a,
+                                                   const ParamsContext&) {
+  return fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse);
 }
 
 Status Graph::scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,
@@ -1001,6 +1173,11 @@ Status Graph::scatter(const std::string& name, int x, int indices, int updates, 
   }
   return finish(Node{name, op, {x, indices, updates}, {}, ScatterAttrs{nd, reduction, nd ? 0 : axis}}, tx.dtype, tx.dims,
                 y);
+}
+
+flatbuffers::Offset<fb::ScatterParams> write_params(flatbuffers::FlatBufferBuilder& b, const ScatterAttrs& a,
+                                                    const ParamsContext&) {
+  return fb::CreateScatterParams(b, a.nd, static_cast<int32_t>(a.reduction), a.axis);
 }
 
 Status Graph::topological_order(std::vector<int>* order) const {

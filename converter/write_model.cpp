@@ -8,6 +8,7 @@
 #include "jet/file_io.h"
 #include "jet/runtime.h"
 #include "jet/schema/model_generated.h"
+#include "op_params.h"
 
 namespace jet {
 
@@ -208,152 +209,21 @@ FileLayout layout_for(size_t flatbuffer_bytes, const std::vector<size_t>& sizes)
 
 using VecI64 = flatbuffers::Offset<flatbuffers::Vector<int64_t>>;
 
-VecI64 vec_or_null(flatbuffers::FlatBufferBuilder& b, const std::vector<int64_t>& v) {
-  return v.empty() ? VecI64() : b.CreateVector(v);
-}
-
-flatbuffers::Offset<fb::Activation> activation(flatbuffers::FlatBufferBuilder& b, const ActivationDesc& a) {
-  return fb::CreateActivation(b, static_cast<int32_t>(a.mode), a.alpha, a.beta);
-}
-
-// One op's parameter table.
+// One op's parameter table: the op's write_params (ir.cpp, next to its builder), chosen by the
+// switch schema/op_list.h generates; the union member is the one op_list.h names for the op.
 std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBufferBuilder& b,
                                                              const ir::Node& n, fb::ConvAlgo algo,
                                                              const WriteOptions& o) {
+  ir::ParamsContext c;
+  c.conv_algo = algo;
+  c.conv_preference = o.conv_preference;
+  c.workspace_limit = o.workspace_limit;
   switch (n.op) {
-    case ir::OpType::CONV: {
-      const ir::ConvAttrs& a = std::get<ir::ConvAttrs>(n.attrs);
-      const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
-      const VecI64 st = vec_or_null(b, a.strides), dl = vec_or_null(b, a.dilations);
-      const auto act = activation(b, a.act);
-      return {fb::OpParams::ConvParams,
-              fb::CreateConvParams(b, pb, pe, st, dl, a.groups, act, a.has_bias, a.has_residual, 1.f,
-                                   1.f, algo,
-                                   static_cast<fb::ConvPreference>(static_cast<int32_t>(o.conv_preference)),
-                                   o.workspace_limit)
-                  .Union()};
-    }
-    case ir::OpType::POOL: {
-      const ir::PoolAttrs& a = std::get<ir::PoolAttrs>(n.attrs);
-      const VecI64 win = vec_or_null(b, a.window), pb = vec_or_null(b, a.pad_begin);
-      const VecI64 pe = vec_or_null(b, a.pad_end), st = vec_or_null(b, a.strides);
-      return {fb::OpParams::PoolParams,
-              fb::CreatePoolParams(b, static_cast<int32_t>(a.mode), win, pb, pe, st, a.ceil_mode, false)
-                  .Union()};
-    }
-    case ir::OpType::GLOBAL_POOL: {
-      const ir::GlobalPoolAttrs& a = std::get<ir::GlobalPoolAttrs>(n.attrs);
-      return {fb::OpParams::PoolParams,
-              fb::CreatePoolParams(b, static_cast<int32_t>(a.mode), 0, 0, 0, 0, false, true).Union()};
-    }
-    case ir::OpType::ACTIVATION: {
-      const auto act = activation(b, std::get<ir::ActivationAttrs>(n.attrs).act);
-      return {fb::OpParams::ActivationParams, fb::CreateActivationParams(b, act).Union()};
-    }
-    case ir::OpType::OP_TENSOR:
-      return {fb::OpParams::OpTensorParams,
-              fb::CreateOpTensorParams(b, static_cast<int32_t>(std::get<ir::OpTensorAttrs>(n.attrs).op)).Union()};
-    case ir::OpType::GEMM: {
-      const ir::GemmAttrs& a = std::get<ir::GemmAttrs>(n.attrs);
-      return {fb::OpParams::GemmParams,
-              fb::CreateGemmParams(b, a.trans_a, a.trans_b, a.has_bias, 1.f, 1.f).Union()};
-    }
-    case ir::OpType::SOFTMAX: {
-      const ir::SoftmaxAttrs& a = std::get<ir::SoftmaxAttrs>(n.attrs);
-      return {fb::OpParams::SoftmaxParams,
-              fb::CreateSoftmaxParams(b, static_cast<int32_t>(a.algo), a.axis).Union()};
-    }
-    case ir::OpType::CONCAT:
-      return {fb::OpParams::ConcatParams,
-              fb::CreateConcatParams(b, std::get<ir::ConcatAttrs>(n.attrs).axis).Union()};
-    case ir::OpType::RESHAPE:
-      return {fb::OpParams::ReshapeParams, fb::CreateReshapeParams(b).Union()};
-    case ir::OpType::BATCHNORM:
-      return {fb::OpParams::BatchNormParams,
-              fb::CreateBatchNormParams(b, std::get<ir::BatchNormAttrs>(n.attrs).epsilon).Union()};
-    case ir::OpType::TRANSFORM:
-      return {fb::OpParams::TransformParams, fb::CreateTransformParams(b).Union()};
-    case ir::OpType::SLICE: {
-      const ir::SliceAttrs& a = std::get<ir::SliceAttrs>(n.attrs);
-      const VecI64 starts = vec_or_null(b, a.starts), steps = vec_or_null(b, a.steps);
-      const VecI64 perm = vec_or_null(b, a.perm);
-      return {fb::OpParams::SliceParams, fb::CreateSliceParams(b, starts, steps, perm).Union()};
-    }
-    case ir::OpType::PAD: {
-      const ir::PadAttrs& a = std::get<ir::PadAttrs>(n.attrs);
-      const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
-      return {fb::OpParams::PadParams,
-              fb::CreatePadParams(b, static_cast<int32_t>(a.mode), pb, pe, a.value).Union()};
-    }
-    case ir::OpType::RESIZE: {
-      const ir::ResizeAttrs& a = std::get<ir::ResizeAttrs>(n.attrs);
-      const auto scales = a.scales.empty() ? flatbuffers::Offset<flatbuffers::Vector<float>>() : b.CreateVector(a.scales);
-      return {fb::OpParams::ResizeParams,
-              fb::CreateResizeParams(b, static_cast<int32_t>(a.mode), static_cast<int32_t>(a.coord),
-                                     static_cast<int32_t>(a.nearest), scales, a.cubic_coeff_a, a.exclude_outside)
-                  .Union()};
-    }
-    case ir::OpType::CONV_TRANSPOSE: {
-      const ir::ConvTransposeAttrs& a = std::get<ir::ConvTransposeAttrs>(n.attrs);
-      const VecI64 pb = vec_or_null(b, a.pad_begin), pe = vec_or_null(b, a.pad_end);
-      const VecI64 st = vec_or_null(b, a.strides), dl = vec_or_null(b, a.dilations);
-      return {fb::OpParams::ConvTransposeParams,
-              fb::CreateConvTransposeParams(b, pb, pe, st, dl, a.groups, a.has_bias).Union()};
-    }
-    case ir::OpType::INSTANCENORM:
-      return {fb::OpParams::InstanceNormParams,
-              fb::CreateInstanceNormParams(b, std::get<ir::InstanceNormAttrs>(n.attrs).epsilon).Union()};
-    case ir::OpType::LRN: {
-      const LrnDesc& l = std::get<ir::LrnAttrs>(n.attrs).lrn;
-      return {fb::OpParams::LrnParams, fb::CreateLrnParams(b, l.n, l.alpha, l.beta, l.k).Union()};
-    }
-    case ir::OpType::REDUCE:
-      return {fb::OpParams::ReduceParams,
-              fb::CreateReduceParams(b, static_cast<int32_t>(std::get<ir::ReduceAttrs>(n.attrs).op)).Union()};
-    case ir::OpType::LAYERNORM: {
-      const ir::LayerNormAttrs& a = std::get<ir::LayerNormAttrs>(n.attrs);
-      return {fb::OpParams::LayerNormParams,
-              fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias).Union()};
-    }
-    case ir::OpType::LOGIC:
-      return {fb::OpParams::LogicParams,
-              fb::CreateLogicParams(b, static_cast<int32_t>(std::get<ir::LogicAttrs>(n.attrs).op)).Union()};
-    case ir::OpType::WHERE:
-      return {fb::OpParams::WhereParams, fb::CreateWhereParams(b).Union()};
-    case ir::OpType::ARG_REDUCE: {
-      const ir::ArgReduceAttrs& a = std::get<ir::ArgReduceAttrs>(n.attrs);
-      return {fb::OpParams::ArgReduceParams,
-              fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index).Union()};
-    }
-    case ir::OpType::GATHER:
-      return {fb::OpParams::GatherParams, fb::CreateGatherParams(b, std::get<ir::GatherAttrs>(n.attrs).axis).Union()};
-    case ir::OpType::TOPK: {
-      const ir::TopKAttrs& a = std::get<ir::TopKAttrs>(n.attrs);
-      return {fb::OpParams::TopKParams, fb::CreateTopKParams(b, a.axis, a.k, a.largest, a.indices).Union()};
-    }
-    case ir::OpType::NMS: {
-      const ir::NmsAttrs& a = std::get<ir::NmsAttrs>(n.attrs);
-      return {fb::OpParams::NmsParams,
-              fb::CreateNmsParams(b, a.center_point_box, a.max_output_boxes_per_class, a.iou_threshold,
-                                  a.has_score_threshold, a.score_threshold)
-                  .Union()};
-    }
-    case ir::OpType::GATHER_ELEMENTS:
-      return {fb::OpParams::GatherElementsParams,
-              fb::CreateGatherElementsParams(b, std::get<ir::GatherElementsAttrs>(n.attrs).axis).Union()};
-    case ir::OpType::TRILU: {
-      const ir::TriluAttrs& a = std::get<ir::TriluAttrs>(n.attrs);
-      return {fb::OpParams::TriluParams, fb::CreateTriluParams(b, a.upper, a.k).Union()};
-    }
-    case ir::OpType::CUMSUM: {
-      const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
-      return {fb::OpParams::CumSumParams, fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse).Union()};
-    }
-    case ir::OpType::SCATTER: {
-      const ir::ScatterAttrs& a = std::get<ir::ScatterAttrs>(n.attrs);
-      return {fb::OpParams::ScatterParams,
-              fb::CreateScatterParams(b, a.nd, static_cast<int32_t>(a.reduction), a.axis).Union()};
-    }
+#define JET_WRITE_OP_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
+  case ir::OpType::ENUM:                                                                  \
+    return {fb::OpParams::Params, ir::write_params(b, std::get<ir::Attrs>(n.attrs), c).Union()};
+    JET_OPS(JET_WRITE_OP_PARAMS)
+#undef JET_WRITE_OP_PARAMS
     case ir::OpType::COUNT:
       break;
   }

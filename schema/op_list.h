@@ -1,8 +1,10 @@
 // Every op type, declared once. The converter's IR (ir::OpType, ir::NodeAttrs, op_type_name,
-// op_allows_in_place) and the runtime's op table (runtime/ops.cpp, indexed by the schema's
-// OpParams union) are generated from this list, and static_asserts tie it to the schema: a union
-// member without a line here, a line naming no union member, an IR attribute struct, a runtime
-// prepare_<fn> / execute_<fn> that does not exist are compile errors. docs/design.md "Adding an op"
+// op_allows_in_place), the writer's parameter tables (one ir::write_params per Attrs returning
+// its Params table, converter/op_params.h) and the runtime's op table (runtime/ops.cpp, indexed by
+// the schema's OpParams union) are generated from this list, and static_asserts tie it to the
+// schema: a union member without a line here, a line naming no union member, an IR attribute
+// struct, a runtime prepare_<fn> / execute_<fn> that does not exist are compile errors (a missing
+// write_params, a link error). docs/design.md "Adding an op"
 // lists what else a new op needs; tests/runtime/test_op_tables.cpp checks the rest at test time.
 //
 // JET_OPS(X) calls X(ENUM, fn, Attrs, Params, "Name", in_place, layout, f32_params) once per IR

@@ -9,14 +9,18 @@
 # in comments (after //, or on # / * lines) is listed apart as "comment only" and not counted: a new op does not have to
 # edit it (the review of 2026-11-25 counted the same way: 25 files for LRN, 11 for MISH). The
 # training add-on's files (backward kernels, kernels/training, tests/training) are listed as a tier
-# of their own and not counted: an inference op does not need a backward.
+# of their own and not counted: an inference op does not need a backward. In docs, the lines of a
+# generated block (from a "<!-- ... generated ..." line to its "<!-- end of" line, which
+# JET_UPDATE_DOCS=1 ctest -R op_tables rewrites) are not edits either: a file named only there is
+# listed as "generated only". docs/design.md is left out with bench/results/: its "Adding an op"
+# checklist names the ops it was measured on, and a new op does not edit it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 1 ] || { echo "usage: scripts/op-footprint.sh PATTERN" >&2; exit 2; }
 pat=$1
 total=0 sites=0
 declare -A tier_files
-comment_only=()
+comment_only=() generated_only=()
 while IFS= read -r f; do
   lines=$(git grep -i -h -E -e "$pat" -- "$f" || true)
   n=$(printf '%s\n' "$lines" | grep -c . || true)
@@ -24,7 +28,13 @@ while IFS= read -r f; do
   code=$(printf '%s\n' "$lines" | { grep -v -E '^\s*(#|\*|/\*)' || true; } | sed 's|//.*||' |
          { grep -i -c -E -e "$pat" || true; })
   case "$f" in
-    *.md) code=$n ;;  # docs: every mention is content
+    *.md)  # docs: every mention is content, except in a generated block
+      code=$(awk -v pat="$pat" '
+        /^<!-- end of/ { gen = 0; next }
+        /^<!-- .*generated/ { gen = 1; next }
+        !gen && tolower($0) ~ tolower(pat) { n++ }
+        END { print n + 0 }' "$f")
+      if [ "$code" -eq 0 ]; then generated_only+=("$f"); continue; fi ;;
   esac
   if [ "$code" -eq 0 ]; then comment_only+=("$f"); continue; fi
   case "$f" in
@@ -40,7 +50,7 @@ while IFS= read -r f; do
   tier_files[$t]+="    $f ($code)"$'\n'
   [ "$t" = training ] && continue  # the backward kernels of the training add-on: optional
   total=$((total + 1)); sites=$((sites + code))
-done < <(git grep -i -l -E -e "$pat" -- . ':!bench/results')
+done < <(git grep -i -l -E -e "$pat" -- . ':!bench/results' ':!docs/design.md')
 for t in kernels schema converter runtime tests docs other training; do
   [ -n "${tier_files[$t]:-}" ] || continue
   c=$(printf '%s' "${tier_files[$t]}" | grep -c .)
@@ -48,5 +58,6 @@ for t in kernels schema converter runtime tests docs other training; do
   printf '%s' "${tier_files[$t]}"
 done
 [ ${#comment_only[@]} -eq 0 ] || echo "  comment only (not counted): ${comment_only[*]}"
+[ ${#generated_only[@]} -eq 0 ] || echo "  generated only (not counted): ${generated_only[*]}"
 k=$(printf '%s' "${tier_files[kernels]:-}" | grep -c . || true)
 echo "op-footprint '$pat': $total files ($k in the kernel tier, $((total - k)) outside it), $sites lines"

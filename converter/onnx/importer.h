@@ -231,103 +231,16 @@ const OpEntry* find_op(const std::string& op_type);
 // True for the op types whose importers take computed integer and bool tensors (op_table.cpp).
 bool op_takes_integer_tensors(const std::string& op_type);
 
-// Op functions (one per ONNX op, or per family sharing one mapping).
-// ops_shape.cpp
-Status import_constant(Importer& im);
-Status import_identity(Importer& im);
-Status import_dropout(Importer& im);
-Status import_shape(Importer& im);
-Status import_size(Importer& im);
-Status import_gather(Importer& im);
-Status import_unsqueeze(Importer& im);
-Status import_squeeze(Importer& im);
-Status import_slice(Importer& im);
-Status import_reshape(Importer& im);
-Status import_flatten(Importer& im);
-Status import_constant_of_shape(Importer& im);
-Status import_range(Importer& im);
-Status import_transpose(Importer& im);
-Status import_expand(Importer& im);
-Status import_where(Importer& im);
-Status import_not(Importer& im);
-Status import_equal(Importer& im);
-Status import_less(Importer& im);
-Status import_greater(Importer& im);
-Status import_reduce_prod(Importer& im);
-Status import_less_or_equal(Importer& im);
-Status import_greater_or_equal(Importer& im);
-Status import_and(Importer& im);
-Status import_or(Importer& im);
-Status import_xor(Importer& im);
-Status import_arg_max(Importer& im);
-Status import_arg_min(Importer& im);
-// ops_index.cpp: GatherElements, Trilu, CumSum, Scatter*, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike
-Status import_gather_elements(Importer& im);
-Status import_trilu(Importer& im);
-Status import_cumsum(Importer& im);
-Status import_scatter_elements(Importer& im);  // also Scatter (opset 9-10)
-Status import_scatter_nd(Importer& im);
-Status import_tile(Importer& im);
-Status import_depth_to_space(Importer& im);
-Status import_space_to_depth(Importer& im);
-Status import_one_hot(Importer& im);
-Status import_eye_like(Importer& im);
-Status import_split(Importer& im);
-// ops_nn.cpp
-Status import_conv(Importer& im);
-Status import_max_pool(Importer& im);
-Status import_average_pool(Importer& im);
-Status import_global_average_pool(Importer& im);
-Status import_global_max_pool(Importer& im);
-// An activation without attributes (Relu, Exp, Sqrt, ...): one op table line each,
-// {"Exp", 1, import_activation<ActivationMode::EXP>}. Constant inputs are folded.
+// The op functions, Status import_<op>(Importer& im), one per ONNX op or per family sharing one
+// mapping, live in ops_*.cpp; op_table.cpp's list declares them (nothing else calls them).
+// An activation without attributes (Relu, Exp, Sqrt, ...) needs no function of its own: one op
+// table line, ACT("Exp", 1, EXP, false), imports it through import_activation<ActivationMode::EXP>.
+// Constant inputs are folded.
 Status import_activation_mode(Importer& im, ActivationMode mode);
 template <ActivationMode M>
 Status import_activation(Importer& im) {
   return import_activation_mode(im, M);
 }
-Status import_gelu(Importer& im);
-Status import_leaky_relu(Importer& im);
-Status import_elu(Importer& im);
-Status import_selu(Importer& im);
-Status import_hard_sigmoid(Importer& im);
-Status import_clip(Importer& im);
-Status import_prelu(Importer& im);
-Status import_add(Importer& im);
-Status import_sub(Importer& im);
-Status import_mul(Importer& im);
-Status import_div(Importer& im);
-Status import_max(Importer& im);
-Status import_min(Importer& im);
-Status import_sum(Importer& im);
-Status import_pow(Importer& im);
-Status import_mod(Importer& im);
-Status import_topk(Importer& im);
-Status import_nms(Importer& im);
-Status import_gemm(Importer& im);
-Status import_matmul(Importer& im);
-Status import_softmax(Importer& im);
-Status import_log_softmax(Importer& im);
-Status import_batch_norm(Importer& im);
-Status import_concat(Importer& im);
-Status import_cast(Importer& im);
-Status import_reduce_mean(Importer& im);
-Status import_reduce_max(Importer& im);
-Status import_reduce_min(Importer& im);
-Status import_reduce_sum(Importer& im);
-Status import_reduce_l1(Importer& im);
-Status import_reduce_l2(Importer& im);
-Status import_reduce_sum_square(Importer& im);
-Status import_reduce_log_sum(Importer& im);
-Status import_reduce_log_sum_exp(Importer& im);
-Status import_pad(Importer& im);
-Status import_conv_transpose(Importer& im);
-Status import_instance_norm(Importer& im);
-Status import_lrn(Importer& im);
-Status import_layer_norm(Importer& im);
-Status import_group_norm(Importer& im);
-Status import_resize(Importer& im);
-Status import_upsample(Importer& im);
 
 }  // namespace onnx_import
 }  // namespace jet

@@ -2,15 +2,18 @@
 // converter, loaded and run by the runtime on the CPU and compared with the tests' reference
 // executor (tests/common/ir_reference.h), on random inputs and weights. The written op carries the
 // schema member schema/op_list.h names, the runtime's row for it agrees with the IR on in-place,
-// and docs/ops.md's generated table lists every op type as op_list.h does. The tables themselves
+// and docs/ops.md's generated table lists every op type as op_list.h does; docs/format.md's
+// parameter tables are generated from schema/model.fbs (each table's comment and fields), so the
+// schema file is the one place an op's stored parameters are described. The tables themselves
 // are tied to op_list.h by static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what
 // a compiler cannot: that each op really runs end to end, and the docs.
 //
-// JET_UPDATE_DOCS=1 rewrites docs/ops.md's generated table instead of checking it.
+// JET_UPDATE_DOCS=1 rewrites the docs' generated blocks instead of checking them.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -203,6 +206,120 @@ const char* const kBegin = "<!-- op types: generated from schema/op_list.h by te
                            "(JET_UPDATE_DOCS=1 rewrites it) -->\n";
 const char* const kEnd = "<!-- end of op types -->\n";
 
+// The text of a file of the source tree (JET_TEST_DATA_DIR is tests/data).
+std::string read_source(const std::string& relative) {
+  const std::string path = std::string(JET_TEST_DATA_DIR) + "/../../" + relative;
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// Checks the generated block of a doc (between `begin` and `end`) against `want`, or rewrites it
+// with JET_UPDATE_DOCS=1.
+void check_generated_block(const std::string& relative, const std::string& begin, const std::string& end,
+                           const std::string& want) {
+  const std::string path = std::string(JET_TEST_DATA_DIR) + "/../../" + relative;
+  std::string doc = read_source(relative);
+  const size_t b = doc.find(begin);
+  const size_t e = doc.find(end);
+  REQUIRE_MESSAGE((b != std::string::npos && e != std::string::npos && e > b),
+                  path << " has no generated block (" << begin << "... " << end << ")");
+  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
+  const char* update = std::getenv("JET_UPDATE_DOCS");
+  if (update && std::string(update) == "1" && have != want) {
+    doc.replace(b + begin.size(), have.size(), want);
+    std::ofstream(path) << doc;
+    MESSAGE("rewrote the generated block of " << path);
+    return;
+  }
+  INFO(relative << "'s generated block is stale; JET_UPDATE_DOCS=1 ctest -R op_tables rewrites it");
+  CHECK(have == want);
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
+}
+
+// "1.6" from "// ---- Added in schema 1.6 (...) ----" (after trimming), "" for any other line.
+std::string added_in(const std::string& line) {
+  const std::string tag = "// ---- Added in schema ";
+  if (line.compare(0, tag.size(), tag) != 0) return "";
+  const std::string rest = line.substr(tag.size());
+  return rest.substr(0, rest.find_first_of(" ("));
+}
+
+// docs/format.md's parameter tables, as schema/model.fbs declares them: one row per member of
+// union OpParams, in the union's order, with the schema version that added it (the top-level
+// "Added in schema 1.N" section it sits in; none: 1.0), its fields (those added later marked with
+// their version, end-of-line comments in parentheses) and the comment above the table.
+std::string params_table(const std::string& fbs) {
+  struct Table {
+    std::string since, fields, comment;
+  };
+  std::map<std::string, Table> tables;
+  std::vector<std::string> members;
+  std::istringstream in(fbs);
+  std::string line, since = "1.0", comment;
+  bool in_union = false;
+  while (std::getline(in, line)) {
+    const std::string t = trimmed(line);
+    if (in_union) {
+      if (t == "}") in_union = false;
+      else if (!t.empty()) members.push_back(t.substr(0, t.find(',')));
+      continue;
+    }
+    if (!added_in(line).empty()) {  // a top-level section (an indented one belongs to a table)
+      since = added_in(line);
+      comment.clear();
+    } else if (line.compare(0, 2, "//") == 0) {
+      comment += (comment.empty() ? "" : " ") + trimmed(line.substr(2));
+    } else if (line.compare(0, 6, "table ") == 0) {
+      Table tb{since, "", comment};
+      const std::string name = trimmed(line.substr(6, line.find('{') - 6));
+      // The fields: on this line for `table X { a: int; }`, else up to the closing brace.
+      std::vector<std::string> body;
+      const size_t open = line.find('{'), close = line.find('}');
+      if (close != std::string::npos) {
+        body.push_back(line.substr(open + 1, close - open - 1));
+      } else {
+        while (std::getline(in, line) && trimmed(line) != "}") body.push_back(line);
+      }
+      std::string field_since;
+      for (const std::string& raw : body) {
+        const std::string f = trimmed(raw);
+        if (!added_in(f).empty()) field_since = added_in(f);
+        if (f.empty() || f.compare(0, 2, "//") == 0) continue;
+        const size_t note = f.find("//");
+        std::string text = trimmed(f.substr(0, f.find(';')));
+        if (!field_since.empty()) text += " (" + field_since + ")";
+        if (note != std::string::npos) text += " (" + trimmed(f.substr(note + 2)) + ")";
+        tb.fields += (tb.fields.empty() ? "" : ", ") + text;
+      }
+      tables[name] = tb;
+      comment.clear();
+    } else if (line.compare(0, 15, "union OpParams ") == 0) {
+      in_union = true;
+    } else {
+      comment.clear();
+    }
+  }
+  std::ostringstream s;
+  s << "| table (since) | inputs and meaning | fields |\n";
+  s << "| --- | --- | --- |\n";
+  for (const std::string& m : members) {
+    INFO("union member " << m);
+    REQUIRE(tables.count(m) == 1);
+    const Table& tb = tables[m];
+    s << "| " << m << (tb.since == "1.0" ? "" : " (" + tb.since + ")") << " | " << tb.comment << " | "
+      << (tb.fields.empty() ? "(none)" : tb.fields) << " |\n";
+  }
+  return s.str();
+}
+
 }  // namespace
 
 TEST_CASE("op tables: every IR op type has its name, its schema member and the runtime's row") {
@@ -242,25 +359,12 @@ TEST_CASE("op tables: every op type written, loaded and run against the referenc
 }
 
 TEST_CASE("op tables: docs/ops.md lists every op type (its generated table)") {
-  const std::string path = std::string(JET_TEST_DATA_DIR) + "/../../docs/ops.md";
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string doc = buf.str();
-  const size_t b = doc.find(kBegin);
-  const size_t e = doc.find(kEnd);
-  REQUIRE_MESSAGE((b != std::string::npos && e != std::string::npos && e > b),
-                  path << " has no generated op-types block (" << kBegin << "... " << kEnd << ")");
-  const std::string want = op_types_table();
-  const std::string have = doc.substr(b + std::string(kBegin).size(), e - b - std::string(kBegin).size());
-  const char* update = std::getenv("JET_UPDATE_DOCS");
-  if (update && std::string(update) == "1" && have != want) {
-    doc.replace(b + std::string(kBegin).size(), have.size(), want);
-    std::ofstream(path) << doc;
-    MESSAGE("rewrote the op-types table of " << path);
-    return;
-  }
-  INFO("docs/ops.md's op-types table is stale; JET_UPDATE_DOCS=1 ctest -R op_tables rewrites it");
-  CHECK(have == want);
+  check_generated_block("docs/ops.md", kBegin, kEnd, op_types_table());
+}
+
+TEST_CASE("op tables: docs/format.md's parameter tables are schema/model.fbs's") {
+  check_generated_block("docs/format.md",
+                        "<!-- parameter tables: generated from schema/model.fbs by tests/runtime/test_op_tables.cpp "
+                        "(JET_UPDATE_DOCS=1 rewrites it) -->\n",
+                        "<!-- end of parameter tables -->\n", params_table(read_source("schema/model.fbs")));
 }
