@@ -25,14 +25,19 @@ Status algo_applies(const ConvGeom& g, ConvAlgo algo) {
 }
 
 // The algorithm's workspace for this problem and tactic; NOT_SUPPORTED when the tactic does not
-// apply (DIRECT and WINOGRAD have none).
+// apply (DIRECT has none; WINOGRAD's choose its GEMM's tile).
 Status workspace_of(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo, size_t* bytes) {
   *bytes = 0;
   switch (algo) {
     case ConvAlgo::IMPLICIT_GEMM: return implicit_gemm_workspace(h, g, t, bytes);
     case ConvAlgo::IMPLICIT_PRECOMP_GEMM: return implicit_precomp_gemm_workspace(h, g, t, bytes);
     case ConvAlgo::GEMM: return gemm_workspace(h, g, t, bytes);
-    case ConvAlgo::WINOGRAD: *bytes = winograd_workspace(g, t); break;
+    case ConvAlgo::WINOGRAD:
+      *bytes = winograd_workspace(g, t);
+      if (g.tactic > winograd_tactic_count())
+        return make_status(StatusCode::NOT_SUPPORTED, "winograd has tactics 1..%d (tactic %d requested)",
+                           winograd_tactic_count(), g.tactic);
+      return Status();
     default: break;
   }
   if (g.tactic != 0)
@@ -108,6 +113,7 @@ Status conv_forward_tactic_count(const Handle& h, const TensorDesc& x_desc,
   if (algo == ConvAlgo::IMPLICIT_GEMM || algo == ConvAlgo::IMPLICIT_PRECOMP_GEMM ||
       algo == ConvAlgo::GEMM)
     return gemm_family_tactic_count(h, g, x_desc.dtype(), algo, count);
+  if (algo == ConvAlgo::WINOGRAD) *count = winograd_tactic_count();
   return Status();
 }
 

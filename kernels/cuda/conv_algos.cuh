@@ -45,7 +45,9 @@ Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, Con
                                 int* count);
 
 // WINOGRAD (conv_winograd.cu): F(2x2, 3x3) for 2D 3x3 filters with stride 1 and dilation 1.
+// Tactics 1 and 2 choose the transformed GEMM's tile (64 x 64, 128 x 128).
 bool winograd_applies(const ConvGeom& g);
+int winograd_tactic_count();
 size_t winograd_workspace(const ConvGeom& g, DType t);
 Status conv_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                      const void* w, void* workspace, void* y);

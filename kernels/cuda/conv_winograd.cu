@@ -11,6 +11,7 @@
 // and accumulate in f32. Channel indices are global (c = group * cg + cc, k = group * kg + kk),
 // so a group's slice of U, V and M is a contiguous block and the GEMM needs no gather.
 #include "conv_algos.cuh"
+#include "gemm_core.cuh"
 
 namespace jet {
 namespace cuda {
@@ -175,6 +176,95 @@ winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__
   }
 }
 
+// The same GEMM on 128 x 128 block tiles with 8-deep steps: 256 threads with an 8 x 8 register
+// tile each (the f32 engine's fma_step_8x8, gemm_core.cuh), whose shared-memory reads are float4s
+// (4 per 64 FMAs, against 8 scalar reads per 16 in winograd_gemm). The next step's tiles
+// are loaded into registers during this step's FMAs and stored to the other half of a double
+// buffer: one barrier a step. For the batch-32 layers, whose GEMMs are large: ResNet-50's f32
+// 3x3 layers at N=32 spent most of their time in winograd_gemm.
+constexpr int kBigTm = 128, kBigTn = 128, kBigTk = 8;
+constexpr int kBigPad = 4;  // row padding (fma_step_8x8's layout): transposed stores in distinct banks
+
+__global__ void __launch_bounds__(256, 2)
+winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restrict__ v,
+                  float* __restrict__ m) {
+  __shared__ __align__(16) float as[2][kBigTk][kBigTm + kBigPad];  // A, transposed: [kk][row]
+  __shared__ __align__(16) float bs[2][kBigTk][kBigTn + kBigPad];  // B: [kk][col]
+  const int tid = threadIdx.x;
+  const int tx = tid % 16, ty = tid / 16;
+  // Loads, 4 elements a thread per step. A (U's rows are depth-contiguous): row tid / 2, depths
+  // (tid % 2) * 4 + 0..3. B with contiguous columns: depth tid / 32, columns (tid % 32) * 4 + 0..3;
+  // with contiguous depth (channels-last V): column tid / 2, depths (tid % 2) * 4 + 0..3.
+  const bool b_cols_contiguous = q.v_col == 1;
+  const int a_row = tid / 2, a_d = (tid % 2) * 4;
+  const int b_d = b_cols_contiguous ? tid / 32 : (tid % 2) * 4;
+  const int b_col = b_cols_contiguous ? (tid % 32) * 4 : tid / 2;
+  const int64_t row_step = static_cast<int64_t>(gridDim.y) * kBigTm;
+  const int64_t col_step = static_cast<int64_t>(gridDim.x) * kBigTn;
+  for (int64_t b = blockIdx.z; b < q.batches; b += gridDim.z)
+  for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * kBigTm; row0 < q.kg; row0 += row_step)
+  for (int64_t col0 = static_cast<int64_t>(blockIdx.x) * kBigTn; col0 < q.p; col0 += col_step) {
+    const int64_t xi = b / q.groups, grp = b % q.groups;
+    const float* a = u + xi * q.u_xi + grp * q.u_grp;
+    const float* bm = v + xi * q.v_xi + grp * q.v_grp;
+    float* c = m + xi * q.m_xi + grp * q.m_grp;
+    // Per tile: each thread's first element of A and B and how much of its 4 is in range; per
+    // step only the depth is checked.
+    const bool a_ok = row0 + a_row < q.kg;
+    const float* pa = a + (a_ok ? row0 + a_row : 0) * q.cg + a_d;
+    const int64_t b_col_left = q.p - (col0 + b_col);  // columns from this thread's first on
+    const bool b_ok = b_col_left > 0;
+    const int b_cols = b_cols_contiguous ? static_cast<int>(b_col_left < 4 ? (b_ok ? b_col_left : 0) : 4)
+                                         : (b_ok ? 1 : 0);
+    const float* pb = bm + (b_ok ? col0 + b_col : 0) * q.v_col + b_d * q.v_d;
+    float next_a[4], next_b[4];
+    auto load = [&](int64_t d0) {
+      const int64_t a_left = q.cg - d0 - a_d;  // depths from this thread's first on
+      for (int i = 0; i < 4; ++i) next_a[i] = a_ok && i < a_left ? pa[d0 + i] : 0.f;
+      const int64_t b_left = q.cg - d0 - b_d;
+      for (int i = 0; i < 4; ++i) {
+        if (b_cols_contiguous) {
+          next_b[i] = b_left > 0 && i < b_cols ? pb[d0 * q.v_d + i] : 0.f;
+        } else {
+          next_b[i] = b_cols > 0 && i < b_left ? pb[d0 + i] : 0.f;
+        }
+      }
+    };
+    auto store = [&](int buf) {
+      for (int i = 0; i < 4; ++i) {
+        as[buf][a_d + i][a_row] = next_a[i];
+        if (b_cols_contiguous) {
+          bs[buf][b_d][b_col + i] = next_b[i];
+        } else {
+          bs[buf][b_d + i][b_col] = next_b[i];
+        }
+      }
+    };
+    float acc[8][8] = {};
+    load(0);
+    store(0);
+    __syncthreads();
+    int buf = 0;
+    for (int64_t d0 = 0; d0 < q.cg; d0 += kBigTk) {
+      const bool more = d0 + kBigTk < q.cg;
+      if (more) load(d0 + kBigTk);
+      gemm::fma_step_8x8<kBigTm, kBigTn, kBigTk>(as[buf], bs[buf], ty, tx, acc);
+      // The other buffer was last read before the previous step's barrier.
+      if (more) store(buf ^ 1);
+      __syncthreads();
+      buf ^= 1;
+    }
+    for (int i = 0; i < 8; ++i) {
+      const int64_t gr = row0 + (i < 4 ? 0 : 64) + ty * 4 + i % 4;
+      if (gr >= q.kg) continue;
+      for (int j = 0; j < 8; ++j) {
+        const int64_t gc = col0 + (j < 4 ? 0 : 64) + tx * 4 + j % 4;
+        if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
+      }
+    }
+  }
+}
+
 // y tile = A^T M A with A^T = [1 1 1 0; 0 1 -1 -1], written through conv_store (clipped at the
 // output's edge). One thread per (k, tile), in M's layout order.
 template <class T>
@@ -208,6 +298,15 @@ __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float*
   }
 }
 
+// The GEMM's tile: tactic 1 the 64 x 64 kernel, 2 the 128 x 128 one; tactic 0 takes the larger
+// where its blocks still give every SM one (ResNet-50 f32 at N=1 does not: 16-64 blocks).
+bool winograd_big_gemm(const Handle& h, const ConvGeom& g) {
+  if (g.tactic != 0) return g.tactic == 2;
+  const WinoSizes s = wino_sizes(g);
+  const int64_t blocks = (s.p + kBigTn - 1) / kBigTn * ((g.kg + kBigTm - 1) / kBigTm) * 16 * g.groups;
+  return blocks >= h.sm_count();
+}
+
 template <class T>
 Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* x,
                     const void* w, void* workspace, void* y) {
@@ -237,11 +336,17 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   q.m_grp = s.m_pk ? g.kg : g.kg * s.p;
   q.m_row = s.m_pk ? 1 : s.p;
   q.m_col = s.m_pk ? g.k : 1;
-  const int64_t gx = (s.p + kTn - 1) / kTn, gy = (g.kg + kTm - 1) / kTm;
+  const bool big = winograd_big_gemm(h, g);
+  const int tm = big ? kBigTm : kTm, tn = big ? kBigTn : kTn;
+  const int64_t gx = (s.p + tn - 1) / tn, gy = (g.kg + tm - 1) / tm;
   const dim3 grid(static_cast<unsigned>(gx < 65535 * 64 ? gx : 65535 * 64),
                   static_cast<unsigned>(gy < 65535 ? gy : 65535),
                   static_cast<unsigned>(q.batches < 65535 ? q.batches : 65535));
-  winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
+  if (big) {
+    winograd_gemm_big<<<grid, 256, 0, st>>>(q, u, v, m);
+  } else {
+    winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
+  }
   winograd_output<T><<<grid_for(g.k * s.p, threads, h.sm_count()), threads, 0, st>>>(
       g, e, s, m, static_cast<T*>(y));
   return launch_status("conv_forward (winograd)");
@@ -253,6 +358,8 @@ bool winograd_applies(const ConvGeom& g) {
   return g.spatial_rank == 2 && g.win[1] == 3 && g.win[2] == 3 && g.stride[1] == 1 &&
          g.stride[2] == 1 && g.dil[1] == 1 && g.dil[2] == 1;
 }
+
+int winograd_tactic_count() { return 2; }
 
 size_t winograd_workspace(const ConvGeom& g, DType) {
   const WinoSizes s = wino_sizes(g);

@@ -172,6 +172,28 @@ struct F32Operand {
   }
 };
 
+// One BK-deep step of the f32 engine's 8 x 8 register tile: thread (tm, tn) multiplies rows
+// tm*4 + {0..3} and BM/2 + tm*4 + {0..3} of As (transposed: [depth][row]) by the same columns of
+// Bs ([depth][column]). The two halves keep the float4 shared reads conflict-free; rows are
+// padded by 4 floats (16-byte aligned). Shared by gemm_f32_kernel and WINOGRAD's GEMM.
+template <int BM, int BN, int BK>
+__device__ __forceinline__ void fma_step_8x8(const float (*As)[BM + 4], const float (*Bs)[BN + 4], int tm,
+                                             int tn, float (&acc)[8][8]) {
+#pragma unroll
+  for (int k = 0; k < BK; ++k) {
+    const float4 a0 = *reinterpret_cast<const float4*>(&As[k][tm * 4]);
+    const float4 a1 = *reinterpret_cast<const float4*>(&As[k][BM / 2 + tm * 4]);
+    const float4 b0 = *reinterpret_cast<const float4*>(&Bs[k][tn * 4]);
+    const float4 b1 = *reinterpret_cast<const float4*>(&Bs[k][BN / 2 + tn * 4]);
+    const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+    const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  }
+}
+
 // Whether an epilogue has the f32 engine's 16-byte stores (ConvEpi: f4, rows_f4,
 // store_rows_f4, store_cols_f4; see conv_gemm.cu).
 template <class E, class = void>
@@ -232,19 +254,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         oa.load(A, sa[cur ^ 1], k0 + (kt + 1) * BK, tid);
         ob.load(B, sb[cur ^ 1], k0 + (kt + 1) * BK, tid);
       }
-#pragma unroll
-      for (int k = 0; k < BK; ++k) {
-        const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][k][tm * 4]);
-        const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][k][BM / 2 + tm * 4]);
-        const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][k][tn * 4]);
-        const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][k][BN / 2 + tn * 4]);
-        const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-#pragma unroll
-          for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-      }
+      fma_step_8x8<BM, BN, BK>(As[cur], Bs[cur], tm, tn, acc);
       if (kt + 1 < nk) {
         oa.store(As[cur ^ 1], tid);
         ob.store(Bs[cur ^ 1], tid);

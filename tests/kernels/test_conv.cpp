@@ -99,6 +99,7 @@ struct SweepOpts {
   bool kcrs = true, krsc = true;
   bool plain = true;    // alpha 1, beta 0
   bool blended = true;  // alpha 0.5, beta 0.25
+  int tactic = 0;       // ConvDesc::with_tactic (0: the heuristic's configuration)
 };
 
 // The plain conv_forward sweep of one case with one algorithm on one backend: every dtype x
@@ -106,7 +107,7 @@ struct SweepOpts {
 void sweep_conv_forward(const Handle& h, ConvAlgo algo, const ConvCase& c,
                         const std::vector<std::pair<Layout, Layout>>& xy_layouts,
                         const SweepOpts& opts = SweepOpts()) {
-  const ConvDesc conv = conv_desc(c);
+  const ConvDesc conv = conv_desc(c).with_tactic(opts.tactic);
   const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
   std::vector<DType> dtypes;
   if (opts.f32) dtypes.push_back(DType::F32);
@@ -612,6 +613,43 @@ TEST_CASE("conv_forward tactics: every tile and split-K factor (f32)") {
 TEST_CASE("conv_forward WINOGRAD") {
   conv_forward_suite(ConvAlgo::WINOGRAD);
   fused_suite(ConvAlgo::WINOGRAD);
+}
+
+// WINOGRAD's tactics (CUDA: the transformed GEMM's 64 x 64 or 128 x 128 tile) each run directly,
+// on both layout families, with more than one block of each tile each way and partial edges
+// (K = 130 over 128 rows; P = 2 x 16 x 16 = 512 and 3 x 10 x 12 = 360 columns), groups, depth
+// not a multiple of the 8- and 16-deep steps, a flipped filter.
+TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
+  const std::vector<ConvCase> cases = {
+      make_case("N=2 32x32 C=20 K=130 3x3", {2, 20, 32, 32}, {130, 20, 3, 3}, {1, 1}, {1, 1},
+                {1, 1}, {1, 1}, 1, false),
+      make_case("3x3 C=36 K=70 groups 2, 19x23", {3, 36, 19, 23}, {70, 18, 3, 3}, {1, 0}, {0, 1},
+                {1, 1}, {1, 1}, 2, true),
+  };
+  const std::vector<std::pair<Layout, Layout>> layouts = {
+      {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::CHANNELS_LAST}};
+  for (const Handle& h : test_handles()) {
+    if (!is_cuda(h)) continue;  // the CPU backend has no WINOGRAD
+    for (int tactic = 1; tactic <= 2; ++tactic) {
+      CAPTURE(tactic);
+      SweepOpts opts;
+      opts.tactic = tactic;
+      for (const ConvCase& c : cases) sweep_conv_forward(h, ConvAlgo::WINOGRAD, c, layouts, opts);
+    }
+    // The count, and a tactic past it refused.
+    const ConvCase& c = cases[0];
+    const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+    const TensorDesc xd = make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST);
+    const TensorDesc yd = make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST);
+    const FilterDesc wd = filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims);
+    int count = -1;
+    REQUIRE_OK(conv_forward_tactic_count(h, xd, wd, conv_desc(c), yd, ConvAlgo::WINOGRAD, &count));
+    CHECK(count == 2);
+    size_t bytes = 0;
+    CHECK_STATUS(conv_forward_workspace_size(h, xd, wd, conv_desc(c).with_tactic(3), yd, ConvAlgo::WINOGRAD,
+                                             &bytes),
+                 StatusCode::NOT_SUPPORTED);
+  }
 }
 
 TEST_CASE("conv_forward FFT (claimed by no backend)") {
