@@ -269,6 +269,11 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
   return in_routine(fn, backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, count));
 }
 
+bool conv_forward_tactic_is_approximate(ConvAlgo algo, int32_t tactic) {
+  // kernels/cuda/conv_winograd.cu: tactics 3 and 4 run F(4x4, 3x3).
+  return algo == ConvAlgo::WINOGRAD && (tactic == 3 || tactic == 4);
+}
+
 Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
                                 const FilterDesc& w_desc, const ConvDesc& conv,
                                 const TensorDesc& y_desc, ConvPreference preference,
@@ -410,6 +415,7 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
     Status s = backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, &tactics);
     if (!s.ok()) s = in_routine(fn, s);
     for (int t = 0; t <= tactics; ++t) {
+      if (x_desc.dtype() == DType::F32 && conv_forward_tactic_is_approximate(algo, t)) continue;
       ConvAlgoPerf p;
       p.algo = algo;
       p.tactic = t;

@@ -44,8 +44,9 @@ Status conv_gemm(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, 
 Status gemm_family_tactic_count(const Handle& h, const ConvGeom& g, DType t, ConvAlgo algo,
                                 int* count);
 
-// WINOGRAD (conv_winograd.cu): F(2x2, 3x3) for 2D 3x3 filters with stride 1 and dilation 1.
-// Tactics 1 and 2 choose the transformed GEMM's tile (64 x 64, 128 x 128).
+// WINOGRAD (conv_winograd.cu): F(2x2, 3x3) and F(4x4, 3x3) for 2D 3x3 filters with stride 1 and
+// dilation 1. Tactics: 1 F(2x2) with the transformed GEMM on 64 x 64 tiles, 2 on 128 x 128, 3 and 4
+// the same with F(4x4) (less accurate: never tactic 0's choice).
 bool winograd_applies(const ConvGeom& g);
 int winograd_tactic_count();
 size_t winograd_workspace(const ConvGeom& g, DType t);

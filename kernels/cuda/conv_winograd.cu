@@ -1,15 +1,20 @@
-// WINOGRAD convolution on CUDA: F(2x2, 3x3) for 2D 3x3 filters, stride 1, dilation 1, any
-// groups, pads, layouts and both modes.
+// WINOGRAD convolution on CUDA: F(2x2, 3x3) and F(4x4, 3x3) for 2D 3x3 filters, stride 1,
+// dilation 1, any groups, pads, layouts and both modes.
 //
-// With m = 2x2 output tiles over the output plane (P tiles over all images) and 16 transform
-// positions xi:
+// With m x m output tiles over the output plane (P tiles over all images), alpha = m + 2 points a
+// dimension and alpha^2 transform positions xi:
 //   U[xi][k][c]  = (G g_kc G^T)[xi]                  filter transform      (winograd_filter)
 //   V[xi][c][p]  = (B^T d_cp B)[xi]                  input tile transform  (winograd_input)
-//   M[xi][k][p]  = sum_c U[xi][k][c] V[xi][c][p]     a GEMM per (xi, group) (winograd_gemm)
+//   M[xi][k][p]  = sum_c U[xi][k][c] V[xi][c][p]     a GEMM per (xi, group) (winograd_gemm*)
 //   y tile       = A^T M[.][k][p] A                  output transform -> conv_store
 // All three live in the workspace as f32 whatever the storage type, so f16 problems transform
 // and accumulate in f32. Channel indices are global (c = group * cg + cc, k = group * kg + kk),
 // so a group's slice of U, V and M is a contiguous block and the GEMM needs no gather.
+// F(4x4) multiplies 2.25 times an output and channel against F(2x2)'s 4, and its V and M hold
+// 2.25 floats an input / output element against 4, but it is less accurate: its transforms have
+// coefficients up to 8 and 1/24 (in f32 up to 1.6e-5 of the output's magnitude at 20-60
+// channels, growing with depth; ~1e-6 for F(2x2)), so it is a tactic (3, 4) that f32 callers opt
+// into (conv_forward_tactic_is_approximate), never tactic 0's choice.
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
 
@@ -17,9 +22,65 @@ namespace jet {
 namespace cuda {
 namespace {
 
+// The 1D transforms of F(m, 3) (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2015): filter() is G (alpha x 3), input() B^T (alpha x alpha), output() A^T
+// (m x alpha). The 2D forms apply them along one dimension, then the other.
+template <int M>
+struct WinoTx;
+template <>
+struct WinoTx<2> {  // points 0, 1, -1, infinity
+  static constexpr int A = 4;
+  __device__ static void filter(const float* f, float* o) {
+    o[0] = f[0];
+    o[1] = 0.5f * (f[0] + f[1] + f[2]);
+    o[2] = 0.5f * (f[0] - f[1] + f[2]);
+    o[3] = f[2];
+  }
+  __device__ static void input(const float* d, float* o) {
+    o[0] = d[0] - d[2];
+    o[1] = d[1] + d[2];
+    o[2] = d[2] - d[1];
+    o[3] = d[1] - d[3];
+  }
+  __device__ static void output(const float* t, float* o) {
+    o[0] = t[0] + t[1] + t[2];
+    o[1] = t[1] - t[2] - t[3];
+  }
+};
+template <>
+struct WinoTx<4> {  // points 0, 1, -1, 2, -2, infinity
+  static constexpr int A = 6;
+  __device__ static void filter(const float* f, float* o) {
+    o[0] = 0.25f * f[0];
+    o[1] = -(f[0] + f[1] + f[2]) * (1.f / 6.f);
+    o[2] = -(f[0] - f[1] + f[2]) * (1.f / 6.f);
+    o[3] = f[0] * (1.f / 24.f) + f[1] * (1.f / 12.f) + f[2] * (1.f / 6.f);
+    o[4] = f[0] * (1.f / 24.f) - f[1] * (1.f / 12.f) + f[2] * (1.f / 6.f);
+    o[5] = f[2];
+  }
+  __device__ static void input(const float* d, float* o) {
+    o[0] = 4.f * d[0] - 5.f * d[2] + d[4];
+    o[1] = -4.f * (d[1] + d[2]) + d[3] + d[4];
+    o[2] = 4.f * (d[1] - d[2]) - d[3] + d[4];
+    o[3] = -2.f * (d[1] - d[3]) - d[2] + d[4];
+    o[4] = 2.f * (d[1] - d[3]) - d[2] + d[4];
+    o[5] = 4.f * d[1] - 5.f * d[3] + d[5];
+  }
+  __device__ static void output(const float* t, float* o) {
+    o[0] = t[0] + t[1] + t[2] + t[3] + t[4];
+    o[1] = t[1] - t[2] + 2.f * (t[3] - t[4]);
+    o[2] = t[1] + t[2] + 4.f * (t[3] + t[4]);
+    o[3] = t[1] - t[2] + 8.f * (t[3] - t[4]) + t[5];
+  }
+};
+
+// The output tile of a WINOGRAD tactic: 1 and 2 F(2x2), 3 and 4 F(4x4); 0 (the heuristic) F(2x2).
+int wino_tile(const ConvGeom& g) { return g.tactic == 3 || g.tactic == 4 ? 4 : 2; }
+
 // Sizes of the three workspace arrays, in floats.
 struct WinoSizes {
   int64_t tiles_h, tiles_w, p;  // output tiles per image along H and W; P = N * tiles
+  int64_t positions;            // alpha^2
   int64_t u, v, m;
   // Channels-last x (y): V (M) is stored [xi][p][c] ([xi][p][k]) instead of [xi][c][p]
   // ([xi][k][p]), so that the transform reading x (writing y) walks channels across threads
@@ -28,52 +89,52 @@ struct WinoSizes {
 };
 
 WinoSizes wino_sizes(const ConvGeom& g) {
+  const int t = wino_tile(g);
   WinoSizes s;
-  s.tiles_h = (g.out[1] + 1) / 2;
-  s.tiles_w = (g.out[2] + 1) / 2;
+  s.tiles_h = (g.out[1] + t - 1) / t;
+  s.tiles_w = (g.out[2] + t - 1) / t;
   s.p = g.n * s.tiles_h * s.tiles_w;
-  s.u = 16 * g.k * g.cg;
-  s.v = 16 * g.c * s.p;
-  s.m = 16 * g.k * s.p;
+  s.positions = (t + 2) * (t + 2);
+  s.u = s.positions * g.k * g.cg;
+  s.v = s.positions * g.c * s.p;
+  s.m = s.positions * g.k * s.p;
   s.v_pc = g.xs_c == 1 && g.c > 1;
   s.m_pk = g.ys_c == 1 && g.k > 1;
   return s;
 }
 
-// U[xi][k][cc] = G g G^T with G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
-template <class T>
+// U[xi][k][cc] = G g G^T.
+template <class T, int M>
 __global__ void winograd_filter(ConvGeom g, const T* __restrict__ w, float* __restrict__ u) {
+  constexpr int A = WinoTx<M>::A;
   const int64_t total = g.k * g.cg;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t k = i / g.cg, cc = i % g.cg;
-    float f[3][3];
+    float ft[3][3];  // transposed: ft[s][r] = g[r][s]
     for (int r = 0; r < 3; ++r)
       for (int s = 0; s < 3; ++s) {
         const int fr = g.flip ? 2 - r : r, fs = g.flip ? 2 - s : s;
-        f[r][s] = to_f32(w[k * g.ws_k + cc * g.ws_c + fr * g.ws[1] + fs * g.ws[2]]);
+        ft[s][r] = to_f32(w[k * g.ws_k + cc * g.ws_c + fr * g.ws[1] + fs * g.ws[2]]);
       }
-    float gf[4][3];  // G f
-    for (int s = 0; s < 3; ++s) {
-      gf[0][s] = f[0][s];
-      gf[1][s] = 0.5f * (f[0][s] + f[1][s] + f[2][s]);
-      gf[2][s] = 0.5f * (f[0][s] - f[1][s] + f[2][s]);
-      gf[3][s] = f[2][s];
-    }
-    for (int a = 0; a < 4; ++a) {
-      const float row[4] = {gf[a][0], 0.5f * (gf[a][0] + gf[a][1] + gf[a][2]),
-                            0.5f * (gf[a][0] - gf[a][1] + gf[a][2]), gf[a][2]};
-      for (int b = 0; b < 4; ++b) u[(a * 4 + b) * total + i] = row[b];
+    float gf[3][A];  // (G g)^T: gf[s][a]
+    for (int s = 0; s < 3; ++s) WinoTx<M>::filter(ft[s], gf[s]);
+    for (int a = 0; a < A; ++a) {
+      const float col[3] = {gf[0][a], gf[1][a], gf[2][a]};
+      float row[A];
+      WinoTx<M>::filter(col, row);
+      for (int b = 0; b < A; ++b) u[(a * A + b) * total + i] = row[b];
     }
   }
 }
 
-// V[xi][c][p] = B^T d B with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; d is the 4x4 input
-// patch at (2 * tile - pad), zero outside x. The thread index runs over V's layout ([c][p] or
-// [p][c]), so writes are coalesced, and so are the reads of channels-last x.
-template <class T>
+// V[xi][c][p] = B^T d B; d is the alpha x alpha input patch at (m * tile - pad), zero outside x.
+// The thread index runs over V's layout ([c][p] or [p][c]), so writes are coalesced, and so are
+// the reads of channels-last x.
+template <class T, int M>
 __global__ void winograd_input(ConvGeom g, WinoSizes s, const T* __restrict__ x,
                                float* __restrict__ v) {
+  constexpr int A = WinoTx<M>::A;
   const int64_t total = g.c * s.p;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -82,29 +143,24 @@ __global__ void winograd_input(ConvGeom g, WinoSizes s, const T* __restrict__ x,
     const int64_t tw = p % s.tiles_w;
     const int64_t th = (p / s.tiles_w) % s.tiles_h;
     const int64_t n = p / (s.tiles_w * s.tiles_h);
-    const int64_t ih0 = th * 2 - g.pad[1], iw0 = tw * 2 - g.pad[2];
+    const int64_t ih0 = th * M - g.pad[1], iw0 = tw * M - g.pad[2];
     const T* xp = x + n * g.xs_n + c * g.xs_c;
-    float d[4][4];
-    for (int a = 0; a < 4; ++a) {
+    float dt[A][A];  // transposed: dt[b][a] = d[a][b]
+    for (int a = 0; a < A; ++a) {
       const int64_t ih = ih0 + a;
       const bool row_in = ih >= 0 && ih < g.in[1];
-      for (int b = 0; b < 4; ++b) {
+      for (int b = 0; b < A; ++b) {
         const int64_t iw = iw0 + b;
-        d[a][b] = row_in && iw >= 0 && iw < g.in[2] ? to_f32(xp[ih * g.xs[1] + iw * g.xs[2]])
-                                                    : 0.f;
+        dt[b][a] = row_in && iw >= 0 && iw < g.in[2] ? to_f32(xp[ih * g.xs[1] + iw * g.xs[2]]) : 0.f;
       }
     }
-    float bd[4][4];  // B^T d
-    for (int b = 0; b < 4; ++b) {
-      bd[0][b] = d[0][b] - d[2][b];
-      bd[1][b] = d[1][b] + d[2][b];
-      bd[2][b] = d[2][b] - d[1][b];
-      bd[3][b] = d[1][b] - d[3][b];
-    }
-    for (int a = 0; a < 4; ++a) {
-      const float row[4] = {bd[a][0] - bd[a][2], bd[a][1] + bd[a][2], bd[a][2] - bd[a][1],
-                            bd[a][1] - bd[a][3]};
-      for (int b = 0; b < 4; ++b) v[(a * 4 + b) * total + i] = row[b];
+    float bd[A][A];  // (B^T d)^T: bd[b][a]
+    for (int b = 0; b < A; ++b) WinoTx<M>::input(dt[b], bd[b]);
+    for (int a = 0; a < A; ++a) {
+      float col[A], row[A];
+      for (int b = 0; b < A; ++b) col[b] = bd[b][a];
+      WinoTx<M>::input(col, row);
+      for (int b = 0; b < A; ++b) v[(a * A + b) * total + i] = row[b];
     }
   }
 }
@@ -265,11 +321,12 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
   }
 }
 
-// y tile = A^T M A with A^T = [1 1 1 0; 0 1 -1 -1], written through conv_store (clipped at the
-// output's edge). One thread per (k, tile), in M's layout order.
-template <class T>
+// y tile = A^T M A, written through conv_store (clipped at the output's edge). One thread per
+// (k, tile), in M's layout order.
+template <class T, int M>
 __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float* __restrict__ m,
                                 T* y) {
+  constexpr int A = WinoTx<M>::A;
   const int64_t total = g.k * s.p;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -278,36 +335,35 @@ __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float*
     const int64_t tw = p % s.tiles_w;
     const int64_t th = (p / s.tiles_w) % s.tiles_h;
     const int64_t n = p / (s.tiles_w * s.tiles_h);
-    float t[4][4];
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b) t[a][b] = m[(a * 4 + b) * total + i];
-    float at[2][4];  // A^T t
-    for (int b = 0; b < 4; ++b) {
-      at[0][b] = t[0][b] + t[1][b] + t[2][b];
-      at[1][b] = t[1][b] - t[2][b] - t[3][b];
-    }
-    for (int a = 0; a < 2; ++a) {
-      const int64_t oh = th * 2 + a;
+    float tt[A][A];  // transposed: tt[b][a] = M[a][b]
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) tt[b][a] = m[(a * A + b) * total + i];
+    float at[A][M];  // (A^T t)^T: at[b][a]
+    for (int b = 0; b < A; ++b) WinoTx<M>::output(tt[b], at[b]);
+    for (int a = 0; a < M; ++a) {
+      const int64_t oh = th * M + a;
       if (oh >= g.out[1]) break;
-      const float out[2] = {at[a][0] + at[a][1] + at[a][2], at[a][1] - at[a][2] - at[a][3]};
-      for (int b = 0; b < 2; ++b) {
-        const int64_t ow = tw * 2 + b;
+      float col[A], out[M];
+      for (int b = 0; b < A; ++b) col[b] = at[b][a];
+      WinoTx<M>::output(col, out);
+      for (int b = 0; b < M; ++b) {
+        const int64_t ow = tw * M + b;
         if (ow < g.out[2]) conv_store(g, e, y, n, k, 0, oh, ow, out[b]);
       }
     }
   }
 }
 
-// The GEMM's tile: tactic 1 the 64 x 64 kernel, 2 the 128 x 128 one; tactic 0 takes the larger
-// where its blocks still give every SM one (ResNet-50 f32 at N=1 does not: 16-64 blocks).
+// The GEMM's tile: tactics 1 and 3 the 64 x 64 kernel, 2 and 4 the 128 x 128 one; tactic 0 takes
+// the larger where its blocks give every SM one (ResNet-50 f32 at N=1 does not: 16-64 blocks).
 bool winograd_big_gemm(const Handle& h, const ConvGeom& g) {
-  if (g.tactic != 0) return g.tactic == 2;
+  if (g.tactic != 0) return g.tactic == 2 || g.tactic == 4;
   const WinoSizes s = wino_sizes(g);
-  const int64_t blocks = (s.p + kBigTn - 1) / kBigTn * ((g.kg + kBigTm - 1) / kBigTm) * 16 * g.groups;
+  const int64_t blocks = (s.p + kBigTn - 1) / kBigTn * ((g.kg + kBigTm - 1) / kBigTm) * s.positions * g.groups;
   return blocks >= h.sm_count();
 }
 
-template <class T>
+template <class T, int M>
 Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const void* x,
                     const void* w, void* workspace, void* y) {
   const WinoSizes s = wino_sizes(g);
@@ -316,16 +372,16 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   float* m = v + s.v;
   const int threads = 256;
   cudaStream_t st = h.stream();
-  winograd_filter<T><<<grid_for(g.k * g.cg, threads, h.sm_count()), threads, 0, st>>>(
+  winograd_filter<T, M><<<grid_for(g.k * g.cg, threads, h.sm_count()), threads, 0, st>>>(
       g, static_cast<const T*>(w), u);
-  winograd_input<T><<<grid_for(g.c * s.p, threads, h.sm_count()), threads, 0, st>>>(
+  winograd_input<T, M><<<grid_for(g.c * s.p, threads, h.sm_count()), threads, 0, st>>>(
       g, s, static_cast<const T*>(x), v);
   WinoGemm q;
   q.groups = g.groups;
   q.kg = g.kg;
   q.cg = g.cg;
   q.p = s.p;
-  q.batches = 16 * g.groups;
+  q.batches = s.positions * g.groups;
   q.u_xi = g.k * g.cg;
   q.u_grp = g.kg * g.cg;
   q.v_xi = g.c * s.p;
@@ -347,7 +403,7 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   } else {
     winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
   }
-  winograd_output<T><<<grid_for(g.k * s.p, threads, h.sm_count()), threads, 0, st>>>(
+  winograd_output<T, M><<<grid_for(g.k * s.p, threads, h.sm_count()), threads, 0, st>>>(
       g, e, s, m, static_cast<T*>(y));
   return launch_status("conv_forward (winograd)");
 }
@@ -359,7 +415,7 @@ bool winograd_applies(const ConvGeom& g) {
          g.stride[2] == 1 && g.dil[1] == 1 && g.dil[2] == 1;
 }
 
-int winograd_tactic_count() { return 2; }
+int winograd_tactic_count() { return 4; }
 
 size_t winograd_workspace(const ConvGeom& g, DType) {
   const WinoSizes s = wino_sizes(g);
@@ -368,8 +424,12 @@ size_t winograd_workspace(const ConvGeom& g, DType) {
 
 Status conv_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, DType t, const void* x,
                      const void* w, void* workspace, void* y) {
-  if (t == DType::F32) return run_winograd<float>(h, g, e, x, w, workspace, y);
-  return run_winograd<__half>(h, g, e, x, w, workspace, y);
+  if (wino_tile(g) == 4) {
+    if (t == DType::F32) return run_winograd<float, 4>(h, g, e, x, w, workspace, y);
+    return run_winograd<__half, 4>(h, g, e, x, w, workspace, y);
+  }
+  if (t == DType::F32) return run_winograd<float, 2>(h, g, e, x, w, workspace, y);
+  return run_winograd<__half, 2>(h, g, e, x, w, workspace, y);
 }
 
 JET_CUDA_MODULE(conv_winograd)

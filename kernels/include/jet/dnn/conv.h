@@ -123,6 +123,14 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
                                  const FilterDesc& w_desc, const ConvDesc& conv,
                                  const TensorDesc& y_desc, ConvAlgo algo, int* count);
 
+// Whether a tactic trades f32 accuracy for speed: WINOGRAD's 3 and 4, F(4x4, 3x3), whose f32
+// error reaches ~2e-5 of the output's magnitude at 20-60 channels and grows with the depth, where
+// the other algorithms and tactics stay within the 1e-5 this library holds f32 to. Like a TF32
+// math mode, they are opt-in: find_conv_forward_algo (and so tuning) leaves them out for f32
+// storage, and the heuristic never picks them; a caller who accepts the error names the tactic
+// (ConvDesc::with_tactic). For f16 storage their error is far below f16's own and they are kept.
+bool conv_forward_tactic_is_approximate(ConvAlgo algo, int32_t tactic);
+
 // One measured algorithm and tactic, as find_conv_forward_algo returns them.
 struct ConvAlgoPerf {
   ConvAlgo algo = ConvAlgo::DIRECT;
@@ -134,7 +142,7 @@ struct ConvAlgoPerf {
 
 // Times every algorithm of the backend on the caller's buffers, like
 // cudnnFindConvolutionForwardAlgorithmEx, and every tactic of each (tactic 0, the heuristic's
-// choice, included): y is overwritten (alpha = 1, beta = 0), the workspace bounds which can run.
+// choice, included; for f32 not the approximate ones, conv_forward_tactic_is_approximate): y is overwritten (alpha = 1, beta = 0), the workspace bounds which can run.
 // Writes up to max_results entries to results, fastest first; algorithms that could not run
 // come last (one entry each; tactics that do not apply are left out); *returned gets the count. Synchronizes the handle's
 // stream (it measures time): call it ahead of inference, never inside it.
