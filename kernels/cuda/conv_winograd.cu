@@ -176,7 +176,25 @@ struct WinoGemm {
   int64_t u_xi, u_grp;              // U offsets of a batch: xi * u_xi + group * u_grp
   int64_t v_xi, v_grp, v_d, v_col;  // V: batch offsets, then depth and column strides
   int64_t m_xi, m_grp, m_row, m_col;
+
+  // Batch b's operands: transform position b / groups, group b % groups.
+  __device__ const float* u_of(const float* u, int64_t b) const { return u + b / groups * u_xi + b % groups * u_grp; }
+  __device__ const float* v_of(const float* v, int64_t b) const { return v + b / groups * v_xi + b % groups * v_grp; }
+  __device__ float* m_of(float* m, int64_t b) const { return m + b / groups * m_xi + b % groups * m_grp; }
 };
+
+// Calls tile(b, row0, col0) for every TM x TN tile of M this block owns: a grid-stride loop over
+// all three grid dimensions, so any problem fits the launch limits. The bounds depend on the block
+// only, so every thread reaches the same barriers inside tile().
+template <int TM, int TN, class Tile>
+__device__ void for_each_block_tile(const WinoGemm& q, Tile tile) {
+  const int64_t row_step = static_cast<int64_t>(gridDim.y) * TM;
+  const int64_t col_step = static_cast<int64_t>(gridDim.x) * TN;
+  for (int64_t b = blockIdx.z; b < q.batches; b += gridDim.z)
+    for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * TM; row0 < q.kg; row0 += row_step)
+      for (int64_t col0 = static_cast<int64_t>(blockIdx.x) * TN; col0 < q.p; col0 += col_step)
+        tile(b, row0, col0);
+}
 
 __global__ void __launch_bounds__(256)
 winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__ v,
@@ -186,17 +204,10 @@ winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__
   const int tid = threadIdx.x;
   const int tx = tid % 16, ty = tid / 16;  // thread's 4x4 tile: rows ty*4.., cols tx*4..
   const bool b_cols_contiguous = q.v_col == 1;
-  // Grid-stride over all three grid dims, so any problem fits the launch limits.
-  // (The loop bounds depend on the block only, so every thread reaches the same barriers.)
-  const int64_t row_step = static_cast<int64_t>(gridDim.y) * kTm;
-  const int64_t col_step = static_cast<int64_t>(gridDim.x) * kTn;
-  for (int64_t b = blockIdx.z; b < q.batches; b += gridDim.z)
-  for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTm; row0 < q.kg; row0 += row_step)
-  for (int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTn; col0 < q.p; col0 += col_step) {
-    const int64_t xi = b / q.groups, grp = b % q.groups;
-    const float* a = u + xi * q.u_xi + grp * q.u_grp;
-    const float* bm = v + xi * q.v_xi + grp * q.v_grp;
-    float* c = m + xi * q.m_xi + grp * q.m_grp;
+  for_each_block_tile<kTm, kTn>(q, [&](int64_t b, int64_t row0, int64_t col0) {
+    const float* a = q.u_of(u, b);
+    const float* bm = q.v_of(v, b);
+    float* c = q.m_of(m, b);
     float acc[4][4] = {};
     for (int64_t d0 = 0; d0 < q.cg; d0 += kTk) {
       // 1024 elements per tile, 4 per thread. A: consecutive threads walk the depth (the
@@ -229,7 +240,7 @@ winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__
         if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
       }
     }
-  }
+  });
 }
 
 // The same GEMM on 128 x 128 block tiles with 8-deep steps: 256 threads with an 8 x 8 register
@@ -255,15 +266,10 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
   const int a_row = tid / 2, a_d = (tid % 2) * 4;
   const int b_d = b_cols_contiguous ? tid / 32 : (tid % 2) * 4;
   const int b_col = b_cols_contiguous ? (tid % 32) * 4 : tid / 2;
-  const int64_t row_step = static_cast<int64_t>(gridDim.y) * kBigTm;
-  const int64_t col_step = static_cast<int64_t>(gridDim.x) * kBigTn;
-  for (int64_t b = blockIdx.z; b < q.batches; b += gridDim.z)
-  for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * kBigTm; row0 < q.kg; row0 += row_step)
-  for (int64_t col0 = static_cast<int64_t>(blockIdx.x) * kBigTn; col0 < q.p; col0 += col_step) {
-    const int64_t xi = b / q.groups, grp = b % q.groups;
-    const float* a = u + xi * q.u_xi + grp * q.u_grp;
-    const float* bm = v + xi * q.v_xi + grp * q.v_grp;
-    float* c = m + xi * q.m_xi + grp * q.m_grp;
+  for_each_block_tile<kBigTm, kBigTn>(q, [&](int64_t b, int64_t row0, int64_t col0) {
+    const float* a = q.u_of(u, b);
+    const float* bm = q.v_of(v, b);
+    float* c = q.m_of(m, b);
     // Per tile: each thread's first element of A and B and how much of its 4 is in range; per
     // step only the depth is checked.
     const bool a_ok = row0 + a_row < q.kg;
@@ -318,7 +324,7 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
         if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
       }
     }
-  }
+  });
 }
 
 // y tile = A^T M A, written through conv_store (clipped at the output's edge). One thread per
