@@ -176,6 +176,9 @@ struct WinoGemm {
   int64_t u_xi, u_grp;              // U offsets of a batch: xi * u_xi + group * u_grp
   int64_t v_xi, v_grp, v_d, v_col;  // V: batch offsets, then depth and column strides
   int64_t m_xi, m_grp, m_row, m_col;
+  // Every A (U) row, every B (V) run of 4 a thread loads starts 16-byte aligned (winograd_gemm_big
+  // then loads them as float4s): the arrays' bases and every stride of the run's start aligned.
+  bool a_vec, b_vec;
 
   // Batch b's operands: transform position b / groups, group b % groups.
   __device__ const float* u_of(const float* u, int64_t b) const { return u + b / groups * u_xi + b % groups * u_grp; }
@@ -280,16 +283,28 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
                                          : (b_ok ? 1 : 0);
     const float* pb = bm + (b_ok ? col0 + b_col : 0) * q.v_col + b_d * q.v_d;
     float next_a[4], next_b[4];
+    // A thread's 4 elements of each operand are contiguous: one float4 where they are all in
+    // range and aligned (q.a_vec, q.b_vec), else element by element with zeros outside.
+    auto load4 = [](const float* p, int in_range, bool vec, float* out) {
+      if (vec && in_range >= 4) {
+        const float4 f = __ldg(reinterpret_cast<const float4*>(p));
+        out[0] = f.x;
+        out[1] = f.y;
+        out[2] = f.z;
+        out[3] = f.w;
+      } else {
+        for (int i = 0; i < 4; ++i) out[i] = i < in_range ? p[i] : 0.f;
+      }
+    };
     auto load = [&](int64_t d0) {
       const int64_t a_left = q.cg - d0 - a_d;  // depths from this thread's first on
-      for (int i = 0; i < 4; ++i) next_a[i] = a_ok && i < a_left ? pa[d0 + i] : 0.f;
+      load4(pa + d0, a_ok ? static_cast<int>(a_left < 4 ? (a_left > 0 ? a_left : 0) : 4) : 0, q.a_vec, next_a);
       const int64_t b_left = q.cg - d0 - b_d;
-      for (int i = 0; i < 4; ++i) {
-        if (b_cols_contiguous) {
-          next_b[i] = b_left > 0 && i < b_cols ? pb[d0 * q.v_d + i] : 0.f;
-        } else {
-          next_b[i] = b_cols > 0 && i < b_left ? pb[d0 + i] : 0.f;
-        }
+      if (b_cols_contiguous) {
+        load4(pb + d0 * q.v_d, b_left > 0 ? b_cols : 0, q.b_vec, next_b);
+      } else {
+        load4(pb + d0, b_cols > 0 ? static_cast<int>(b_left < 4 ? (b_left > 0 ? b_left : 0) : 4) : 0, q.b_vec,
+              next_b);
       }
     };
     auto store = [&](int buf) {
@@ -398,6 +413,11 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   q.m_grp = s.m_pk ? g.kg : g.kg * s.p;
   q.m_row = s.m_pk ? 1 : s.p;
   q.m_col = s.m_pk ? g.k : 1;
+  const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  q.a_vec = aligned16(u) && g.cg % 4 == 0;  // U rows are cg apart, batches multiples of cg
+  // B's runs: columns of V (4 apart from depth to depth: P; batches c * P, cg * P) or channels
+  // (c apart; batches c * P, cg).
+  q.b_vec = aligned16(v) && (s.v_pc ? g.c % 4 == 0 && g.cg % 4 == 0 : s.p % 4 == 0);
   const bool big = winograd_big_gemm(h, g);
   const int tm = big ? kBigTm : kTm, tn = big ? kBigTn : kTn;
   const int64_t gx = (s.p + tn - 1) / tn, gy = (g.kg + tm - 1) / tm;
