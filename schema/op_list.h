@@ -7,8 +7,8 @@
 // write_params, a link error). docs/design.md "Adding an op"
 // lists what else a new op needs; tests/runtime/test_op_tables.cpp checks the rest at test time.
 //
-// JET_OPS(X) calls X(ENUM, fn, Attrs, Params, "Name", in_place, layout, f32_params) once per IR
-// op type, in the order of ir::OpType:
+// JET_OPS(X) calls X(ENUM, fn, Attrs, Params, "Name", in_place, layout, f32_params, dtypes, inputs)
+// once per IR op type, in the order of ir::OpType:
 //   ENUM      the ir::OpType value
 //   fn        the runtime's prepare_<fn> / execute_<fn> (runtime/ops.cpp)
 //   Attrs     the IR attribute struct ir::<Attrs> (converter/ir.h), one per op type
@@ -28,38 +28,49 @@
 //               SPECIAL    decided by passes.cpp itself (Conv's residual, Softmax's axis)
 //   f32_params the inputs after x stay f32 whatever the precision (per-channel parameters the
 //             kernel reads as float pointers; converter/passes.cpp convert_precision)
+//   dtypes    what the op's kernels compute on (OpDTypes below): FLOAT, f32 and f16 tensors only
+//             (the converter's builders and the runtime's loader refuse any other, naming it);
+//             ANY, integer and bool tensors too (the op's builder and prepare check which)
+//   inputs    how many inputs a node of the op has (converter/ir.cpp check_node): a number, an
+//             expression of the op's attribute struct `a` for optional inputs (2 + a.has_bias),
+//             or ONE_OR_MORE (Concat)
 // Appending a line appends an ir::OpType value; the schema's union only ever grows at the end.
 #pragma once
 
+namespace jet {
+// The dtypes column.
+enum class OpDTypes { FLOAT, ANY };
+}  // namespace jet
+
 // clang-format off
-#define JET_OPS(X)                                                                                                      \
-  X(CONV,           conv,           ConvAttrs,          ConvParams,          "Conv",          false, SPECIAL,   false)  \
-  X(POOL,           pool,           PoolAttrs,          PoolParams,          "Pool",          false, STRIDED,   false)  \
-  X(GLOBAL_POOL,    pool,           GlobalPoolAttrs,    PoolParams,          "GlobalPool",    false, STRIDED,   false)  \
-  X(ACTIVATION,     activation,     ActivationAttrs,    ActivationParams,    "Activation",    true,  STRIDED,   false)  \
-  X(OP_TENSOR,      op_tensor,      OpTensorAttrs,      OpTensorParams,      "OpTensor",      true,  STRIDED,   false)  \
-  X(GEMM,           gemm,           GemmAttrs,          GemmParams,          "Gemm",          false, PACKED,    false)  \
-  X(SOFTMAX,        softmax,        SoftmaxAttrs,       SoftmaxParams,       "Softmax",       true,  SPECIAL,   false)  \
-  X(CONCAT,         concat,         ConcatAttrs,        ConcatParams,        "Concat",        false, STRIDED,   false)  \
-  X(RESHAPE,        reshape,        ReshapeAttrs,       ReshapeParams,       "Reshape",       true,  PACKED,    false)  \
-  X(BATCHNORM,      batchnorm,      BatchNormAttrs,     BatchNormParams,     "BatchNorm",     true,  STRIDED_X, true)   \
-  X(TRANSFORM,      transform,      TransformAttrs,     TransformParams,     "Transform",     false, ANY,       false)  \
-  X(SLICE,          slice,          SliceAttrs,         SliceParams,         "Slice",         false, ANY,       false)  \
-  X(PAD,            pad,            PadAttrs,           PadParams,           "Pad",           false, STRIDED,   false)  \
-  X(RESIZE,         resize,         ResizeAttrs,        ResizeParams,        "Resize",        false, STRIDED,   false)  \
-  X(CONV_TRANSPOSE, conv_transpose, ConvTransposeAttrs, ConvTransposeParams, "ConvTranspose", false, STRIDED_X, false)  \
-  X(INSTANCENORM,   instancenorm,   InstanceNormAttrs,  InstanceNormParams,  "InstanceNorm",  true,  STRIDED_X, true)   \
-  X(LRN,            lrn,            LrnAttrs,           LrnParams,           "LRN",           true,  STRIDED,   false)  \
-  X(REDUCE,         reduce,         ReduceAttrs,        ReduceParams,        "Reduce",        false, STRIDED,   false)  \
-  X(LAYERNORM,      layernorm,      LayerNormAttrs,     LayerNormParams,     "LayerNorm",     true,  STRIDED_X, true)   \
-  X(LOGIC,          logic,          LogicAttrs,         LogicParams,         "Logic",         false, STRIDED,   false)  \
-  X(WHERE,          where,          WhereAttrs,         WhereParams,         "Where",         false, STRIDED,   false)  \
-  X(ARG_REDUCE,     arg_reduce,     ArgReduceAttrs,     ArgReduceParams,     "ArgReduce",     false, STRIDED,   false)  \
-  X(GATHER,         gather,         GatherAttrs,        GatherParams,        "Gather",        false, STRIDED,   false)  \
-  X(TOPK,           topk,           TopKAttrs,          TopKParams,          "TopK",          false, STRIDED,   false)  \
-  X(NMS,            nms,            NmsAttrs,           NmsParams,           "NonMaxSuppression", false, PACKED, false)  \
-  X(GATHER_ELEMENTS, gather_elements, GatherElementsAttrs, GatherElementsParams, "GatherElements", false, STRIDED, false) \
-  X(TRILU,          trilu,          TriluAttrs,         TriluParams,         "Trilu",         false, STRIDED,   false)  \
-  X(CUMSUM,         cumsum,         CumSumAttrs,        CumSumParams,        "CumSum",        false, STRIDED,   false)  \
-  X(SCATTER,        scatter,        ScatterAttrs,       ScatterParams,       "Scatter",       false, STRIDED,   false)
+#define JET_OPS(X)                                                                                                                                                      \
+  X(CONV,            conv,            ConvAttrs,           ConvParams,           "Conv",              false, SPECIAL,   false, FLOAT, 2 + a.has_bias + a.has_residual)  \
+  X(POOL,            pool,            PoolAttrs,           PoolParams,           "Pool",              false, STRIDED,   false, FLOAT, 1)                                \
+  X(GLOBAL_POOL,     pool,            GlobalPoolAttrs,     PoolParams,           "GlobalPool",        false, STRIDED,   false, FLOAT, 1)                                \
+  X(ACTIVATION,      activation,      ActivationAttrs,     ActivationParams,     "Activation",        true,  STRIDED,   false, FLOAT, 1)                                \
+  X(OP_TENSOR,       op_tensor,       OpTensorAttrs,       OpTensorParams,       "OpTensor",          true,  STRIDED,   false, ANY,   2)                                \
+  X(GEMM,            gemm,            GemmAttrs,           GemmParams,           "Gemm",              false, PACKED,    false, FLOAT, 2 + a.has_bias)                   \
+  X(SOFTMAX,         softmax,         SoftmaxAttrs,        SoftmaxParams,        "Softmax",           true,  SPECIAL,   false, FLOAT, 1)                                \
+  X(CONCAT,          concat,          ConcatAttrs,         ConcatParams,         "Concat",            false, STRIDED,   false, ANY,   ONE_OR_MORE)                      \
+  X(RESHAPE,         reshape,         ReshapeAttrs,        ReshapeParams,        "Reshape",           true,  PACKED,    false, ANY,   1)                                \
+  X(BATCHNORM,       batchnorm,       BatchNormAttrs,      BatchNormParams,      "BatchNorm",         true,  STRIDED_X, true,  FLOAT, 5)                                \
+  X(TRANSFORM,       transform,       TransformAttrs,      TransformParams,      "Transform",         false, ANY,       false, ANY,   1)                                \
+  X(SLICE,           slice,           SliceAttrs,          SliceParams,          "Slice",             false, ANY,       false, ANY,   1)                                \
+  X(PAD,             pad,             PadAttrs,            PadParams,            "Pad",               false, STRIDED,   false, FLOAT, 1)                                \
+  X(RESIZE,          resize,          ResizeAttrs,         ResizeParams,         "Resize",            false, STRIDED,   false, FLOAT, 1)                                \
+  X(CONV_TRANSPOSE,  conv_transpose,  ConvTransposeAttrs,  ConvTransposeParams,  "ConvTranspose",     false, STRIDED_X, false, FLOAT, 2 + a.has_bias)                   \
+  X(INSTANCENORM,    instancenorm,    InstanceNormAttrs,   InstanceNormParams,   "InstanceNorm",      true,  STRIDED_X, true,  FLOAT, 3)                                \
+  X(LRN,             lrn,             LrnAttrs,            LrnParams,            "LRN",               true,  STRIDED,   false, FLOAT, 1)                                \
+  X(REDUCE,          reduce,          ReduceAttrs,         ReduceParams,         "Reduce",            false, STRIDED,   false, FLOAT, 1)                                \
+  X(LAYERNORM,       layernorm,       LayerNormAttrs,      LayerNormParams,      "LayerNorm",         true,  STRIDED_X, true,  FLOAT, 1 + a.has_scale + a.has_bias)     \
+  X(LOGIC,           logic,           LogicAttrs,          LogicParams,          "Logic",             false, STRIDED,   false, ANY,   2)                                \
+  X(WHERE,           where,           WhereAttrs,          WhereParams,          "Where",             false, STRIDED,   false, ANY,   3)                                \
+  X(ARG_REDUCE,      arg_reduce,      ArgReduceAttrs,      ArgReduceParams,      "ArgReduce",         false, STRIDED,   false, ANY,   1)                                \
+  X(GATHER,          gather,          GatherAttrs,         GatherParams,         "Gather",            false, STRIDED,   false, ANY,   2)                                \
+  X(TOPK,            topk,            TopKAttrs,           TopKParams,           "TopK",              false, STRIDED,   false, ANY,   1)                                \
+  X(NMS,             nms,             NmsAttrs,            NmsParams,            "NonMaxSuppression", false, PACKED,    false, ANY,   2)                                \
+  X(GATHER_ELEMENTS, gather_elements, GatherElementsAttrs, GatherElementsParams, "GatherElements",    false, STRIDED,   false, ANY,   2)                                \
+  X(TRILU,           trilu,           TriluAttrs,          TriluParams,          "Trilu",             false, STRIDED,   false, ANY,   1)                                \
+  X(CUMSUM,          cumsum,          CumSumAttrs,         CumSumParams,         "CumSum",            false, STRIDED,   false, ANY,   1)                                \
+  X(SCATTER,         scatter,         ScatterAttrs,        ScatterParams,        "Scatter",           false, STRIDED,   false, ANY,   3)
 // clang-format on

@@ -562,8 +562,8 @@ struct BackwardTable {
 
 constexpr BackwardTable make_backward_table() {
   BackwardTable t{};
-#define JET_BACKWARD_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
-  t.rows[static_cast<size_t>(fb::OpParams::Params) - 1] = backward_##fn;              \
+#define JET_BACKWARD_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) \
+  t.rows[static_cast<size_t>(fb::OpParams::Params) - 1] = backward_##fn;                              \
   t.filled[static_cast<size_t>(fb::OpParams::Params) - 1] = true;
   JET_OPS(JET_BACKWARD_ROW)
 #undef JET_BACKWARD_ROW

@@ -38,10 +38,12 @@ struct OpRow {
   bool in_place;
   const char* layout;
   bool f32_params;
+  bool any_dtype;
 };
 
-#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
-  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params},
+#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs)         \
+  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params, \
+   OpDTypes::dtypes == OpDTypes::ANY},
 const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 #undef JET_TEST_OP_ROW
 
@@ -192,12 +194,13 @@ void one_node_graph(ir::OpType op, ir::Graph* out) {
 std::string op_types_table() {
   std::ostringstream s;
   s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`) | runtime "
-       "(`runtime/ops.cpp`) | in place | layout | f32 parameters |\n";
-  s << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+       "(`runtime/ops.cpp`) | in place | layout | f32 parameters | dtypes |\n";
+  s << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpRow& r : kRows) {
     s << "| " << r.enum_name << " | " << r.name << " | " << r.params_name << " | " << r.attrs
       << " | prepare_" << r.fn << ", execute_" << r.fn << " | " << (r.in_place ? "yes" : "no")
-      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " |\n";
+      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " | "
+      << (r.any_dtype ? "any" : "f32, f16") << " |\n";
   }
   return s.str();
 }
@@ -334,6 +337,8 @@ TEST_CASE("op tables: every IR op type has its name, its schema member and the r
     REQUIRE(e != nullptr);
     CHECK(e->params == r.params);
     CHECK(e->allows_in_place == r.in_place);
+    CHECK(ir::op_takes_any_dtype(r.op) == r.any_dtype);
+    CHECK(e->takes_any_dtype == r.any_dtype);
     // The runtime names a member after its first op_list.h line (POOL for POOL and GLOBAL_POOL).
     size_t first = 0;
     while (kRows[first].params != r.params) ++first;
