@@ -117,7 +117,7 @@ struct OpTraits {
   bool in_place;
   bool any_dtype;
 };
-#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) \
+#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
   {name, in_place, OpDTypes::dtypes == OpDTypes::ANY},
 constexpr OpTraits kOpTraits[] = {JET_OPS(JET_IR_OP_TRAITS)};
 #undef JET_IR_OP_TRAITS
@@ -1226,12 +1226,12 @@ Status check_node(const Graph& g, int node) {
   constexpr int ONE_OR_MORE = -1;
   int want_inputs = 1;
   switch (n.op) {
-#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) \
-  case OpType::ENUM: {                                                                                \
-    const Attrs& a = std::get<Attrs>(n.attrs);                                                        \
-    static_cast<void>(a);                                                                             \
-    want_inputs = inputs;                                                                             \
-    break;                                                                                            \
+#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  case OpType::ENUM: {                                                                                          \
+    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
+    static_cast<void>(a);                                                                                       \
+    want_inputs = inputs;                                                                                       \
+    break;                                                                                                      \
   }
     JET_OPS(JET_IR_OP_INPUTS)
 #undef JET_IR_OP_INPUTS

@@ -79,7 +79,7 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 // The op types, in schema/op_list.h's order (that list is the one declaration of an op type; the
 // attribute structs below and NodeAttrs follow it). COUNT is the number of op types.
 enum class OpType {
-#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) ENUM,
+#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) ENUM,
   JET_OPS(JET_IR_OP_ENUM)
 #undef JET_IR_OP_ENUM
   COUNT
@@ -318,11 +318,11 @@ struct FirstIndexOf<T, std::variant<Ts...>> {
   }();
 };
 }  // namespace detail
-#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) , Attrs
+#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) , Attrs
 using NodeAttrs = detail::VariantOf<void JET_OPS(JET_IR_OP_ATTRS)>::type;
 #undef JET_IR_OP_ATTRS
-#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) \
-  static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM),  \
+#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM),            \
                 #Attrs " must be the attribute struct of " #ENUM " alone");
 JET_OPS(JET_IR_OP_CHECK)
 #undef JET_IR_OP_CHECK

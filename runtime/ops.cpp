@@ -1291,17 +1291,17 @@ struct OpTable {
 
 constexpr OpTable make_op_table() {
   OpTable t{};
-#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs) \
-  {                                                                                                \
-    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                            \
-    if (!r.prepare) {                                                                              \
-      r = OpEntry{fb::OpParams::Params, name, in_place,                                            \
-                  OpDTypes::dtypes == OpDTypes::ANY, prepare_##fn, execute_##fn};                  \
-    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||                           \
-               r.allows_in_place != in_place ||                                                    \
-               r.takes_any_dtype != (OpDTypes::dtypes == OpDTypes::ANY)) {                         \
-      t.consistent = false;                                                                        \
-    }                                                                                              \
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  {                                                                                                          \
+    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                                      \
+    if (!r.prepare) {                                                                                        \
+      r = OpEntry{fb::OpParams::Params, name, in_place,                                                      \
+                  OpDTypes::dtypes == OpDTypes::ANY, prepare_##fn, execute_##fn};                            \
+    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||                                     \
+               r.allows_in_place != in_place ||                                                              \
+               r.takes_any_dtype != (OpDTypes::dtypes == OpDTypes::ANY)) {                                   \
+      t.consistent = false;                                                                                  \
+    }                                                                                                        \
   }
   JET_OPS(JET_RT_OP_ROW)
 #undef JET_RT_OP_ROW

@@ -43,8 +43,8 @@ struct OpRow {
   bool any_dtype;
 };
 
-#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, inputs)         \
-  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params, \
+#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params,   \
    OpDTypes::dtypes == OpDTypes::ANY},
 const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 #undef JET_TEST_OP_ROW
