@@ -3,7 +3,8 @@
 // CPU and compared with the tests' reference executor (tests/common/ir_reference.h), on random
 // inputs and the sample's weights. The written op carries the schema member schema/op_list.h names,
 // the runtime's row for it agrees with the IR on in-place and dtypes, and docs/ops.md's generated
-// table lists every op type as op_list.h does; docs/format.md's parameter tables are generated
+// table lists every op type as op_list.h does; docs/onnx.md's op table is generated from the ONNX
+// importer's op table (converter/onnx/op_table.cpp, its IR and notes columns); docs/format.md's parameter tables are generated
 // from schema/model.fbs (each table's comment and fields), so the schema file is the one place an
 // op's stored parameters are described. The tables themselves are tied to op_list.h by
 // static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what a compiler cannot: that
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +25,9 @@
 #include "model_util.h"
 #include "op_list.h"
 #include "ops.h"
+#if JET_HAVE_ONNX_IMPORT
+#include "onnx_import.h"
+#endif
 
 using namespace jet;
 using namespace jet::test;
@@ -182,6 +187,42 @@ std::string params_table(const std::string& fbs) {
   return s.str();
 }
 
+#if JET_HAVE_ONNX_IMPORT
+// docs/onnx.md's op table, as converter/onnx/op_table.cpp's lines give it: a row per line with an
+// IR, holding the lines after it whose IR is ""; an op added after opset 1 shows its first opset.
+std::string onnx_ops_table() {
+  const std::vector<OnnxOpInfo> ops = onnx_op_table();
+  std::ostringstream s;
+  s << "| ONNX op | IR | notes |\n";
+  s << "| --- | --- | --- |\n";
+  for (size_t i = 0; i < ops.size();) {
+    INFO("ONNX op " << ops[i].op_type);
+    REQUIRE(std::string(ops[i].ir) != "");  // the first line of a row says what the ops become
+    s << "|";
+    size_t j = i;
+    for (; j < ops.size() && (j == i || std::string(ops[j].ir).empty()); ++j) {
+      if (j > i) CHECK(std::string(ops[j].notes).empty());  // a line joining a row has no notes of its own
+      s << (j == i ? " " : ", ") << ops[j].op_type;
+      if (ops[j].since > 1) s << " (" << ops[j].since << "+)";
+    }
+    s << " | " << ops[i].ir << " | " << ops[i].notes << (std::string(ops[i].notes).empty() ? "|\n" : " |\n");
+    i = j;
+  }
+  return s.str();
+}
+
+// docs/onnx.md's list of the op types that take computed integer and bool tensors (ints).
+std::string onnx_integer_ops() {
+  std::set<std::string> names;
+  for (const OnnxOpInfo& op : onnx_op_table()) {
+    if (op.integer_tensors) names.insert(op.op_type);
+  }
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s + ".\n";
+}
+#endif
+
 }  // namespace
 
 TEST_CASE("op tables: every IR op type has its name, its schema member and the runtime's row") {
@@ -232,3 +273,21 @@ TEST_CASE("op tables: docs/format.md's parameter tables are schema/model.fbs's")
                         "(JET_UPDATE_DOCS=1 rewrites it) -->\n",
                         "<!-- end of parameter tables -->\n", params_table(read_source("schema/model.fbs")));
 }
+
+#if JET_HAVE_ONNX_IMPORT
+TEST_CASE("op tables: docs/onnx.md's op table is converter/onnx/op_table.cpp's") {
+  std::set<std::string> names;
+  for (const OnnxOpInfo& op : onnx_op_table()) {
+    INFO("ONNX op " << op.op_type);
+    CHECK(names.insert(op.op_type).second);  // one line per op type: a second would never be found
+  }
+  check_generated_block("docs/onnx.md",
+                        "<!-- ONNX op table: generated from converter/onnx/op_table.cpp by "
+                        "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+                        "<!-- end of ONNX op table -->\n", onnx_ops_table());
+  check_generated_block("docs/onnx.md",
+                        "<!-- integer ops: generated from converter/onnx/op_table.cpp by "
+                        "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+                        "<!-- end of integer ops -->\n", onnx_integer_ops());
+}
+#endif
