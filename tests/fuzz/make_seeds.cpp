@@ -3,14 +3,14 @@
 // channels-first and channels-last, small and odd image sizes, both planners, algorithms chosen
 // offline or left to the runtime, with and without metadata; a graph of the integer and bool
 // ops (write_typed_seed); and every op type's one-node sample (write_op_seed, from
-// tests/common/op_samples.h). Generated at fuzz time, never committed (scripts/fuzz.sh).
+// tests/common/ir_reference.h). Generated at fuzz time, never committed (scripts/fuzz.sh).
 //
 //   jet_fuzz_seeds OUT_DIR     writes OUT_DIR/seed-<name>.jet, prints one line per file
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "common/op_samples.h"
+#include "common/ir_reference.h"
 #include "ir.h"
 #include "passes.h"
 #include "write_model.h"
@@ -116,7 +116,7 @@ jet::Status write_typed_seed(bool f16, const std::string& path) {
   return jet::write_model_file(g, wo, path);
 }
 
-// The one-node sample graph of an op type (tests/common/op_samples.h, the graphs the runtime's
+// The one-node sample graph of an op type (tests/common/ir_reference.h, the graphs the runtime's
 // op-table test runs), in f32, or in f16 with channels-last activations: a seed that reaches the
 // op's prepare and kernel for every op type, a new one included.
 jet::Status write_op_seed(jet::ir::OpType op, bool f16, const std::string& path) {

@@ -1,5 +1,5 @@
 // Every op type in every table (issue 14): for each ir::OpType, its one-node sample graph
-// (tests/common/op_samples.h) is written by the converter, loaded and run by the runtime on the
+// (tests/common/ir_reference.h op_sample_graph) is written by the converter, loaded and run by the runtime on the
 // CPU and compared with the tests' reference executor (tests/common/ir_reference.h), on random
 // inputs and the sample's weights. The written op carries the schema member schema/op_list.h names,
 // the runtime's row for it agrees with the IR on in-place and dtypes, and docs/ops.md's generated
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "common/op_samples.h"
+#include "common/ir_reference.h"
 #include "model_util.h"
 #include "op_list.h"
 #include "ops.h"
