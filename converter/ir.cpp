@@ -115,8 +115,10 @@ namespace {
 struct OpTraits {
   const char* name;
   bool in_place;
+  bool any_dtype;
 };
-#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) {name, in_place},
+#define JET_IR_OP_TRAITS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  {name, in_place, OpDTypes::dtypes == OpDTypes::ANY},
 constexpr OpTraits kOpTraits[] = {JET_OPS(JET_IR_OP_TRAITS)};
 #undef JET_IR_OP_TRAITS
 static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(OpType::COUNT),
@@ -129,6 +131,8 @@ bool known(OpType op) { return static_cast<size_t>(op) < static_cast<size_t>(OpT
 const char* op_type_name(OpType op) { return known(op) ? kOpTraits[static_cast<size_t>(op)].name : "?"; }
 
 bool op_allows_in_place(OpType op) { return known(op) && kOpTraits[static_cast<size_t>(op)].in_place; }
+
+bool op_takes_any_dtype(OpType op) { return known(op) && kOpTraits[static_cast<size_t>(op)].any_dtype; }
 
 int64_t Tensor::elements() const {
   int64_t n = 1;
@@ -230,42 +234,6 @@ Status Graph::check_inputs_and_bias(const std::string& node, int x, const char* 
   if (st.ok()) st = check_tensor(node, w, w_what);
   if (st.ok() && bias >= 0) st = check_tensor(node, bias, "bias");
   return st;
-}
-
-bool op_takes_any_dtype(OpType op) {
-  switch (op) {
-    case OpType::CONCAT:
-    case OpType::RESHAPE:
-    case OpType::TRANSFORM:
-    case OpType::SLICE:
-    case OpType::LOGIC:
-    case OpType::WHERE:
-    case OpType::ARG_REDUCE:
-    case OpType::GATHER: return true;
-    case OpType::OP_TENSOR: return true;  // f32, f16, i32, i64 (the builder refuses bool)
-    case OpType::TOPK:
-    case OpType::NMS: return true;  // integer x / an I64 output (the builders check the inputs)
-    case OpType::GATHER_ELEMENTS:
-    case OpType::TRILU:
-    case OpType::CUMSUM:
-    case OpType::SCATTER: return true;
-    case OpType::CONV:
-    case OpType::POOL:
-    case OpType::GLOBAL_POOL:
-    case OpType::ACTIVATION:
-    case OpType::GEMM:
-    case OpType::SOFTMAX:
-    case OpType::BATCHNORM:
-    case OpType::PAD:
-    case OpType::RESIZE:
-    case OpType::CONV_TRANSPOSE:
-    case OpType::INSTANCENORM:
-    case OpType::LRN:
-    case OpType::REDUCE:
-    case OpType::LAYERNORM:
-    case OpType::COUNT: return false;
-  }
-  return false;
 }
 
 Status Graph::finish(Node n, DType dtype, std::vector<int64_t> dims, int* y) {
@@ -1246,58 +1214,32 @@ Status check_node(const Graph& g, int node) {
   if (n.attrs.index() != static_cast<size_t>(n.op)) {
     return fail(std::string("attributes are not those of a ") + op_type_name(n.op) + " op");
   }
-  size_t want_inputs = 1;
-  switch (n.op) {
-    case OpType::CONV: {
-      const ConvAttrs& a = std::get<ConvAttrs>(n.attrs);
-      want_inputs = 2 + (a.has_bias ? 1 : 0) + (a.has_residual ? 1 : 0);
-      break;
+  if (n.op == OpType::TRANSFORM) {
+    const TransformAttrs& a = std::get<TransformAttrs>(n.attrs);
+    if (a.to != g.tensors[n.outputs[0]].dtype) {
+      return fail(std::string("transform to ") + dtype_name(a.to) + " but the output '" +
+                  g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
     }
-    case OpType::OP_TENSOR: want_inputs = 2; break;
-    case OpType::GEMM: want_inputs = 2 + (std::get<GemmAttrs>(n.attrs).has_bias ? 1 : 0); break;
-    case OpType::CONCAT: want_inputs = n.inputs.empty() ? 1 : n.inputs.size(); break;
-    case OpType::BATCHNORM: want_inputs = 5; break;
-    case OpType::TRANSFORM: {
-      const TransformAttrs& a = std::get<TransformAttrs>(n.attrs);
-      if (a.to != g.tensors[n.outputs[0]].dtype) {
-        return fail(std::string("transform to ") + dtype_name(a.to) + " but the output '" +
-                    g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
-      }
-      break;
-    }
-    case OpType::CONV_TRANSPOSE:
-      want_inputs = 2 + (std::get<ConvTransposeAttrs>(n.attrs).has_bias ? 1 : 0);
-      break;
-    case OpType::INSTANCENORM: want_inputs = 3; break;
-    case OpType::LOGIC:
-    case OpType::GATHER:
-    case OpType::GATHER_ELEMENTS:
-    case OpType::NMS: want_inputs = 2; break;
-    case OpType::WHERE:
-    case OpType::SCATTER: want_inputs = 3; break;
-    case OpType::LAYERNORM: {
-      const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
-      want_inputs = 1 + (a.has_scale ? 1 : 0) + (a.has_bias ? 1 : 0);
-      break;
-    }
-    case OpType::POOL:
-    case OpType::GLOBAL_POOL:
-    case OpType::ACTIVATION:
-    case OpType::SOFTMAX:
-    case OpType::RESHAPE:
-    case OpType::SLICE:
-    case OpType::PAD:
-    case OpType::RESIZE:
-    case OpType::LRN:
-    case OpType::REDUCE:
-    case OpType::TRILU:
-    case OpType::CUMSUM:
-    case OpType::ARG_REDUCE:
-    case OpType::TOPK:
-    case OpType::COUNT:  // refused above
-      break;
   }
-  if (n.inputs.size() != want_inputs) {
+  // How many inputs: the inputs column of op_list.h, a number or an expression of the op's
+  // attribute struct `a`.
+  constexpr int ONE_OR_MORE = -1;
+  int want_inputs = 1;
+  switch (n.op) {
+#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  case OpType::ENUM: {                                                                                          \
+    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
+    static_cast<void>(a);                                                                                       \
+    want_inputs = inputs;                                                                                       \
+    break;                                                                                                      \
+  }
+    JET_OPS(JET_IR_OP_INPUTS)
+#undef JET_IR_OP_INPUTS
+    case OpType::COUNT: break;  // refused above
+  }
+  if (want_inputs == ONE_OR_MORE) {
+    if (n.inputs.empty()) return fail(std::string(op_type_name(n.op)) + " with no inputs, expected one or more");
+  } else if (n.inputs.size() != static_cast<size_t>(want_inputs)) {
     return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
                 " inputs, expected " + std::to_string(want_inputs));
   }

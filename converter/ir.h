@@ -79,7 +79,7 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 // The op types, in schema/op_list.h's order (that list is the one declaration of an op type; the
 // attribute structs below and NodeAttrs follow it). COUNT is the number of op types.
 enum class OpType {
-#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) ENUM,
+#define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) ENUM,
   JET_OPS(JET_IR_OP_ENUM)
 #undef JET_IR_OP_ENUM
   COUNT
@@ -286,9 +286,9 @@ struct ScatterAttrs {
   int axis = 0;
 };
 
-// True for the op types whose kernels take integer and bool tensors (TRANSFORM, SLICE, CONCAT,
-// RESHAPE, LOGIC, WHERE, ARG_REDUCE, GATHER, GATHER_ELEMENTS, TRILU, CUMSUM, SCATTER); every other op computes on F32 / F16 only, and the builders
-// refuse other dtypes for it (NOT_SUPPORTED naming the tensor).
+// True for the op types whose kernels take integer and bool tensors (dtypes ANY in
+// schema/op_list.h); every other op computes on F32 / F16 only, and the builders refuse other
+// dtypes for it (NOT_SUPPORTED naming the tensor).
 bool op_takes_any_dtype(OpType op);
 
 // The kernel descriptors that CONV, CONV_TRANSPOSE and RESIZE attributes describe (empty spatial
@@ -318,11 +318,11 @@ struct FirstIndexOf<T, std::variant<Ts...>> {
   }();
 };
 }  // namespace detail
-#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) , Attrs
+#define JET_IR_OP_ATTRS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) , Attrs
 using NodeAttrs = detail::VariantOf<void JET_OPS(JET_IR_OP_ATTRS)>::type;
 #undef JET_IR_OP_ATTRS
-#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)                                   \
-  static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM), \
+#define JET_IR_OP_CHECK(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  static_assert(detail::FirstIndexOf<Attrs, NodeAttrs>::value == static_cast<size_t>(OpType::ENUM),            \
                 #Attrs " must be the attribute struct of " #ENUM " alone");
 JET_OPS(JET_IR_OP_CHECK)
 #undef JET_IR_OP_CHECK

@@ -73,6 +73,17 @@ struct ImportReport {
 };
 
 // Imports the model in `path`. *out gets the graph (replaced; empty on error); report may be null.
+// The importer's op table (converter/onnx/op_table.cpp), one entry per ONNX op type in its order.
+// docs/onnx.md's op table is generated from it (tests/runtime/test_op_tables.cpp).
+struct OnnxOpInfo {
+  const char* op_type;
+  int since;                 // the first opset that has the op
+  bool integer_tensors;      // the importer takes computed integer and bool tensors for it
+  const char* ir;            // what it becomes; "": the op shares the row of the entry before it
+  const char* notes;         // attributes, limits, what is unsupported ("" with ir "")
+};
+std::vector<OnnxOpInfo> onnx_op_table();
+
 Status import_onnx_file(const std::string& path, const ImportOptions& options, ir::Graph* out,
                         ImportReport* report);
 

@@ -22,8 +22,8 @@ struct ParamsContext {
   size_t workspace_limit = 0;
 };
 
-#define JET_IR_WRITE_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)          \
-  flatbuffers::Offset<fb::Params> write_params(flatbuffers::FlatBufferBuilder& b, const Attrs& a, \
+#define JET_IR_WRITE_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  flatbuffers::Offset<fb::Params> write_params(flatbuffers::FlatBufferBuilder& b, const Attrs& a,                  \
                                                const ParamsContext& c);
 JET_OPS(JET_IR_WRITE_PARAMS)
 #undef JET_IR_WRITE_PARAMS

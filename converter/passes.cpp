@@ -45,10 +45,10 @@ enum class Layout {
 
 // The layout column of schema/op_list.h.
 enum class LayoutTrait { STRIDED, STRIDED_X, PACKED, ANY, SPECIAL };
-#define JET_PASSES_OP_LAYOUT(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) LayoutTrait::layout,
+#define JET_PASSES_OP_LAYOUT(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) LayoutTrait::layout,
 constexpr LayoutTrait kLayoutTrait[] = {JET_OPS(JET_PASSES_OP_LAYOUT)};
 #undef JET_PASSES_OP_LAYOUT
-#define JET_PASSES_OP_F32(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) f32_params,
+#define JET_PASSES_OP_F32(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) f32_params,
 constexpr bool kF32Params[] = {JET_OPS(JET_PASSES_OP_F32)};
 #undef JET_PASSES_OP_F32
 static_assert(sizeof(kLayoutTrait) / sizeof(kLayoutTrait[0]) == static_cast<size_t>(ir::OpType::COUNT),

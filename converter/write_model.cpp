@@ -219,8 +219,8 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
   c.conv_preference = o.conv_preference;
   c.workspace_limit = o.workspace_limit;
   switch (n.op) {
-#define JET_WRITE_OP_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
-  case ir::OpType::ENUM:                                                                  \
+#define JET_WRITE_OP_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  case ir::OpType::ENUM:                                                                                           \
     return {fb::OpParams::Params, ir::write_params(b, std::get<ir::Attrs>(n.attrs), c).Union()};
     JET_OPS(JET_WRITE_OP_PARAMS)
 #undef JET_WRITE_OP_PARAMS

@@ -1278,29 +1278,6 @@ Status execute_scatter(const Handle& h, const PreparedOp& p, const void* const* 
                                   in[2], p.out_desc, out);
 }
 
-// True for the op types whose kernels take integer and bool tensors; the others compute on f32
-// and f16 only (prepare_ops checks every tensor of theirs).
-bool takes_any_dtype(fb::OpParams params) {
-  switch (params) {
-    case fb::OpParams::ConcatParams:
-    case fb::OpParams::ReshapeParams:
-    case fb::OpParams::TransformParams:
-    case fb::OpParams::SliceParams:
-    case fb::OpParams::LogicParams:
-    case fb::OpParams::WhereParams:
-    case fb::OpParams::ArgReduceParams:
-    case fb::OpParams::GatherParams: return true;
-    case fb::OpParams::OpTensorParams: return true;  // f32, f16, i32, i64 (prepare refuses bool)
-    case fb::OpParams::TopKParams:
-    case fb::OpParams::NmsParams: return true;  // integer x / an i64 output (prepare checks)
-    case fb::OpParams::GatherElementsParams:
-    case fb::OpParams::TriluParams:
-    case fb::OpParams::CumSumParams:
-    case fb::OpParams::ScatterParams: return true;
-    default: return false;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member (row i is OpParams i + 1), generated from
 // schema/op_list.h. IR ops that share a member (POOL and GLOBAL_POOL) must agree on its row.
@@ -1309,20 +1286,22 @@ constexpr size_t kNumOpParams = static_cast<size_t>(fb::OpParams::MAX);
 
 struct OpTable {
   OpEntry rows[kNumOpParams];
-  bool consistent = true;  // the lines of one union member name the same functions and in_place
+  bool consistent = true;  // the lines of one union member name the same functions, in_place, dtypes
 };
 
 constexpr OpTable make_op_table() {
   OpTable t{};
-#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params)   \
-  {                                                                                  \
-    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];              \
-    if (!r.prepare) {                                                                \
-      r = OpEntry{fb::OpParams::Params, name, in_place, prepare_##fn, execute_##fn}; \
-    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||             \
-               r.allows_in_place != in_place) {                                      \
-      t.consistent = false;                                                          \
-    }                                                                                \
+#define JET_RT_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  {                                                                                                          \
+    OpEntry& r = t.rows[static_cast<size_t>(fb::OpParams::Params) - 1];                                      \
+    if (!r.prepare) {                                                                                        \
+      r = OpEntry{fb::OpParams::Params, name, in_place,                                                      \
+                  OpDTypes::dtypes == OpDTypes::ANY, prepare_##fn, execute_##fn};                            \
+    } else if (r.prepare != prepare_##fn || r.execute != execute_##fn ||                                     \
+               r.allows_in_place != in_place ||                                                              \
+               r.takes_any_dtype != (OpDTypes::dtypes == OpDTypes::ANY)) {                                   \
+      t.consistent = false;                                                                                  \
+    }                                                                                                        \
   }
   JET_OPS(JET_RT_OP_ROW)
 #undef JET_RT_OP_ROW
@@ -1340,7 +1319,7 @@ constexpr bool every_member_has_its_row() {
 static_assert(every_member_has_its_row(),
               "every member of the schema's OpParams union needs a line in schema/op_list.h");
 static_assert(kOpTable.consistent,
-              "op_list.h lines that share a schema member must name the same fn and in_place");
+              "op_list.h lines that share a schema member must name the same fn, in_place and dtypes");
 
 }  // namespace
 
@@ -1375,7 +1354,7 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
                            impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
                            impl->stored_choices};
-    if (!takes_any_dtype(p.type->params)) {
+    if (!p.type->takes_any_dtype) {
       for (size_t k = 0; k <= p.in_descs.size(); ++k) {
         const int t = k < p.in_descs.size() ? p.inputs[k] : p.output;
         const DType dt = impl->tensors[t].desc.dtype();

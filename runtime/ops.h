@@ -95,6 +95,7 @@ struct OpEntry {
   fb::OpParams params;   // the schema's union member
   const char* name;      // OpInfo::type
   bool allows_in_place;  // the output may take over a dying activation input's region
+  bool takes_any_dtype;  // integer and bool tensors too (dtypes ANY); else every tensor is f32 / f16
   PrepareFn prepare;
   ExecuteFn execute;
 };

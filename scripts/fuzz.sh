@@ -4,8 +4,8 @@
 #   scripts/fuzz.sh [SECONDS] [extra libFuzzer args]     default 600 s
 # Steps: configure + build build-fuzz (clang, CPU only, JET_SANITIZE=address,undefined,
 # JET_BUILD_FUZZERS=ON; only the target's executables), write the seed corpus, run libFuzzer for
-# SECONDS, print a summary. Seeds: loader: valid tiny_cnn variants (jet_fuzz_seeds), with
-# tests/fuzz/jet.dict; onnx: the model.onnx files of Debian's libonnx-testdata up to 32 KiB
+# SECONDS, print a summary. Seeds: loader: valid tiny_cnn variants, a graph of the integer ops and
+# every op type's one-node sample in f32 and f16 (jet_fuzz_seeds), with tests/fuzz/jet.dict; onnx: the model.onnx files of Debian's libonnx-testdata up to 32 KiB
 # (ONNX's node and pytorch tests: every op and opset form).
 # Exit status: non-zero when the build fails, when the fuzzer found anything (crash-*, leak-*,
 # timeout-*, oom-* artifacts, a sanitizer report in a log) or when a fuzzer process failed.

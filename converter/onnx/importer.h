@@ -234,7 +234,7 @@ bool op_takes_integer_tensors(const std::string& op_type);
 // The op functions, Status import_<op>(Importer& im), one per ONNX op or per family sharing one
 // mapping, live in ops_*.cpp; op_table.cpp's list declares them (nothing else calls them).
 // An activation without attributes (Relu, Exp, Sqrt, ...) needs no function of its own: one op
-// table line, ACT("Exp", 1, EXP, false), imports it through import_activation<ActivationMode::EXP>.
+// table line, ACT("Exp", 1, EXP, false, IR, notes), imports it through import_activation<ActivationMode::EXP>.
 // Constant inputs are folded.
 Status import_activation_mode(Importer& im, ActivationMode mode);
 template <ActivationMode M>

@@ -536,20 +536,6 @@ Status run_layernorm(const BackwardArgs& a) {
 
 constexpr BackwardRule backward_layernorm{run_layernorm, plan_layernorm, params_layernorm, reads_x_w, nullptr};
 
-// Integer and bool tensors: comparisons and ArgMax have no gradient; Where's and Gather's would
-// route dy to the chosen elements (not written yet). A trainer reading one refuses the model.
-constexpr BackwardRule backward_logic{nullptr, nullptr, nullptr, nullptr, "Logic (comparisons, And/Or/Xor) has a bool result and no gradient"};
-constexpr BackwardRule backward_where{nullptr, nullptr, nullptr, nullptr, "Where has no backward rule yet"};
-constexpr BackwardRule backward_arg_reduce{nullptr, nullptr, nullptr, nullptr, "ArgMax/ArgMin have integer results and no gradient"};
-constexpr BackwardRule backward_gather{nullptr, nullptr, nullptr, nullptr, "Gather has no backward rule yet"};
-constexpr BackwardRule backward_topk{nullptr, nullptr, nullptr, nullptr, "TopK has no backward rule yet"};
-constexpr BackwardRule backward_nms{nullptr, nullptr, nullptr, nullptr, "NonMaxSuppression selects indices and has no gradient"};
-constexpr BackwardRule backward_gather_elements{nullptr, nullptr, nullptr, nullptr,
-                                                "GatherElements has no backward rule yet"};
-constexpr BackwardRule backward_trilu{nullptr, nullptr, nullptr, nullptr, "Trilu has no backward rule yet"};
-constexpr BackwardRule backward_cumsum{nullptr, nullptr, nullptr, nullptr, "CumSum has no backward rule yet"};
-constexpr BackwardRule backward_scatter{nullptr, nullptr, nullptr, nullptr, "Scatter has no backward rule yet"};
-
 // ---------------------------------------------------------------------------------------------
 // The table: one row per schema union member, as ops.cpp's op table.
 
@@ -562,11 +548,20 @@ struct BackwardTable {
 
 constexpr BackwardTable make_backward_table() {
   BackwardTable t{};
-#define JET_BACKWARD_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
-  t.rows[static_cast<size_t>(fb::OpParams::Params) - 1] = backward_##fn;              \
+// The backward column of op_list.h: RULE takes the backward_<fn> defined above (a compile error
+// without it); the others a rule without run, the reason the trainer gives when it refuses.
+#define JET_BACKWARD_RULE(fn, name) backward_##fn
+#define JET_BACKWARD_NOT_YET(fn, name) BackwardRule{nullptr, nullptr, nullptr, nullptr, name " has no backward rule yet"}
+#define JET_BACKWARD_NO_GRADIENT(fn, name) \
+  BackwardRule{nullptr, nullptr, nullptr, nullptr, name " has an integer or bool result and no gradient"}
+#define JET_BACKWARD_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  t.rows[static_cast<size_t>(fb::OpParams::Params) - 1] = JET_BACKWARD_##backward(fn, name);                    \
   t.filled[static_cast<size_t>(fb::OpParams::Params) - 1] = true;
   JET_OPS(JET_BACKWARD_ROW)
 #undef JET_BACKWARD_ROW
+#undef JET_BACKWARD_RULE
+#undef JET_BACKWARD_NOT_YET
+#undef JET_BACKWARD_NO_GRADIENT
   return t;
 }
 
@@ -575,13 +570,14 @@ constexpr BackwardTable kBackwardTable = make_backward_table();
 constexpr bool every_op_has_its_row() {
   for (size_t i = 0; i < kNumOpParams; ++i) {
     if (!kBackwardTable.filled[i]) return false;
-    if (!kBackwardTable.rows[i].run && !kBackwardTable.rows[i].why_not) return false;
+    // A rule runs, or says why it does not: never both, never neither.
+    if (!kBackwardTable.rows[i].run == !kBackwardTable.rows[i].why_not) return false;
   }
   return true;
 }
 static_assert(every_op_has_its_row(),
-              "every op type needs its backward_<fn> in runtime/training/backward.cpp (a rule, or one with "
-              "run == nullptr and why_not saying what is missing)");
+              "every op type needs its backward: a RULE in op_list.h's backward column has its backward_<fn> "
+              "in runtime/training/backward.cpp with run set and no why_not");
 
 }  // namespace
 

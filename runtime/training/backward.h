@@ -1,9 +1,9 @@
 // The backward rule of every op type the runtime executes: reverse-mode differentiation of one
 // op, composed from the training add-on's kernels (jet/dnn/training.h). The table is generated
-// from schema/op_list.h (one backward_<fn> per runtime function stem, like ops.cpp's prepare_<fn>
-// and execute_<fn>), so adding an op type without saying what its backward is fails to compile
-// in a training build: the op's line in op_list.h asks for backward_<fn> in backward.cpp, either a
-// rule or kNoBackward. Internal to the trainer (runtime/training/).
+// from schema/op_list.h: an op whose backward column is RULE has its backward_<fn> in backward.cpp
+// (one per runtime function stem, like ops.cpp's prepare_<fn> and execute_<fn>; a training build
+// does not compile without it), one that is NOT_YET or NO_GRADIENT gets a rule without run and
+// the reason. Every line of op_list.h must say which. Internal to the trainer (runtime/training/).
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,9 @@
 // SLICE a row-by-row path instead of the runtime's single strided view). The converter's tests
 // run whole graphs through it on a planned arena (tests/converter/interpret.h), the runtime's
 // tests with one buffer per tensor on either backend (tests/runtime/model_util.h reference_run),
-// against which the runtime's results are compared.
+// against which the runtime's results are compared. Beside it, one sample graph per op type
+// (op_sample_graph): so a new op type's test-side pieces, its kernel call and its sample, are in
+// one file (ir_reference.cpp; -Wswitch asks for both).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,15 @@ using ScratchFn = std::function<void*(size_t bytes)>;
 // executor lacks (there is none: the switch has no default).
 Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const std::vector<void*>& ptr,
                    const ScratchFn& scratch);
+
+// One sample node of every op type into an empty graph: graph input "x" (f32, [2, 3, 5, 7] unless
+// the op needs another), the op's constants and one node named "op" whose output is the graph's
+// output. The runtime's op-table test writes, loads and runs each against run_ir_node
+// (tests/runtime/test_op_tables.cpp), and the fuzzer's seed corpus writes each as a .jet file
+// (tests/fuzz/make_seeds.cpp, built with JET_BUILD_FUZZERS under clang and without the test
+// suite: it compiles this file itself). The constants come from a fixed sequence, so the same
+// graph, and the same seed file, every run. BAD_PARAM for COUNT.
+Status op_sample_graph(ir::OpType op, ir::Graph* out);
 
 }  // namespace test
 }  // namespace jet

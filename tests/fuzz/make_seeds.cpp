@@ -2,14 +2,15 @@
 // (every op type the runtime knows) in the variants the loader must handle: f32 and f16,
 // channels-first and channels-last, small and odd image sizes, both planners, algorithms chosen
 // offline or left to the runtime, with and without metadata; a graph of the integer and bool
-// ops (write_typed_seed); and one of the detection, indexing and data-movement ops of schema 1.6
-// (write_ops_seed). Generated at fuzz time, never committed (scripts/fuzz.sh).
+// ops (write_typed_seed); and every op type's one-node sample (write_op_seed, from
+// tests/common/ir_reference.h). Generated at fuzz time, never committed (scripts/fuzz.sh).
 //
 //   jet_fuzz_seeds OUT_DIR     writes OUT_DIR/seed-<name>.jet, prints one line per file
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "common/ir_reference.h"
 #include "ir.h"
 #include "passes.h"
 #include "write_model.h"
@@ -115,59 +116,18 @@ jet::Status write_typed_seed(bool f16, const std::string& path) {
   return jet::write_model_file(g, wo, path);
 }
 
-// A graph of the schema 1.6 ops: TopK (values and indices), GatherElements and ScatterElements at
-// those indices, ScatterND, Gather, Trilu, CumSum, cubic Resize, NonMaxSuppression and integer
-// arithmetic (an I64 add and floor Mod); in f32 or f16 with channels-last activations.
-jet::Status write_ops_seed(bool f16, const std::string& path) {
-  using jet::DType;
+// The one-node sample graph of an op type (tests/common/ir_reference.h, the graphs the runtime's
+// op-table test runs), in f32, or in f16 with channels-last activations: a seed that reaches the
+// op's prepare and kernel for every op type, a new one included.
+jet::Status write_op_seed(jet::ir::OpType op, bool f16, const std::string& path) {
   jet::ir::Graph g;
-  int x = -1, boxes = -1, scores = -1, ids = -1, one = -1, three = -1, rows = -1;
-  jet::Status st = g.add_input("x", DType::F32, {2, 3, 4, 5}, &x);
-  if (st.ok()) st = g.add_input("boxes", DType::F32, {1, 6, 4}, &boxes);
-  if (st.ok()) st = g.add_input("scores", DType::F32, {1, 2, 6}, &scores);
-  if (st.ok()) st = g.add_input("ids", DType::I64, {2, 3}, &ids);
-  if (st.ok()) st = g.add_constant("one", DType::I64, {1, 1}, &one);
-  if (st.ok()) st = g.add_constant("three", DType::I64, {1, 1}, &three);
-  if (st.ok()) st = g.add_constant("rows", DType::I64, {2, 1}, &rows);
-  if (!st.ok()) return st;
-  g.tensors[one].int_data = {1};
-  g.tensors[three].int_data = {3};
-  g.tensors[rows].int_data = {1, 0};
-  int vals = -1, idx = -1, ge = -1, sc = -1, snd = -1, upd = -1, tri = -1, cs = -1, rs = -1;
-  int sel = -1, sum = -1, mod = -1, gat = -1;
-  jet::ir::TopKAttrs tk;
-  tk.axis = 3;
-  tk.k = 2;
-  st = g.topk("vals", x, tk, &vals);
-  tk.indices = true;
-  if (st.ok()) st = g.topk("idx", x, tk, &idx);
-  if (st.ok()) st = g.gather_elements("ge", x, idx, 3, &ge);
-  if (st.ok()) st = g.scatter("sc", x, idx, vals, false, jet::ScatterReduction::ADD, 3, &sc);
-  if (st.ok()) st = g.gather("upd", x, rows, 0, &upd);  // [2, 1, 3, 4, 5]
-  if (st.ok()) st = g.reshape("upd2", upd, {2, 3, 4, 5}, &upd);
-  if (st.ok()) st = g.scatter("snd", x, rows, upd, true, jet::ScatterReduction::NONE, 0, &snd);
-  if (st.ok()) st = g.trilu("tri", sc, true, 1, &tri);
-  if (st.ok()) st = g.cumsum("cs", tri, 2, true, false, &cs);
-  jet::ir::ResizeAttrs ra;
-  ra.mode = jet::ResizeMode::CUBIC;
-  if (st.ok()) st = g.resize("rs", cs, ra, {2, 3, 7, 9}, &rs);
-  jet::ir::NmsAttrs na;
-  na.max_output_boxes_per_class = 3;
-  na.iou_threshold = 0.5f;
-  na.has_score_threshold = true;
-  if (st.ok()) st = g.nms("sel", boxes, scores, na, &sel);
-  if (st.ok()) st = g.op_tensor("sum", jet::TensorOp::ADD, ids, one, &sum);
-  if (st.ok()) st = g.op_tensor("mod", jet::TensorOp::MOD_FLOOR, sum, three, &mod);
-  if (st.ok()) st = g.gather("gat", ge, mod, 1, &gat);  // mod in [0, 3)
-  for (int out : {rs, snd, sel, gat}) {
-    if (st.ok()) st = g.mark_output(out);
-  }
-  if (st.ok() && f16) st = jet::convert_precision(&g, DType::F16);
-  if (st.ok()) st = jet::set_channels_last(&g);
+  jet::Status st = jet::test::op_sample_graph(op, &g);
+  if (st.ok() && f16) st = jet::convert_precision(&g, jet::DType::F16);
+  if (st.ok() && f16) st = jet::set_channels_last(&g);
   if (!st.ok()) return st;
   jet::WriteOptions wo;
   wo.producer_version = "jet_fuzz_seeds";
-  wo.source_name = f16 ? "ops-f16" : "ops-f32";
+  wo.source_name = std::string("op-") + jet::ir::op_type_name(op) + (f16 ? "-f16" : "-f32");
   return jet::write_model_file(g, wo, path);
 }
 
@@ -199,13 +159,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "jet_fuzz_seeds: typed: %s\n", st.to_string().c_str());
       ++failures;
     }
-    const std::string ops_path = dir + "/seed-ops-" + (f16 ? "f16" : "f32") + ".jet";
-    const jet::Status so = write_ops_seed(f16, ops_path);
-    if (so.ok()) {
-      std::printf("jet_fuzz_seeds: wrote %s\n", ops_path.c_str());
-    } else {
-      std::fprintf(stderr, "jet_fuzz_seeds: ops: %s\n", so.to_string().c_str());
-      ++failures;
+    for (int i = 0; i < static_cast<int>(jet::ir::OpType::COUNT); ++i) {
+      const auto op = static_cast<jet::ir::OpType>(i);
+      const std::string op_path = dir + "/seed-op-" + jet::ir::op_type_name(op) + (f16 ? "-f16" : "-f32") + ".jet";
+      const jet::Status so = write_op_seed(op, f16, op_path);
+      if (so.ok()) {
+        std::printf("jet_fuzz_seeds: wrote %s\n", op_path.c_str());
+      } else {
+        std::fprintf(stderr, "jet_fuzz_seeds: op %s: %s\n", jet::ir::op_type_name(op), so.to_string().c_str());
+        ++failures;
+      }
     }
   }
   return failures == 0 ? 0 : 1;

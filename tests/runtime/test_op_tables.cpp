@@ -1,12 +1,14 @@
-// Every op type in every table (issue 14): for each ir::OpType, a one-node graph is written by the
-// converter, loaded and run by the runtime on the CPU and compared with the tests' reference
-// executor (tests/common/ir_reference.h), on random inputs and weights. The written op carries the
-// schema member schema/op_list.h names, the runtime's row for it agrees with the IR on in-place,
-// and docs/ops.md's generated table lists every op type as op_list.h does; docs/format.md's
-// parameter tables are generated from schema/model.fbs (each table's comment and fields), so the
-// schema file is the one place an op's stored parameters are described. The tables themselves
-// are tied to op_list.h by static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what
-// a compiler cannot: that each op really runs end to end, and the docs.
+// Every op type in every table (issue 14): for each ir::OpType, its one-node sample graph
+// (tests/common/ir_reference.h op_sample_graph) is written by the converter, loaded and run by the runtime on the
+// CPU and compared with the tests' reference executor (tests/common/ir_reference.h), on random
+// inputs and the sample's weights. The written op carries the schema member schema/op_list.h names,
+// the runtime's row for it agrees with the IR on in-place and dtypes, and docs/ops.md's generated
+// table lists every op type as op_list.h does; docs/onnx.md's op table is generated from the ONNX
+// importer's op table (converter/onnx/op_table.cpp, its IR and notes columns); docs/format.md's parameter tables are generated
+// from schema/model.fbs (each table's comment and fields), so the schema file is the one place an
+// op's stored parameters are described. The tables themselves are tied to op_list.h by
+// static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what a compiler cannot: that
+// each op really runs end to end, and the docs.
 //
 // JET_UPDATE_DOCS=1 rewrites the docs' generated blocks instead of checking them.
 #include <doctest/doctest.h>
@@ -14,13 +16,18 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/ir_reference.h"
 #include "model_util.h"
 #include "op_list.h"
 #include "ops.h"
+#if JET_HAVE_ONNX_IMPORT
+#include "onnx_import.h"
+#endif
 
 using namespace jet;
 using namespace jet::test;
@@ -38,166 +45,26 @@ struct OpRow {
   bool in_place;
   const char* layout;
   bool f32_params;
+  bool any_dtype;
 };
 
-#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params) \
-  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params},
+#define JET_TEST_OP_ROW(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  {ir::OpType::ENUM, #ENUM, #fn, #Attrs, fb::OpParams::Params, #Params, name, in_place, #layout, f32_params,   \
+   OpDTypes::dtypes == OpDTypes::ANY},
 const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 #undef JET_TEST_OP_ROW
-
-// A graph of one node of type `op` on odd shapes (x: [2, 3, 5, 7] unless the op needs another).
-// The switch names every op type, without a default: a new op type needs its sample here.
-void one_node_graph(ir::OpType op, ir::Graph* out) {
-  ir::Graph& g = *out;
-  int x = -1, y = -1;
-  const std::vector<int64_t> xdims = op == ir::OpType::GEMM  ? std::vector<int64_t>{3, 6}
-                                     : op == ir::OpType::NMS ? std::vector<int64_t>{2, 7, 4}  // boxes
-                                                             : std::vector<int64_t>{2, 3, 5, 7};
-  REQUIRE_OK(g.add_input("x", DType::F32, xdims, &x));
-  switch (op) {
-    case ir::OpType::CONV: {
-      ir::ConvAttrs a;
-      a.pad_begin = {1, 0};
-      a.pad_end = {1, 2};
-      a.strides = {2, 1};
-      a.act = ActivationDesc::relu();
-      REQUIRE_OK(g.conv("op", x, random_constant(g, "w", {4, 3, 3, 3}, -1, 1), random_constant(g, "b", {4}, -1, 1), -1, a, &y));
-      break;
-    }
-    case ir::OpType::POOL: REQUIRE_OK(g.max_pool("op", x, 3, 2, 1, &y)); break;
-    case ir::OpType::GLOBAL_POOL: REQUIRE_OK(g.global_avg_pool("op", x, &y)); break;
-    case ir::OpType::ACTIVATION: REQUIRE_OK(g.activation("op", x, ActivationDesc::leaky_relu(0.1f), &y)); break;
-    case ir::OpType::OP_TENSOR:
-      REQUIRE_OK(g.op_tensor("op", TensorOp::MUL, x, random_constant(g, "s", {1, 3, 1, 1}, -2, 2), &y));
-      break;
-    case ir::OpType::GEMM: {
-      ir::GemmAttrs a;
-      a.trans_b = true;
-      REQUIRE_OK(g.gemm("op", x, random_constant(g, "w", {5, 6}, -1, 1), random_constant(g, "b", {5}, -1, 1), a, &y));
-      break;
-    }
-    case ir::OpType::SOFTMAX: REQUIRE_OK(g.softmax("op", x, 1, &y)); break;
-    case ir::OpType::CONCAT: REQUIRE_OK(g.concat("op", {x, random_constant(g, "c", {2, 2, 5, 7}, -1, 1)}, 1, &y)); break;
-    case ir::OpType::RESHAPE: REQUIRE_OK(g.reshape("op", x, {2, -1}, &y)); break;
-    case ir::OpType::BATCHNORM:
-      REQUIRE_OK(g.batchnorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1),
-                             random_constant(g, "mean", {3}, -1, 1), random_constant(g, "var", {3}, 0.5f, 2), 1e-5, &y));
-      break;
-    case ir::OpType::TRANSFORM: REQUIRE_OK(g.transform("op", x, DType::F16, &y)); break;
-    case ir::OpType::SLICE: {
-      ir::SliceAttrs a;
-      a.starts = {1, 0, 1, 2};
-      a.steps = {1, 2, 1, 2};
-      a.sizes = {1, 2, 3, 3};
-      a.perm = {0, 1, 3, 2};
-      REQUIRE_OK(g.slice("op", x, a, &y));
-      break;
-    }
-    case ir::OpType::PAD: {
-      ir::PadAttrs a;
-      a.mode = PadMode::REFLECT;
-      a.pad_begin = {0, 0, 2, -1};
-      a.pad_end = {0, 1, 1, 3};
-      REQUIRE_OK(g.pad("op", x, a, &y));
-      break;
-    }
-    case ir::OpType::RESIZE: {
-      ir::ResizeAttrs a;
-      a.mode = ResizeMode::LINEAR;
-      REQUIRE_OK(g.resize("op", x, a, {2, 3, 9, 4}, &y));
-      break;
-    }
-    case ir::OpType::CONV_TRANSPOSE: {
-      ir::ConvTransposeAttrs a;
-      a.strides = {2, 1};
-      REQUIRE_OK(g.conv_transpose("op", x, random_constant(g, "w", {3, 2, 3, 2}, -1, 1), random_constant(g, "b", {2}, -1, 1), a,
-                                  {11, 8}, &y));
-      break;
-    }
-    case ir::OpType::INSTANCENORM:
-      REQUIRE_OK(g.instancenorm("op", x, random_constant(g, "scale", {3}, 0.5f, 2), random_constant(g, "bias", {3}, -1, 1), 1e-5,
-                                &y));
-      break;
-    case ir::OpType::LRN: {
-      LrnDesc l;
-      l.n = 3;
-      l.k = 1.0;
-      REQUIRE_OK(g.lrn("op", x, l, &y));
-      break;
-    }
-    case ir::OpType::REDUCE: REQUIRE_OK(g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y)); break;
-    case ir::OpType::LAYERNORM:
-      REQUIRE_OK(g.layernorm("op", x, random_constant(g, "scale", {5, 7}, 0.5f, 2), random_constant(g, "bias", {35}, -1, 1),
-                             2, 1e-5, &y));
-      break;
-    case ir::OpType::LOGIC:  // b of a lower rank: numpy's rank alignment
-      REQUIRE_OK(g.logic("op", LogicOp::LESS, x, random_constant(g, "b", {3, 1, 7}, -1, 1), &y));
-      break;
-    case ir::OpType::WHERE: {
-      int cond = -1;
-      REQUIRE_OK(g.add_constant("cond", DType::BOOL, {5, 1}, &cond));
-      g.tensors[cond].int_data = {1, 0, 0, 1, 1};
-      REQUIRE_OK(g.where("op", cond, x, random_constant(g, "b", {3, 1, 1}, -1, 1), &y));
-      break;
-    }
-    case ir::OpType::ARG_REDUCE: REQUIRE_OK(g.arg_reduce("op", x, ArgReduceOp::ARGMIN, 2, true, &y)); break;
-    case ir::OpType::GATHER: {  // indices of rank 2, negative ones too
-      int idx = -1;
-      REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2}, &idx));
-      g.tensors[idx].int_data = {4, -1, 0, -5};
-      REQUIRE_OK(g.gather("op", x, idx, 2, &y));
-      break;
-    }
-    case ir::OpType::TOPK: {  // the indices of the 4 smallest along the last axis
-      ir::TopKAttrs a;
-      a.axis = 3;
-      a.k = 4;
-      a.largest = false;
-      a.indices = true;
-      REQUIRE_OK(g.topk("op", x, a, &y));
-      break;
-    }
-    case ir::OpType::NMS: {  // random boxes, 3 classes, at most 2 per class, a score threshold
-      ir::NmsAttrs a;
-      a.max_output_boxes_per_class = 2;
-      a.iou_threshold = 0.3f;
-      a.has_score_threshold = true;
-      a.score_threshold = -0.5f;
-      REQUIRE_OK(g.nms("op", x, random_constant(g, "scores", {2, 3, 7}, -1, 1), a, &y));
-      break;
-    }
-    case ir::OpType::GATHER_ELEMENTS: {  // indices smaller than x at dim 1, negative ones too
-      int idx = -1;
-      REQUIRE_OK(g.add_constant("idx", DType::I64, {2, 2, 4, 7}, &idx));
-      std::vector<int64_t>& v = g.tensors[idx].int_data;
-      for (int i = 0; i < 2 * 2 * 4 * 7; ++i) v.push_back(i % 9 - 4);
-      REQUIRE_OK(g.gather_elements("op", x, idx, 2, &y));
-      break;
-    }
-    case ir::OpType::TRILU: REQUIRE_OK(g.trilu("op", x, false, -1, &y)); break;
-    case ir::OpType::CUMSUM: REQUIRE_OK(g.cumsum("op", x, 1, true, true, &y)); break;
-    case ir::OpType::SCATTER: {  // ScatterND, slices x[i, j, :, :] accumulated (duplicate tuples too)
-      int idx = -1;
-      REQUIRE_OK(g.add_constant("idx", DType::I64, {3, 2}, &idx));
-      g.tensors[idx].int_data = {1, 2, 0, -1, 1, 2};
-      REQUIRE_OK(g.scatter("op", x, idx, random_constant(g, "upd", {3, 5, 7}, -1, 1), true, ScatterReduction::ADD, 0, &y));
-      break;
-    }
-    case ir::OpType::COUNT: FAIL("not an op type");
-  }
-  REQUIRE_OK(g.mark_output(y));
-}
 
 // docs/ops.md's generated table, as op_list.h gives it.
 std::string op_types_table() {
   std::ostringstream s;
   s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`) | runtime "
-       "(`runtime/ops.cpp`) | in place | layout | f32 parameters |\n";
-  s << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+       "(`runtime/ops.cpp`) | in place | layout | f32 parameters | dtypes |\n";
+  s << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpRow& r : kRows) {
     s << "| " << r.enum_name << " | " << r.name << " | " << r.params_name << " | " << r.attrs
       << " | prepare_" << r.fn << ", execute_" << r.fn << " | " << (r.in_place ? "yes" : "no")
-      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " |\n";
+      << " | " << r.layout << " | " << (r.f32_params ? "yes" : "no") << " | "
+      << (r.any_dtype ? "any" : "f32, f16") << " |\n";
   }
   return s.str();
 }
@@ -320,6 +187,42 @@ std::string params_table(const std::string& fbs) {
   return s.str();
 }
 
+#if JET_HAVE_ONNX_IMPORT
+// docs/onnx.md's op table, as converter/onnx/op_table.cpp's lines give it: a row per line with an
+// IR, holding the lines after it whose IR is ""; an op added after opset 1 shows its first opset.
+std::string onnx_ops_table() {
+  const std::vector<OnnxOpInfo> ops = onnx_op_table();
+  std::ostringstream s;
+  s << "| ONNX op | IR | notes |\n";
+  s << "| --- | --- | --- |\n";
+  for (size_t i = 0; i < ops.size();) {
+    INFO("ONNX op " << ops[i].op_type);
+    REQUIRE(std::string(ops[i].ir) != "");  // the first line of a row says what the ops become
+    s << "|";
+    size_t j = i;
+    for (; j < ops.size() && (j == i || std::string(ops[j].ir).empty()); ++j) {
+      if (j > i) CHECK(std::string(ops[j].notes).empty());  // a line joining a row has no notes of its own
+      s << (j == i ? " " : ", ") << ops[j].op_type;
+      if (ops[j].since > 1) s << " (" << ops[j].since << "+)";
+    }
+    s << " | " << ops[i].ir << " | " << ops[i].notes << (std::string(ops[i].notes).empty() ? "|\n" : " |\n");
+    i = j;
+  }
+  return s.str();
+}
+
+// docs/onnx.md's list of the op types that take computed integer and bool tensors (ints).
+std::string onnx_integer_ops() {
+  std::set<std::string> names;
+  for (const OnnxOpInfo& op : onnx_op_table()) {
+    if (op.integer_tensors) names.insert(op.op_type);
+  }
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s + ".\n";
+}
+#endif
+
 }  // namespace
 
 TEST_CASE("op tables: every IR op type has its name, its schema member and the runtime's row") {
@@ -334,6 +237,8 @@ TEST_CASE("op tables: every IR op type has its name, its schema member and the r
     REQUIRE(e != nullptr);
     CHECK(e->params == r.params);
     CHECK(e->allows_in_place == r.in_place);
+    CHECK(ir::op_takes_any_dtype(r.op) == r.any_dtype);
+    CHECK(e->takes_any_dtype == r.any_dtype);
     // The runtime names a member after its first op_list.h line (POOL for POOL and GLOBAL_POOL).
     size_t first = 0;
     while (kRows[first].params != r.params) ++first;
@@ -347,7 +252,7 @@ TEST_CASE("op tables: every op type written, loaded and run against the referenc
   for (const OpRow& r : kRows) {
     INFO("op " << r.name);
     ir::Graph g;
-    one_node_graph(r.op, &g);
+    REQUIRE_OK(test::op_sample_graph(r.op, &g));
     REQUIRE(g.nodes.size() == 1);
     CHECK(g.nodes[0].op == r.op);
     const Bytes bytes = model_bytes(g);
@@ -368,3 +273,21 @@ TEST_CASE("op tables: docs/format.md's parameter tables are schema/model.fbs's")
                         "(JET_UPDATE_DOCS=1 rewrites it) -->\n",
                         "<!-- end of parameter tables -->\n", params_table(read_source("schema/model.fbs")));
 }
+
+#if JET_HAVE_ONNX_IMPORT
+TEST_CASE("op tables: docs/onnx.md's op table is converter/onnx/op_table.cpp's") {
+  std::set<std::string> names;
+  for (const OnnxOpInfo& op : onnx_op_table()) {
+    INFO("ONNX op " << op.op_type);
+    CHECK(names.insert(op.op_type).second);  // one line per op type: a second would never be found
+  }
+  check_generated_block("docs/onnx.md",
+                        "<!-- ONNX op table: generated from converter/onnx/op_table.cpp by "
+                        "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+                        "<!-- end of ONNX op table -->\n", onnx_ops_table());
+  check_generated_block("docs/onnx.md",
+                        "<!-- integer ops: generated from converter/onnx/op_table.cpp by "
+                        "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+                        "<!-- end of integer ops -->\n", onnx_integer_ops());
+}
+#endif

@@ -14,7 +14,7 @@
 //
 // The backward graph is the model's forward graph in reverse (reverse-mode differentiation over the
 // ops in the file); each op type's rule is in runtime/training/backward.cpp, in a table generated
-// from schema/op_list.h, so an op type without a rule is a visible entry there. create() refuses a
+// from schema/op_list.h, whose backward column says which op types have none. create() refuses a
 // model where a trainable parameter's gradient would have to pass through an op without one, naming
 // the op.
 //
