@@ -195,6 +195,12 @@ struct ConvLoader {
     const TapEntry& e = st.e[kk];
     return inside(r, e) ? x[r.base + e.off] : gemm::zero_of<T>();
   }
+  template <class S>
+  __device__ __forceinline__ const T* src(const Row& r, const S& st, int kk, int, bool* in) const {
+    const TapEntry& e = st.e[kk];
+    *in = inside(r, e);
+    return *in ? x + r.base + e.off : x;
+  }
   template <class S> __device__ __forceinline__ uint4 load8(const Row& r, const S& st, int kk, int k) const {
     if (vec) {
       // Cg % 8 == 0 and RSC: the 8 depth indices are 8 consecutive channels of one tap.
@@ -208,6 +214,57 @@ struct ConvLoader {
     return gemm::pack8(h);
   }
 };
+
+// The lowered input of a 1x1 convolution without padding (every window inside x) for the f32
+// engine: element (row, k) is channel k of the row's input pixel, so a load is one multiply-add
+// from the row's offset, with no tap entries and no bounds tests beyond the row's and the depth's
+// ends (ConvLoader's general element costs a tap entry read from shared memory and three
+// coordinate tests). Rows are any pixels: NCHW and strided windows too, where x itself is not a
+// matrix of rows (direct_rows).
+template <bool kDepthFast_>
+struct PointwiseLoader {
+  using Elem = float;
+  static constexpr bool kDepthFast = kDepthFast_;
+  ConvShape s;
+  const float* x;
+
+  struct Row {
+    int64_t base;  // x offset of the row's input pixel
+    bool valid;
+  };
+  template <int BK> struct Stage {
+    char unused;
+  };
+
+  __device__ PointwiseLoader bind(int z) const {
+    PointwiseLoader l = *this;
+    l.x += z * (s.cg * s.xs_c);
+    return l;
+  }
+  __device__ Row row(int r) const {
+    if (r >= s.rows) return Row{0, false};
+    int o[3];
+    const int n = s.split_row(r, o);
+    int64_t base = n * s.xs_n;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) base += static_cast<int64_t>(o[i] * s.stride[i]) * s.xs[i];
+    return Row{base, true};
+  }
+  template <int BK> __device__ void stage(Stage<BK>&, int, int, int) const {}
+  template <class S> __device__ __forceinline__ float load(const Row& r, const S&, int, int k) const {
+    return r.valid && k < s.depth ? x[r.base + k * s.xs_c] : 0.f;
+  }
+  template <class S>
+  __device__ __forceinline__ const float* src(const Row& r, const S&, int, int k, bool* in) const {
+    *in = r.valid && k < s.depth;
+    return *in ? x + r.base + k * s.xs_c : x;
+  }
+};
+
+// Whether every window is one pixel inside x (PointwiseLoader's condition).
+bool pointwise(const ConvShape& s) {
+  return s.taps == 1 && s.pad[0] == 0 && s.pad[1] == 0 && s.pad[2] == 0;
+}
 
 // Most taps a ConvMaskLoader takes: one bit of a row's mask each.
 constexpr int kMaskTaps = 64;
@@ -975,6 +1032,12 @@ Status implicit_dispatch(const Handle& h, const ConvGeom& g, const ConvOut& e, D
     // Unaligned buffers: the register-staged kernel, tap entries decoded per depth tile.
     return run_engine(h, g, e, Engine::STAGED, conv_operand<__half, false>(s, x, nullptr, false),
                       false, w, nullptr, false, y, routine);
+  }
+  if (t == DType::F32 && pointwise(s)) {  // no tap table to make
+    const PointwiseLoader<true> df{s, static_cast<const float*>(x)};
+    if (depth_fast(s)) return run_engine(h, g, e, engine, df, false, w, partials, precomp, y, routine);
+    const PointwiseLoader<false> rf{s, df.x};
+    return run_engine(h, g, e, engine, rf, false, w, partials, precomp, y, routine);
   }
   const TapEntry* table = nullptr;
   if (precomp) {

@@ -3,7 +3,7 @@
 //
 // C[M x N] = A[M x K] * B[K x N], computed by thread blocks that each own a BM x BN tile of C
 // and walk the depth (K) in tiles of BK, staging an A tile and a B tile through shared memory
-// (double buffered: the global loads of tile k+1 are in flight while tile k is multiplied).
+// (pipelined: the loads of the next tiles are in flight while tile k is multiplied).
 // Nothing in the kernels knows where the operands come from. Each operand is a *loader*: an
 // object that turns (row, depth index) into an element, so an operand can be a strided matrix
 // (gemm_forward, the filters, an im2col buffer) or the lowered input of a convolution formed on
@@ -25,6 +25,10 @@
 //                                                             // 0 outside the matrix
 //   uint4 load8(const Row&, const Stage&, int kk, int k) const;  // __half only: elements
 //                                                             // k..k+7 of the row (k % 8 == 0)
+//   const T* src(const Row&, const Stage&, int kk, int k, bool* in) const;
+//                                    // f32 only: where element (row, k) is, for the pipelined
+//                                    // f32 kernel's copies; *in false: it is 0 (the pointer is
+//                                    // then any valid address, never read)
 // Epilogue concept (the kernels only call it for rows < M and columns < N):
 //   struct Row;
 //   Row row(int z, int r) const;                        // row r of problem z
@@ -32,7 +36,8 @@
 //   void store8(const Row&, int col, const float* v) const;  // optional (tensor-core engine):
 //                                                        // columns col..col+7, all < N
 //
-// f32 storage runs on CUDA cores with FMA (f32 math, no TF32). f16 storage runs on tensor cores
+// f32 storage runs on CUDA cores with FMA (f32 math, no TF32): on sm_80+ in gemm_f32_async_kernel
+// (cp.async, four depth tiles in flight), on sm_72 in gemm_f32_kernel. f16 storage runs on tensor cores
 // with mma.sync m16n8k16 (f16 inputs, f32 accumulation) on sm_80 and newer; older
 // architectures (sm_72) compute the same fragments with FMA from shared memory.
 #pragma once
@@ -65,6 +70,73 @@ template <> __device__ __forceinline__ float zero_of<float>() { return 0.f; }
 template <> __device__ __forceinline__ __half zero_of<__half>() { return __ushort_as_half(0); }
 
 // ---------------------------------------------------------------------------------------------
+// Asynchronous global -> shared copies (cp.async, sm_80+), used by the tensor-core engine
+// (gemm_mma.cuh) and the f32 engine's pipelined kernel.
+
+// Whether this device runs the sm_80+ kernels (mma.sync and cp.async code in this binary).
+bool mma_available(const Handle& h);
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+#endif
+}
+// 8-byte copy (cp.async.cg takes 16 bytes only; .ca 4, 8 or 16); bytes 0 zero-fills it.
+__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+#endif
+}
+// 16 bytes, or 16 zero bytes when !in (the source is then not read). The ignore-src operand
+// (PTX 7.5, CUDA 11.5) lets the copy take a predicate: a byte count in a register makes ptxas
+// form the zero-fill's address adjustment, four more instructions a copy in the main loop.
+__device__ __forceinline__ void cp_async16_if(uint32_t dst, const void* src, bool in) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 5)
+  asm volatile(
+      "{\n.reg .pred skip;\nsetp.eq.u32 skip, %2, 0;\n"
+      "cp.async.cg.shared.global [%0], [%1], 16, skip;\n}\n" ::"r"(dst),
+      "l"(src), "r"(static_cast<uint32_t>(in)));
+#else
+  cp_async16(dst, src, in ? 16 : 0);
+#endif
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// 4 bytes, or 4 zero bytes when !in (the f32 engine's async copies; .ca: cg takes 16 only).
+__device__ __forceinline__ void cp_async4_if(uint32_t dst, const void* src, bool in) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 5)
+  asm volatile(
+      "{\n.reg .pred skip;\nsetp.eq.u32 skip, %2, 0;\n"
+      "cp.async.ca.shared.global [%0], [%1], 4, skip;\n}\n" ::"r"(dst),
+      "l"(src), "r"(static_cast<uint32_t>(in)));
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(in ? 4 : 0));
+#endif
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
 // A strided matrix: element (r, k) at p[r * rs + k * ks], batch/group z at p + z * zs.
 // `vec` (f16 only): 16-byte loads of 8 depth elements are legal (ks == 1, rs and zs multiples
 // of 8, p 16-byte aligned); the host decides. kDepthFast picks the f32 thread mapping.
@@ -94,6 +166,10 @@ struct RowsLoader {
   template <int BK> __device__ void stage(Stage<BK>&, int, int, int) const {}
   template <class S> __device__ T load(const Row& r, const S&, int, int k) const {
     return r.valid && k < depth ? p[r.off + k * ks] : zero_of<T>();
+  }
+  template <class S> __device__ const T* src(const Row& r, const S&, int, int k, bool* in) const {
+    *in = r.valid && k < depth;
+    return *in ? p + r.off + k * ks : p;
   }
   // Async operand (gemm_mma.cuh), f16 with `vec` only.
   struct Cursor {
@@ -126,6 +202,11 @@ struct F32Tile {
   // warps an SM (ncu: 12.5% occupancy), too few to hide the shared loads. The smaller tiles
   // already keep 12 warps an SM; bounding them too spilled (up to 688 bytes).
   static constexpr int MIN_BLOCKS = THREADS >= 256 ? 2 : 1;
+};
+// The same tiles in the pipelined f32 kernel (sm_80+), STAGES depth tiles of shared memory.
+template <int BM_, int BN_, int STAGES_>
+struct F32AsyncTile : F32Tile<BM_, BN_> {
+  static constexpr int STAGES = STAGES_;
 };
 template <int BM_, int BN_, int WM_, int WN_>
 struct TcTile {
@@ -170,6 +251,18 @@ struct F32Operand {
 #pragma unroll
     for (int e = 0; e < E; ++e) tile[k_of(tid, e)][row_of(tid, e)] = v[e];
   }
+  // The pipelined kernel: the same elements copied straight to the tile with cp.async (v unused).
+  template <class S>
+  __device__ __forceinline__ void copy(const L& l, const S& s, int k0, int tid,
+                                       float (*tile)[BR + 4]) const {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int kk = k_of(tid, e);
+      bool in;
+      const float* p = l.src(rows[kDF ? e : 0], s, kk, k0 + kk, &in);
+      cp_async4_if(smem_addr(&tile[kk][row_of(tid, e)]), p, in);
+    }
+  }
 };
 
 // One BK-deep step of the f32 engine's 8 x 8 register tile: thread (tm, tn) multiplies rows
@@ -200,6 +293,57 @@ template <class E, class = void>
 struct EpiStoresF4 : std::false_type {};
 template <class E>
 struct EpiStoresF4<E, decltype(void(&E::store_rows_f4))> : std::true_type {};
+
+// Stores the 8 x 8 accumulators of thread (tm, tn) of the f32 engine's BM x BN tile at (m0, n0)
+// of problem zz (both f32 kernels).
+template <int BM, int BN, class E>
+__device__ __forceinline__ void store_f32_tile(const E& ep, const float (&acc)[8][8], int zz,
+                                               int m0, int n0, int tm, int tn, int M, int N) {
+  // The thread's rows and columns come in runs of 4 (half h of the rows: acc[h * 4 + i]).
+  // An epilogue with 16-byte stores (EpiStoresF4) writes a run at once where y holds it
+  // contiguously; otherwise one element at a time.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int rb = m0 + h * (BM / 2) + tm * 4;
+    if (rb >= M) continue;
+    if constexpr (EpiStoresF4<E>::value) {
+      if (ep.f4 == E::F4_ROWS && rb + 4 <= M && ep.rows_f4(rb)) {
+        const typename E::Row w = ep.row(zz, rb);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
+          const float v[4] = {acc[h * 4][j], acc[h * 4 + 1][j], acc[h * 4 + 2][j],
+                              acc[h * 4 + 3][j]};
+          if (c < N) ep.store_rows_f4(w, c, v);
+        }
+        continue;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = rb + i;
+      if (r >= M) continue;
+      const typename E::Row er = ep.row(zz, r);
+      if constexpr (EpiStoresF4<E>::value) {
+        if (ep.f4 == E::F4_COLS) {
+#pragma unroll
+          for (int jh = 0; jh < 2; ++jh) {
+            const int c = n0 + jh * (BN / 2) + tn * 4;
+            const float* a = &acc[h * 4 + i][jh * 4];
+            const float v[4] = {a[0], a[1], a[2], a[3]};
+            if (c < N) ep.store_cols_f4(er, c, v);
+          }
+          continue;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
+        if (c < N) ep.store(er, c, acc[h * 4 + i][j]);
+      }
+    }
+  }
+}
 
 template <class Cfg, class LA, class LB, class E>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
@@ -265,59 +409,90 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       }
       __syncthreads();
     }
-    // The thread's rows and columns come in runs of 4 (half h of the rows: acc[h * 4 + i]).
-    // An epilogue with 16-byte stores (EpiStoresF4) writes a run at once where y holds it
-    // contiguously; otherwise one element at a time.
+    store_f32_tile<BM, BN>(ep, acc, zz, m0, n0, tm, tn, M, N);
+  }
+}
+
+// The f32 engine's pipelined kernel for sm_80+ (gemm_f32_kernel stays for sm_72): the same
+// tiles, thread mapping and 8 x 8 step, but each element goes global -> shared with a 4-byte
+// cp.async, STAGES depth tiles in flight. The register-staged kernel holds one tile's loads in
+// registers across one tile's math (2 x 512 FMAs a thread at 128 x 128); here the copies of
+// tile k + STAGES - 1 are issued when tile k's math starts and need no registers to land.
+// Loaders' stage tables (the tap entries of a convolution's depth tile) get STAGES slots too:
+// slot s holds tile t's table for t % STAGES == s, written STAGES tiles ahead of its copies.
+template <class Cfg, class LA, class LB, class E>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+    gemm_f32_async_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
+                          int k_per_split) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
+  constexpr int S = Cfg::STAGES;
+  static_assert(S >= 2, "a pipeline of at least two stages");
+  __shared__ __align__(16) float As[S][BK][BM + 4];
+  __shared__ __align__(16) float Bs[S][BK][BN + 4];
+  __shared__ typename LA::template Stage<BK> sa[S];
+  __shared__ typename LB::template Stage<BK> sb[S];
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int tm = tid % (BM / 8), tn = tid / (BM / 8);
+  for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
+    const int z = zz / splits;
+    const int k0 = (zz - z * splits) * k_per_split;
+    const int nk = (min(K, k0 + k_per_split) - k0 + BK - 1) / BK;
+    __syncthreads();  // shared memory of the previous problem is no longer read
+    const LA A = la.bind(z);
+    const LB B = lb.bind(z);
+    F32Operand<LA, BM, BK, THREADS> oa;
+    F32Operand<LB, BN, BK, THREADS> ob;
+    oa.init(A, m0, tid);
+    ob.init(B, n0, tid);
+    float acc[8][8];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int rb = m0 + h * (BM / 2) + tm * 4;
-      if (rb >= M) continue;
-      if constexpr (EpiStoresF4<E>::value) {
-        if (ep.f4 == E::F4_ROWS && rb + 4 <= M && ep.rows_f4(rb)) {
-          const typename E::Row w = ep.row(zz, rb);
+    for (int i = 0; i < 8; ++i)
 #pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
-            const float v[4] = {acc[h * 4][j], acc[h * 4 + 1][j], acc[h * 4 + 2][j],
-                                acc[h * 4 + 3][j]};
-            if (c < N) ep.store_rows_f4(w, c, v);
-          }
-          continue;
-        }
+      for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+    for (int s = 0; s < S && s < nk; ++s) {
+      A.stage(sa[s], k0 + s * BK, tid, THREADS);
+      B.stage(sb[s], k0 + s * BK, tid, THREADS);
+    }
+    __syncthreads();
+    // Tiles 0 .. S-2 in flight; one commit group a tile, empty groups past the end, so that
+    // "tile kt has landed" is always "at most S - 2 groups pending".
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < nk) {
+        oa.copy(A, sa[s], k0 + s * BK, tid, As[s]);
+        ob.copy(B, sb[s], k0 + s * BK, tid, Bs[s]);
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = rb + i;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(zz, r);
-        if constexpr (EpiStoresF4<E>::value) {
-          if (ep.f4 == E::F4_COLS) {
-#pragma unroll
-            for (int jh = 0; jh < 2; ++jh) {
-              const int c = n0 + jh * (BN / 2) + tn * 4;
-              const float* a = &acc[h * 4 + i][jh * 4];
-              const float v[4] = {a[0], a[1], a[2], a[3]};
-              if (c < N) ep.store_cols_f4(er, c, v);
-            }
-            continue;
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const int c = n0 + (j < 4 ? tn * 4 + j : BN / 2 + tn * 4 + j - 4);
-          if (c < N) ep.store(er, c, acc[h * 4 + i][j]);
-        }
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < nk; ++kt) {
+      cp_async_wait<S - 2>();
+      // Every thread's copies of tile kt are visible, and every thread is done with the math
+      // of tile kt - 1, whose buffer the copies below refill.
+      __syncthreads();
+      const int next = kt + S - 1;
+      if (next < nk) {
+        oa.copy(A, sa[next % S], k0 + next * BK, tid, As[next % S]);
+        ob.copy(B, sb[next % S], k0 + next * BK, tid, Bs[next % S]);
+      }
+      cp_async_commit();
+      fma_step_8x8<BM, BN, BK>(As[kt % S], Bs[kt % S], tm, tn, acc);
+      // Tile kt's table slot: its copies were issued S - 1 tiles ago, before the barrier above.
+      if (kt + S < nk) {
+        A.stage(sa[kt % S], k0 + (kt + S) * BK, tid, THREADS);
+        B.stage(sb[kt % S], k0 + (kt + S) * BK, tid, THREADS);
       }
     }
+    cp_async_wait<0>();  // only empty groups are left; nothing lands after the next problem starts
+    store_f32_tile<BM, BN>(ep, acc, zz, m0, n0, tm, tn, M, N);
   }
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------
 // f16 tensor-core kernel pieces.
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ __forceinline__ void ldmatrix_x4(uint32_t* r, const __half* p) {
@@ -599,21 +774,27 @@ Status run_gemm_f32(const Handle& h, const LA& a, const LB& b, const E& e, int64
   if (M <= 0 || N <= 0 || nz <= 0) return Status();
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
   const int z = static_cast<int>(nz);
-  const auto run = [&](auto cfg) {
+  const bool pipelined = mma_available(h);  // sm_80+: cp.async
+  const auto run = [&](auto cfg, auto async_cfg) {
     using C = decltype(cfg);
+    using AC = decltype(async_cfg);
     const dim3 grid((m + C::BM - 1) / C::BM, (n + C::BN - 1) / C::BN, 1);
     return launch_split(h, e, m, n, k, z, c.splits, workspace, routine,
                         [&](const auto& ep, unsigned gz, int splits, int kps) {
                           using EP = std::decay_t<decltype(ep)>;
-                          gemm_f32_kernel<C, LA, LB, EP>
-                              <<<dim3(grid.x, grid.y, gz), C::THREADS, 0, h.stream()>>>(
-                                  a, b, ep, m, n, k, z, splits, kps);
+                          const dim3 g(grid.x, grid.y, gz);
+                          if (pipelined)
+                            gemm_f32_async_kernel<AC, LA, LB, EP>
+                                <<<g, C::THREADS, 0, h.stream()>>>(a, b, ep, m, n, k, z, splits, kps);
+                          else
+                            gemm_f32_kernel<C, LA, LB, EP>
+                                <<<g, C::THREADS, 0, h.stream()>>>(a, b, ep, m, n, k, z, splits, kps);
                         });
   };
   switch (static_cast<F32TileId>(c.tile)) {
-    case F32TileId::T128x128: return run(F32Tile<128, 128>());
-    case F32TileId::T128x64: return run(F32Tile<128, 64>());
-    case F32TileId::T64x64: return run(F32Tile<64, 64>());
+    case F32TileId::T128x128: return run(F32Tile<128, 128>(), F32AsyncTile<128, 128, 4>());
+    case F32TileId::T128x64: return run(F32Tile<128, 64>(), F32AsyncTile<128, 64, 4>());
+    case F32TileId::T64x64: return run(F32Tile<64, 64>(), F32AsyncTile<64, 64, 4>());
     case F32TileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown f32 tile %d", routine, c.tile);

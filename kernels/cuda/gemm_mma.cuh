@@ -62,47 +62,6 @@ struct MmaTile {
   // (mma_smem_bytes); above the 48 KB a block gets by default, launch_mma raises the limit.
 };
 
-// 16-byte copy global -> shared; bytes < 16 zero-fills the rest (0: the source is not read).
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(bytes));
-#endif
-}
-// 8-byte copy (cp.async.cg takes 16 bytes only; .ca 4, 8 or 16); bytes 0 zero-fills it.
-__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-               "r"(bytes));
-#endif
-}
-// 16 bytes, or 16 zero bytes when !in (the source is then not read). The ignore-src operand
-// (PTX 7.5, CUDA 11.5) lets the copy take a predicate: a byte count in a register makes ptxas
-// form the zero-fill's address adjustment, four more instructions a copy in the main loop.
-__device__ __forceinline__ void cp_async16_if(uint32_t dst, const void* src, bool in) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 5)
-  asm volatile(
-      "{\n.reg .pred skip;\nsetp.eq.u32 skip, %2, 0;\n"
-      "cp.async.cg.shared.global [%0], [%1], 16, skip;\n}\n" ::"r"(dst),
-      "l"(src), "r"(static_cast<uint32_t>(in)));
-#else
-  cp_async16(dst, src, in ? 16 : 0);
-#endif
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
-
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ __forceinline__ void ldmatrix_x4_at(uint32_t* r, uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -571,9 +530,6 @@ constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 // allow_split false (no workspace) only splits == 1.
 GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
                              bool allow_split);
-
-// Whether this device runs the mma kernels (sm_80+ code in this binary).
-bool mma_available(const Handle& h);
 
 // Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
 // device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.

@@ -465,7 +465,7 @@ TEST_CASE("conv_forward GEMM") {
 }
 
 // Every tactic of the GEMM family (tensor-core tile x split-K factor) run directly, not only the
-// heuristic's, on f16 channels-last problems with KRSC filters: depths with a partial last tile
+// heuristic's, on channels-last problems (f32 also channels-first) with KRSC filters: depths with a partial last tile
 // and enough depth tiles (48 of 64, the split granule) for every split factor, odd M and N against every tile, groups, a
 // 3D problem, the smallest channel count (8). Odd tactics run the fused routine (bias, residual
 // aliasing y, ReLU), even ones conv_forward with alpha/beta. The CPU backend has no tactics.
@@ -502,9 +502,26 @@ void check_every_tactic(DType t) {
   };
   const ConvAlgo algos[] = {ConvAlgo::IMPLICIT_GEMM, ConvAlgo::IMPLICIT_PRECOMP_GEMM,
                             ConvAlgo::GEMM};
-  for (const Handle& h : test_handles()) {
+  // f32 runs on sm_80+ in the pipelined kernel (cp.async); a handle limited to sm_72's code paths
+  // runs Xavier's register-staged one on the same GPU. x channels-last and channels-first: the
+  // operand loaders walk the depth or the pixels.
+  std::vector<Handle> handles = test_handles();
+  std::vector<Layout> x_layouts{Layout::CHANNELS_LAST};
+  if (t == DType::F32) {
+    for (const Handle& h : test_handles()) {
+      if (!is_cuda(h) || h.compute_capability() <= 72) continue;
+      Handle sm72 = h;
+      sm72.limit_code_paths(72);
+      handles.push_back(sm72);
+    }
+    x_layouts.push_back(Layout::CHANNELS_FIRST);
+  }
+  for (const Handle& h : handles)
+  for (Layout x_layout : x_layouts) {
     CAPTURE(backend_name(h));
+    CAPTURE(h.compute_capability());
     CAPTURE(dtype_name(t));
+    CAPTURE(static_cast<int>(x_layout));
     for (size_t ci = 0; ci < cases.size(); ++ci) {
       const ConvCase& c = cases[ci];
       CAPTURE(c.name);
@@ -513,8 +530,8 @@ void check_every_tactic(DType t) {
       std::vector<int64_t> bias_dims(y_dims.size(), 1);
       bias_dims[1] = y_dims[1];
       const FilterDesc wd = filter_desc(t, FilterLayout::KRSC, c.w_dims);
-      const TensorDesc xd = make_desc(t, c.x_dims, Layout::CHANNELS_LAST);
-      const TensorDesc yd = make_desc(t, y_dims, Layout::CHANNELS_LAST);
+      const TensorDesc xd = make_desc(t, c.x_dims, x_layout);
+      const TensorDesc yd = make_desc(t, y_dims, x_layout);
       const std::vector<double> xv = random_values(t, c.x_dims);
       const std::vector<double> wv = random_values(t, c.w_dims);
       const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
