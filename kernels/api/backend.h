@@ -83,23 +83,27 @@ inline ImageTap image_tap(const ImageResampleAxis& a, bool bilinear, int64_t u) 
 }  // namespace jet
 
 // A routine's two backend entry points, declared from one parameter list by its front end
-// (kernels/api/<op>.cpp, the one file that calls them, inside namespace jet), so that a new routine names its backends
-// in its own files only:
+// (kernels/api/<op>.cpp, the one file that calls them, inside namespace jet), so that a new
+// routine names its backends in its own files only:
 //   JET_BACKEND_ENTRIES(trilu_forward, bool upper, int64_t k, const TensorDesc& x_desc,
 //                       const void* x, const TensorDesc& y_desc, void* y);
 // declares cpu::trilu_forward(bool upper, ...) (kernels/cpu/trilu.cpp, host pointers) and
 // cuda::trilu_forward(const Handle& handle, bool upper, ...) (kernels/cuda/trilu.cu, built when
 // JET_HAVE_CUDA is defined: device pointers, asynchronous on handle.stream()). A backend that
-// defines neither, or defines a different parameter list, fails to link. JET_CUDA_ENTRY declares a
-// CUDA-only entry (the convolution's tactics and timing). Both end in a static_assert so that a
-// use takes a semicolon like any declaration.
-#define JET_BACKEND_ENTRIES(name, ...)                  \
-  namespace cpu {                                       \
-  Status name(__VA_ARGS__);                             \
-  }                                                     \
+// defines neither, or defines a different parameter list, fails to link. JET_CPU_ENTRY and
+// JET_CUDA_ENTRY declare one side alone: a CUDA-only entry (the convolution's tactics and
+// timing) or, in the training add-on, entries whose CUDA side takes more (a workspace). Each ends
+// in a static_assert so that a use takes a semicolon like any declaration.
+#define JET_BACKEND_ENTRIES(name, ...) \
+  JET_CPU_ENTRY(name, __VA_ARGS__);    \
   JET_CUDA_ENTRY(name, __VA_ARGS__)
-#define JET_CUDA_ENTRY(name, ...)                       \
-  namespace cuda {                                      \
-  Status name(const Handle& handle, __VA_ARGS__);       \
-  }                                                     \
+#define JET_CPU_ENTRY(name, ...)  \
+  namespace cpu {                 \
+  Status name(__VA_ARGS__);       \
+  }                               \
+  static_assert(true, "")
+#define JET_CUDA_ENTRY(name, ...)                 \
+  namespace cuda {                                \
+  Status name(const Handle& handle, __VA_ARGS__); \
+  }                                               \
   static_assert(true, "")
