@@ -21,6 +21,8 @@ struct ConvParams {
   bool flip = false;  // ConvMode::CONVOLUTION: the filter is flipped in every spatial dim
 };
 
+// Helpers of the definitions below (ref::detail: shared by every reference header, so one name
+// is one helper: conv_backward_data.h uses conv.h's).
 namespace detail {
 
 // Advances a multi-index over `extent` (row-major); false after the last one.

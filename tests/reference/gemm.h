@@ -9,6 +9,7 @@
 namespace jet {
 namespace ref {
 
+// Helpers of the definitions below (ref::detail is shared by every reference header).
 namespace detail {
 
 // Element (batch, row, col) of a packed rank-2/3 tensor, with batch broadcast.

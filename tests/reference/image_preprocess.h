@@ -14,6 +14,7 @@
 namespace jet {
 namespace ref {
 
+// Helpers of the definitions below (ref::detail is shared by every reference header).
 namespace detail {
 
 // Source position sampled by output pixel u of an axis whose image covers `resized` output

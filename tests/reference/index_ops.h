@@ -11,6 +11,7 @@
 namespace jet {
 namespace ref {
 
+// Helpers of the definitions below (ref::detail is shared by every reference header).
 namespace detail {
 
 // Row-major coordinates of flat index i in dims.

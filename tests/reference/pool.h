@@ -13,6 +13,7 @@
 namespace jet {
 namespace ref {
 
+// Helpers of the definitions below (ref::detail is shared by every reference header).
 namespace detail {
 
 struct Axis {

@@ -16,6 +16,7 @@
 namespace jet {
 namespace ref {
 
+// Helpers of the definitions below (ref::detail is shared by every reference header).
 namespace detail {
 
 inline int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
