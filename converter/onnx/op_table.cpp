@@ -2,7 +2,7 @@
 // the ops_*.cpp file that imports it (kNnOps, kShapeOps, kIndexOps, kDetectionOps, importer.h);
 // this file joins those lists, in that order, into the lookup table, the list of op types that
 // take integer tensors and docs/onnx.md's op table. Adding an op is its function and one row in
-// the same ops_*.cpp file (a row naming no function fails to compile).
+// the same ops_*.cpp file (a row naming a function the file does not define fails to compile).
 //
 // A row {"Name", since, fn, ints, "IR", "notes"}:
 //   fn     Status fn(Importer& im); an activation without attributes is
@@ -15,8 +15,8 @@
 //          reading one is unsupported (model.cpp's walk), never computed as floats
 //   IR, notes  the op's row of docs/onnx.md's op table (what it becomes; attributes, limits, what
 //          is unsupported), which tests/runtime/test_op_tables.cpp generates from the rows
-//          (JET_UPDATE_DOCS=1 rewrites it). IR "" (and notes "") puts the op in the row of the
-//          row above: related ops share one row, so a file's rows are in the doc's order.
+//          (JET_UPDATE_DOCS=1 rewrites it). IR "" (and notes "") puts the op in the doc row of
+//          the row above: related ops share one row, so a file's rows are in the doc's order.
 #include "importer.h"
 
 namespace jet {
