@@ -73,7 +73,8 @@ struct ImportReport {
 };
 
 // Imports the model in `path`. *out gets the graph (replaced; empty on error); report may be null.
-// The importer's op table (converter/onnx/op_table.cpp), one entry per ONNX op type in its order.
+// The importer's op table (the rows at the end of converter/onnx/ops_*.cpp, joined by op_table.cpp),
+// one entry per ONNX op type in its order.
 // docs/onnx.md's op table is generated from it (tests/runtime/test_op_tables.cpp).
 struct OnnxOpInfo {
   const char* op_type;

@@ -11,7 +11,8 @@
 // ops_nn.cpp     ops that become IR nodes (Conv, ConvTranspose, pools, activations, element-wise,
 //                Gemm, MatMul, Softmax, BatchNormalization, InstanceNormalization, LRN, Concat,
 //                Cast, Pad, Resize, Upsample, reductions).
-// op_table.cpp   one entry per ONNX op type: the function that imports it.
+// Each ops_*.cpp file ends with its op rows (one per ONNX op type: the function that imports it,
+// and its docs/onnx.md row); op_table.cpp joins them into the op table.
 //
 // An op function reads its node through the Importer (inputs, attributes), and either defines all
 // of the node's used outputs (IR tensors or constants) and returns success, returns NOT_SUPPORTED
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -220,11 +222,23 @@ class Importer {
 
 using OpImportFn = Status (*)(Importer& im);
 
+// One ONNX op type's row of the op table (op_table.cpp says what the columns mean).
 struct OpEntry {
   const char* op_type;
   int64_t since;  // the first opset of the default domain that has the op
   OpImportFn fn;
+  bool ints;          // the importer takes computed integer and bool tensors
+  const char* ir;     // docs/onnx.md: what it becomes; "": the op joins the row above
+  const char* notes;  // docs/onnx.md: attributes, limits, what is unsupported
 };
+
+// The rows of the ONNX ops one ops_*.cpp file imports, defined at its end beside the functions;
+// op_table.cpp joins the files' lists into the op table.
+struct OpList {
+  const OpEntry* rows;
+  size_t count;
+};
+extern const OpList kNnOps, kShapeOps, kIndexOps, kDetectionOps;
 
 // The op table (op_table.cpp). Null when the op type has no entry.
 const OpEntry* find_op(const std::string& op_type);
@@ -232,9 +246,9 @@ const OpEntry* find_op(const std::string& op_type);
 bool op_takes_integer_tensors(const std::string& op_type);
 
 // The op functions, Status import_<op>(Importer& im), one per ONNX op or per family sharing one
-// mapping, live in ops_*.cpp; op_table.cpp's list declares them (nothing else calls them).
-// An activation without attributes (Relu, Exp, Sqrt, ...) needs no function of its own: one op
-// table line, ACT("Exp", 1, EXP, false, IR, notes), imports it through import_activation<ActivationMode::EXP>.
+// mapping, live in ops_*.cpp, each named by its row in that file's list (nothing else calls them).
+// An activation without attributes (Relu, Exp, Sqrt, ...) needs no function of its own: its row,
+// {"Exp", 1, import_activation<ActivationMode::EXP>, false, IR, notes} in ops_nn.cpp, imports it.
 // Constant inputs are folded.
 Status import_activation_mode(Importer& im, ActivationMode mode);
 template <ActivationMode M>

@@ -108,5 +108,27 @@ Status import_nms(Importer& im) {
   return im.set_output(0, y);
 }
 
+// The ONNX ops this file imports: one row each, in docs/onnx.md's order (op_table.cpp says
+// what the columns mean and joins the files' lists).
+const OpEntry kDetectionOpRows[] = {
+    {"TopK", 1, import_topk, true, "TOPK (one node per used output)",
+     "K an attribute before 10, a constant input from 10 (K = 0, an empty result, unsupported); axis "
+     "(negative too), largest (11+); sorted is always honoured (sorted = 0 allows any order). FLOAT, "
+     "FLOAT16, INT32, INT64 data. Values and Indices are two TOPK nodes (the runtime's ops have one output "
+     "each); only the outputs read are computed. Ties: the lower index first; NaN above every number"},
+    {"NonMaxSuppression", 10, import_nms, false, "NMS",
+     "boxes and scores computed or constant (FLOAT / FLOAT16); max_output_boxes_per_class, iou_threshold, "
+     "score_threshold constant (absent max_output_boxes_per_class, or 0, gives an empty output in ONNX: "
+     "unsupported); center_point_box 0 / 1. **Fixed-size output**: the runtime's shapes are static, so "
+     "selected_indices is INT64 [batches x classes x min(max_output_boxes_per_class, boxes), 3], the most "
+     "rows ONNX's output can have: the selected (batch, class, box) rows first, in ONNX's order, then rows "
+     "of -1. The number of valid rows is the count before the first -1 row (as TensorRT's EfficientNMS pads "
+     "its detections; there is no second count output, since ONNX's node has one). A model that reads ONNX's "
+     "exact number of rows downstream (e.g. Gather on the selected rows then a reduction) sees the -1 rows "
+     "too: such graphs need the padding handled (Gather of a -1 index reads the last element). The "
+     "conformance comparer accepts this output by its padded-rows rule (`docs/conformance.md`)"},
+};
+const OpList kDetectionOps = {kDetectionOpRows, std::size(kDetectionOpRows)};
+
 }  // namespace onnx_import
 }  // namespace jet

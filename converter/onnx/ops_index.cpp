@@ -335,5 +335,43 @@ Status import_eye_like(Importer& im) {
   return im.folded(std::move(c));
 }
 
+// The ONNX ops this file imports: one row each, in docs/onnx.md's order (op_table.cpp says
+// what the columns mean and joins the files' lists).
+const OpEntry kIndexOpRows[] = {
+    {"GatherElements", 11, import_gather_elements, true, "GATHER_ELEMENTS",
+     "axis (negative too); data of any of the five types, INT32 / INT64 indices (negative too), computed or "
+     "constant (an index out of range gives NaN, the lowest integer or false, as Gather). All-constant "
+     "inputs are folded by `fold_constants`"},
+    {"Trilu", 14, import_trilu, true, "TRILU",
+     "upper; k a constant input (computed k unsupported); any of the five types, rank >= 2"},
+    {"CumSum", 11, import_cumsum, true, "CUMSUM",
+     "axis a constant input (negative too; computed unsupported), exclusive, reverse; FLOAT, FLOAT16, INT32, "
+     "INT64 (integers wrap)"},
+    {"ScatterElements", 11, import_scatter_elements, true, "SCATTER",
+     "Scatter: ScatterElements' name in opsets 9 and 10. axis (ScatterElements, Scatter; negative too), "
+     "reduction none / add / mul (16+) / max / min (18+); "
+     "data and updates of any of the five types (BOOL with none only), INT32 / INT64 indices (negative too), "
+     "computed or constant. Duplicate indices are applied in the updates' order. An index out of range gives "
+     "NaN / the lowest integer / false (ScatterElements: on the line along the axis it was meant for; "
+     "ScatterND: everywhere)"},
+    {"Scatter", 9, import_scatter_elements, true, "", ""},
+    {"ScatterND", 11, import_scatter_nd, true, "", ""},
+    {"OneHot", 9, import_one_hot, true, "RESHAPE, LOGIC (EQUAL, EQUAL, OR), SLICE, WHERE",
+     "depth a constant (at most 2^20); axis (negative too); indices FLOAT, FLOAT16, INT32 or INT64, computed "
+     "or constant: the mask is Equal(indices, 0..depth-1) Or Equal(indices, -depth..-1) (negative indices "
+     "count from the end; out of range ones give an all-off row), then Where(mask, values[1], values[0])"},
+    {"EyeLike", 9, import_eye_like, true, "folded",
+     "2-D input (computed or constant: only its dims are read), k, dtype (default: the input's type); the "
+     "ones-on-diagonal-k result is a constant (at most 2^24 elements)"},
+    {"DepthToSpace", 1, import_depth_to_space, false, "RESHAPE, SLICE, RESHAPE",
+     "4-D (N, C, H, W) float tensors; blocksize; DepthToSpace's mode DCR (default) or CRD: the 6-D reshape "
+     "and permutation of ONNX's definition"},
+    {"SpaceToDepth", 1, import_space_to_depth, false, "", ""},
+    {"Tile", 6, import_tile, true, "CONCAT or removed",
+     "constant repeats: one CONCAT of r copies per axis repeated r > 1 times (at most 64); any of the five "
+     "types; all repeats 1: removed. A repeat of 0 (an empty result) and computed repeats are unsupported"},
+};
+const OpList kIndexOps = {kIndexOpRows, std::size(kIndexOpRows)};
+
 }  // namespace onnx_import
 }  // namespace jet

@@ -1737,5 +1737,158 @@ Status import_resize(Importer& im) {
   return resize_node(im, a, full_scales, full_sizes);
 }
 
+// The ONNX ops this file imports: one row each, in docs/onnx.md's order (op_table.cpp says
+// what the columns mean and joins the files' lists).
+const OpEntry kNnOpRows[] = {
+    {"Conv", 1, import_conv, false, "CONV",
+     "1D/2D/3D; group (depthwise), dilations, strides, asymmetric pads, auto_pad SAME_UPPER / SAME_LOWER / "
+     "VALID; optional bias. W and B must be constants"},
+    {"MaxPool", 1, import_max_pool, false, "POOL (MAX)",
+     "kernel_shape, strides, pads, auto_pad, ceil_mode (10+); dilations other than 1 and a used Indices "
+     "output are unsupported"},
+    {"AveragePool", 1, import_average_pool, false, "POOL (AVG_INCLUDE_PAD / AVG_EXCLUDE_PAD)",
+     "count_include_pad (7+), ceil_mode (10+), asymmetric pads, auto_pad; dilations (19+) other than 1 "
+     "unsupported"},
+    {"GlobalAveragePool", 1, import_global_average_pool, false, "GLOBAL_POOL (AVG / MAX)",
+     "rank 3..5"},
+    {"GlobalMaxPool", 1, import_global_max_pool, false, "", ""},
+    {"Relu", 1, import_activation<ActivationMode::RELU>, false, "ACTIVATION", ""},
+    {"Sigmoid", 1, import_activation<ActivationMode::SIGMOID>, false, "", ""},
+    {"Tanh", 1, import_activation<ActivationMode::TANH>, false, "", ""},
+    {"Softplus", 1, import_activation<ActivationMode::SOFTPLUS>, false, "", ""},
+    {"LeakyRelu", 1, import_leaky_relu, false, "ACTIVATION",
+     "alpha / beta / gamma attributes with ONNX's defaults"},
+    {"Elu", 1, import_elu, false, "", ""},
+    {"Selu", 1, import_selu, false, "", ""},
+    {"HardSigmoid", 1, import_hard_sigmoid, false, "", ""},
+    {"HardSwish", 14, import_activation<ActivationMode::HARD_SWISH>, false, "ACTIVATION", ""},
+    {"Mish", 18, import_activation<ActivationMode::MISH>, false, "", ""},
+    {"Exp", 1, import_activation<ActivationMode::EXP>, false, "ACTIVATION",
+     "one activation mode each (`jet::ActivationMode`: the same formula on every backend, fusable into a "
+     "Conv's epilogue); Round halves to even; float tensors (integer constants: see folding above). Neg and "
+     "Abs of INT32 / INT64 tensors: OP_TENSOR SUB (+ MAX), 0 - x, max(x, 0 - x): exact, the lowest integer "
+     "wraps to itself (numpy)"},
+    {"Log", 1, import_activation<ActivationMode::LOG>, false, "", ""},
+    {"Sqrt", 1, import_activation<ActivationMode::SQRT>, false, "", ""},
+    {"Reciprocal", 1, import_activation<ActivationMode::RECIPROCAL>, false, "", ""},
+    {"Abs", 1, import_activation<ActivationMode::ABS>, true, "", ""},
+    {"Neg", 1, import_activation<ActivationMode::NEG>, true, "", ""},
+    {"Floor", 1, import_activation<ActivationMode::FLOOR>, false, "", ""},
+    {"Ceil", 1, import_activation<ActivationMode::CEIL>, false, "", ""},
+    {"Round", 11, import_activation<ActivationMode::ROUND>, false, "", ""},
+    {"Sign", 9, import_activation<ActivationMode::SIGN>, false, "", ""},
+    {"Sin", 7, import_activation<ActivationMode::SIN>, false, "", ""},
+    {"Cos", 7, import_activation<ActivationMode::COS>, false, "", ""},
+    {"Tan", 7, import_activation<ActivationMode::TAN>, false, "", ""},
+    {"Erf", 9, import_activation<ActivationMode::ERF>, false, "", ""},
+    {"Softsign", 1, import_activation<ActivationMode::SOFTSIGN>, false, "", ""},
+    {"Gelu", 20, import_gelu, false, "ACTIVATION (GELU / GELU_TANH)",
+     "approximate none or tanh"},
+    {"Clip", 1, import_clip, false, "ACTIVATION",
+     "bounds are attributes before 11, constant inputs from 11 (a computed bound is unsupported); min 0 / "
+     "max 6 becomes CLIPPED_RELU (relu6), min 0 alone RELU, anything else CLIP (a missing bound is the float "
+     "range)"},
+    {"PRelu", 1, import_prelu, false, "OP_TENSOR x2 or ACTIVATION + OP_TENSOR x3",
+     "constant slope broadcast to X (opset 6: a C-vector is per channel); slopes in [0, 1]: max(x, slope * "
+     "x); otherwise relu(x) + slope * min(x, 0). Both exact"},
+    {"Add", 1, import_add, true, "OP_TENSOR",
+     "numpy broadcasting (lower ranks padded by a RESHAPE or constant dims); opset 6: `broadcast` / `axis` "
+     "legacy broadcasting of Add/Sub/Mul/Div (broadcast = 0 needs equal shapes); Max/Min variadic. FLOAT, "
+     "FLOAT16, and INT32 / INT64 tensors computed exactly in their type (Div truncates toward zero, a zero "
+     "divisor gives 0, overflow wraps; `docs/ops.md`)"},
+    {"Sub", 1, import_sub, true, "", ""},
+    {"Mul", 1, import_mul, true, "", ""},
+    {"Div", 1, import_div, true, "", ""},
+    {"Max", 1, import_max, true, "", ""},
+    {"Min", 1, import_min, true, "", ""},
+    {"Sum", 1, import_sum, true, "chain of OP_TENSOR ADD",
+     "variadic; one input is removed"},
+    {"Pow", 1, import_pow, true, "OP_TENSOR POW (MUL, TRANSFORM)",
+     "numpy broadcasting; a constant scalar exponent (float or integer) of 1 is removed, 2 is x * x. INT32 / "
+     "INT64 base and exponent: exact integer power. Mixed types (12+): a float base with an integer exponent "
+     "converts the exponent; an integer base with a float exponent computes in f32 and truncates to the "
+     "base's type (as ONNX Runtime)"},
+    {"Mod", 10, import_mod, true, "OP_TENSOR MOD or MOD_FLOOR",
+     "fmod = 1: C's fmod, the dividend's sign (the only form ONNX allows for floats); fmod = 0 on INT32 / "
+     "INT64 tensors: MOD_FLOOR, the divisor's sign (a zero divisor gives 0); numpy broadcasting; constants "
+     "folded; fmod = 0 of a computed float tensor is unsupported"},
+    {"Gemm", 1, import_gemm, false, "GEMM (+ OP_TENSOR)",
+     "transA/transB; alpha folded into a constant A or B (else a MUL after); beta * C folded into a constant "
+     "bias, C unidirectionally broadcast (scalar, N, 1xN, Mx1, MxN); a computed C is the bias when beta is "
+     "1, else added after; opset 6 `broadcast`"},
+    {"MatMul", 1, import_matmul, false, "GEMM (+ RESHAPE)",
+     "2-D; batched with equal batch dims or one side with batch 1 (rank 3 GEMM); any-rank A times a matrix B "
+     "(batch folded into the rows); vector operands (numpy's 1-D rules). Partially broadcast batch dims are "
+     "unsupported"},
+    {"Softmax", 1, import_softmax, false, "SOFTMAX (ACCURATE / LOG)",
+     "before 13: axis default 1 and the input coerced to 2-D at axis (RESHAPE, softmax over the flattened "
+     "trailing dims, RESHAPE back; no reshapes when axis is the last dim); from 13: axis default -1, one "
+     "axis"},
+    {"LogSoftmax", 1, import_log_softmax, false, "", ""},
+    {"BatchNormalization", 1, import_batch_norm, false, "BATCHNORM",
+     "all versions; epsilon; constant parameters (stored F32); rank 2 inputs run as N x C x 1; training "
+     "outputs, training_mode = 1 and spatial = 0 with per-element parameters are unsupported"},
+    {"Concat", 1, import_concat, true, "CONCAT",
+     "negative axes; constant inputs materialized, empty constants skipped; all-constant inputs folded"},
+    {"Cast", 1, import_cast, true, "TRANSFORM or removed",
+     "computed tensors: between FLOAT, FLOAT16, INT32, INT64 and BOOL (TRANSFORM, or removed when the type "
+     "does not change; float -> integer truncates, -> BOOL is != 0); constants: any numeric type"},
+    {"ReduceMean", 1, import_reduce_mean, false, "GLOBAL_POOL or REDUCE (+ OP_TENSOR, RESHAPE)",
+     "axes attribute before 18 (ReduceSum: before 13), constant input after; negative and repeated axes; no "
+     "axes = all (noop_with_empty_axes removes the op); keepdims (0: a RESHAPE after). Computed tensors: "
+     "Mean/Max/Sum over exactly the spatial dims are GLOBAL_POOL (ReduceSum = mean x count), everything else "
+     "(ReduceMin, any other axes) a REDUCE. A rank-0 result of a computed tensor is unsupported. Constants: "
+     "folded"},
+    {"ReduceMax", 1, import_reduce_max, false, "", ""},
+    {"ReduceSum", 1, import_reduce_sum, false, "", ""},
+    {"ReduceMin", 1, import_reduce_min, false, "", ""},
+    {"ReduceL1", 1, import_reduce_l1, false,
+     "ACTIVATION / OP_TENSOR + REDUCE or GLOBAL_POOL (+ ACTIVATION, OP_TENSOR)",
+     "as the reductions above (axes input from 18), composed: sum(abs x), sqrt(sum(x * x)), sum(x * x), "
+     "log(sum x), max + log(sum(exp(x - max))) (no overflow); float tensors; constants folded; "
+     "noop_with_empty_axes with no axes unsupported"},
+    {"ReduceL2", 1, import_reduce_l2, false, "", ""},
+    {"ReduceSumSquare", 1, import_reduce_sum_square, false, "", ""},
+    {"ReduceLogSum", 1, import_reduce_log_sum, false, "", ""},
+    {"ReduceLogSumExp", 1, import_reduce_log_sum_exp, false, "", ""},
+    {"Pad", 1, import_pad, false, "PAD, or folded into Conv",
+     "pads / value attributes before 11, pads / constant_value inputs from 11, axes input 18+; modes "
+     "constant, reflect, edge (wrap unsupported; reflect pads must be < the dim); negative pads crop. A zero "
+     "constant Pad of the spatial dims read by a Conv becomes the Conv's pads (any other reader of it gets a "
+     "PAD); all-zero pads are removed"},
+    {"ConvTranspose", 1, import_conv_transpose, false, "CONV_TRANSPOSE",
+     "1D/2D/3D; W (C_in x C_out/group x kernel) and B constant; group, strides, dilations, pads, auto_pad "
+     "(SAME_UPPER / SAME_LOWER: output = input x stride; VALID), output_padding, output_shape (spatial, or "
+     "with N and C; its padding split as the ONNX spec says). Unsupported: output_padding >= stride, an "
+     "output larger than the full transposed extent (negative padding)"},
+    {"InstanceNormalization", 1, import_instance_norm, false, "INSTANCENORM",
+     "rank 3..5; epsilon; constant scale and B (stored F32, also in f16 models)"},
+    {"LayerNormalization", 17, import_layer_norm, false, "LAYERNORM",
+     "axis (negative too), epsilon; constant Scale and optional B of the normalized shape or broadcast to it "
+     "(stored F32); stash_type ignored (statistics in f32 or better always); the Mean and InvStdDev outputs, "
+     "when used, are computed beside it (REDUCE MEAN, then SUB, MUL, REDUCE MEAN, ADD eps, SQRT, "
+     "RECIPROCAL). The decomposed form exporters write (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, "
+     "Div, then Mul scale, Add bias) becomes one LAYERNORM in `optimize_graph` (`fuse_layernorm`)"},
+    {"GroupNormalization", 18, import_group_norm, false,
+     "RESHAPE, LAYERNORM, RESHAPE, OP_TENSOR MUL, ADD",
+     "num_groups dividing C, epsilon; constant scale and bias: one value per group before opset 21, per "
+     "channel from 21; rank >= 3"},
+    {"LRN", 1, import_lrn, false, "LRN",
+     "size, alpha, beta, bias; outside the kernel's limits (size 1..16, beta >= 0.01, bias >= 1e-5) "
+     "unsupported"},
+    {"Resize", 10, import_resize, false, "RESIZE",
+     "10: scales input, asymmetric coordinates, nearest rounds down when enlarging and up when shrinking "
+     "(ONNX Runtime's rule; mixing the two directions in one nearest op is unsupported). 11, 13, 18, 19: "
+     "scales or sizes (roi ignored), coordinate_transformation_mode half_pixel / align_corners / asymmetric "
+     "/ pytorch_half_pixel / tf_half_pixel_for_nn, nearest_mode, axes (18). Modes nearest, linear and cubic "
+     "(11+: cubic_coeff_a, exclude_outside; ONNX's reference: the unclamped coordinate, 4 taps per axis, "
+     "edge values beyond the border). Only spatial dims may change (rank 3..5). Unsupported: "
+     "tf_crop_and_resize, half_pixel_symmetric (19), keep_aspect_ratio_policy other than stretch, antialias "
+     "when shrinking with linear or cubic, exclude_outside with linear"},
+    {"Upsample", 1, import_upsample, false, "RESIZE",
+     "7: scales attribute, 9: scales input; nearest / linear as Resize 10. Before 7 unsupported"},
+};
+const OpList kNnOps = {kNnOpRows, std::size(kNnOpRows)};
+
 }  // namespace onnx_import
 }  // namespace jet

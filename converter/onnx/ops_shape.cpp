@@ -1003,5 +1003,68 @@ Status import_split(Importer& im) {
   return Status::success();
 }
 
+// The ONNX ops this file imports: one row each, in docs/onnx.md's order (op_table.cpp says
+// what the columns mean and joins the files' lists).
+const OpEntry kShapeOpRows[] = {
+    {"Reshape", 5, import_reshape, true, "RESHAPE",
+     "constant shape (folded subgraphs included), 0 copies a dim, -1 inferred, allowzero (14+)"},
+    {"Flatten", 1, import_flatten, true, "RESHAPE",
+     "axis (negative from 11)"},
+    {"Squeeze", 1, import_squeeze, true, "RESHAPE",
+     "axes attribute before 13, input from 13"},
+    {"Unsqueeze", 1, import_unsqueeze, true, "", ""},
+    {"Transpose", 1, import_transpose, true, "SLICE, RESHAPE or folded",
+     "constants folded; a relabelling (moving only size-1 dims) is a RESHAPE; any other perm (default: "
+     "reversed) a SLICE with that permutation"},
+    {"Identity", 1, import_identity, true, "removed",
+     "Dropout's mask output, or training_mode = true (12+), is unsupported"},
+    {"Dropout", 1, import_dropout, false, "", ""},
+    {"Equal", 1, import_equal, true, "LOGIC or folded",
+     "numpy broadcasting (constant operands materialized in the computed operand's type); FLOAT, FLOAT16, "
+     "INT32, INT64 operands compared exactly in their type (Equal also BOOL); And, Or, Xor of BOOL; a BOOL "
+     "result. Constants folded (int64 compared as integers)"},
+    {"Less", 1, import_less, true, "", ""},
+    {"Greater", 1, import_greater, true, "", ""},
+    {"LessOrEqual", 12, import_less_or_equal, true, "", ""},
+    {"GreaterOrEqual", 12, import_greater_or_equal, true, "", ""},
+    {"And", 7, import_and, true, "", ""},
+    {"Or", 7, import_or, true, "", ""},
+    {"Xor", 7, import_xor, true, "", ""},
+    {"Not", 1, import_not, true, "LOGIC (XOR with a constant true) or folded",
+     "BOOL"},
+    {"Where", 9, import_where, true, "WHERE or folded",
+     "condition BOOL; X and Y of any of the five types, constants materialized; numpy broadcasting of all "
+     "three"},
+    {"ArgMax", 1, import_arg_max, true, "ARG_REDUCE (+ RESHAPE) or folded",
+     "axis (negative too), keepdims (0: a RESHAPE after; a rank-0 result is unsupported), select_last_index "
+     "(12+); FLOAT, FLOAT16, INT32, INT64 data; an INT64 result. Ties give the first index (the last with "
+     "select_last_index), a NaN wins"},
+    {"ArgMin", 1, import_arg_min, true, "", ""},
+    {"Gather", 1, import_gather, true, "folded, GATHER, RESHAPE or SLICE (+ CONCAT, RESHAPE)",
+     "computed indices (INT32 / INT64; constant or computed data of any type): a GATHER node (an index out "
+     "of range gives NaN, the lowest integer or false: the runtime cannot stop there). Constant data and "
+     "indices folded; on a computed tensor constant indices (negative allowed): the single entry of a size-1 "
+     "dim is a relabelling, otherwise one SLICE per index (at most 64), concatenated, reshaped to the output "
+     "dims (a scalar index drops the axis). A rank-0 result is unsupported"},
+    {"Slice", 1, import_slice, true, "SLICE or folded",
+     "Slice: attributes before 10, constant inputs from 10 (steps, negative axes / starts / ends, ONNX "
+     "clamping); Split: `split` attribute before 13 / input from 13, equal parts or num_outputs (18, the "
+     "last part smaller). Constants folded; a whole-tensor Slice or single-output Split is removed; computed "
+     "tensors get one SLICE per (used) output. A negative step over more than one element of a computed "
+     "tensor, and empty results, are unsupported"},
+    {"Split", 2, import_split, true, "", ""},
+    {"Expand", 8, import_expand, false, "folded / OP_TENSOR MUL",
+     "constants folded; a computed tensor is multiplied by a ones constant spanning the expanded dims "
+     "(exact)"},
+    {"Shape", 1, import_shape, true, "folded",
+     "constants only (Shape and Size need only dims)"},
+    {"Size", 1, import_size, true, "", ""},
+    {"ConstantOfShape", 9, import_constant_of_shape, false, "", ""},
+    {"Range", 11, import_range, false, "", ""},
+    {"ReduceProd", 1, import_reduce_prod, false, "", ""},
+    {"Constant", 1, import_constant, false, "", ""},
+};
+const OpList kShapeOps = {kShapeOpRows, std::size(kShapeOpRows)};
+
 }  // namespace onnx_import
 }  // namespace jet

@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(activation_forward, const ActivationDesc& act, float alpha,
+                    const TensorDesc& x_desc, const void* x, float beta, const TensorDesc& y_desc,
+                    void* y);
+
 const char* activation_mode_name(ActivationMode m) {
 #define JET_ACTIVATION_NAME(e, v, name) \
   case ActivationMode::e: return name;

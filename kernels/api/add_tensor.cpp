@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(add_tensor, float alpha, const TensorDesc& b_desc, const void* b, float beta,
+                    const TensorDesc& c_desc, void* c);
+
 Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
                   float beta, const TensorDesc& c_desc, void* c) {
   const char* fn = "add_tensor";

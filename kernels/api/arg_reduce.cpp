@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(arg_reduce_forward, ArgReduceOp op, int axis, bool select_last_index,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y);
+
 Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
                           const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                           void* y) {

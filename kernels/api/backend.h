@@ -1,6 +1,8 @@
-// The backends' entry points. The front ends in kernels/api/ validate every argument, then call
-// these; a backend may assume valid, mutually consistent descriptors and non-null pointers.
-// Each backend implements an op in one file: kernels/cpu/<op>.cpp, kernels/cuda/<op>.cu.
+// What the front ends (kernels/api/<op>.cpp) and the backends (kernels/cpu/<op>.cpp,
+// kernels/cuda/<op>.cu) share: the plans a front end resolves for both backends, and
+// JET_BACKEND_ENTRIES, with which each front end declares its backend entry points. A front end
+// validates every argument, then calls them; a backend may assume valid, mutually consistent
+// descriptors and non-null pointers.
 #pragma once
 
 #include "../common/scatter_plan.h"
@@ -78,207 +80,30 @@ inline ImageTap image_tap(const ImageResampleAxis& a, bool bilinear, int64_t u) 
   return t;
 }
 
-namespace cpu {
-
-Status activation_forward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,
-                          const void* x, float beta, const TensorDesc& y_desc, void* y);
-
-Status conv_forward_workspace_size(const TensorDesc& x_desc, const FilterDesc& w_desc,
-                                   const ConvDesc& conv, const TensorDesc& y_desc, ConvAlgo algo,
-                                   size_t* bytes);
-Status choose_conv_forward_algo(const TensorDesc& x_desc, const FilterDesc& w_desc,
-                                const ConvDesc& conv, const TensorDesc& y_desc,
-                                ConvPreference preference, size_t workspace_limit,
-                                ConvAlgo* algo);
-Status conv_forward(float alpha1, const TensorDesc& x_desc, const void* x,
-                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
-                    void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
-                    const TensorDesc& y_desc, void* y);
-Status conv_backward_data(float alpha, const FilterDesc& w_desc, const void* w,
-                          const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
-                          float beta, const TensorDesc& dx_desc, void* dx);
-
-Status pool_forward(const PoolDesc& pool, float alpha, const TensorDesc& x_desc, const void* x,
-                    float beta, const TensorDesc& y_desc, void* y);
-
-Status softmax_forward(SoftmaxAlgo algo, SoftmaxMode mode, float alpha, const TensorDesc& x_desc,
-                       const void* x, float beta, const TensorDesc& y_desc, void* y);
-
-Status lrn_cross_channel_forward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,
-                                 const void* x, float beta, const TensorDesc& y_desc, void* y);
-Status batchnorm_forward_inference(float alpha, float beta, const TensorDesc& x_desc,
-                                   const void* x, const TensorDesc& y_desc, void* y,
-                                   const float* scale, const float* bias, const float* mean,
-                                   const float* var, double epsilon);
-Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,
-                            const TensorDesc& y_desc, void* y, const float* scale,
-                            const float* bias, double epsilon);
-Status layernorm_forward(int axis, float alpha, float beta, const TensorDesc& x_desc, const void* x,
-                         const TensorDesc& y_desc, void* y, const float* scale, const float* bias,
-                         double epsilon);
-Status prelu_forward(float alpha, const TensorDesc& x_desc, const void* x,
-                     const TensorDesc& slope_desc, const void* slope, float beta,
-                     const TensorDesc& y_desc, void* y);
-
-Status gemm_forward(const GemmDesc& gemm, float alpha, const TensorDesc& a_desc, const void* a,
-                    const TensorDesc& b_desc, const void* b, const TensorDesc* bias_desc,
-                    const void* bias, float beta, const TensorDesc& y_desc, void* y);
-
-Status add_tensor(float alpha, const TensorDesc& b_desc, const void* b, float beta,
-                  const TensorDesc& c_desc, void* c);
-Status op_tensor(TensorOp op, float alpha1, const TensorDesc& a_desc, const void* a, float alpha2,
-                 const TensorDesc& b_desc, const void* b, float beta, const TensorDesc& c_desc,
-                 void* c);
-Status transform_tensor(float alpha, const TensorDesc& x_desc, const void* x, float beta,
-                        const TensorDesc& y_desc, void* y);
-Status pad_forward(PadMode mode, const int64_t* pad_begin, const int64_t* pad_end, float value,
-                   float alpha, const TensorDesc& x_desc, const void* x, float beta,
-                   const TensorDesc& y_desc, void* y);
-Status resize_forward(const ResizeDesc& resize, float alpha, const TensorDesc& x_desc,
-                      const void* x, float beta, const TensorDesc& y_desc, void* y);
-Status reduce_forward(ReduceOp op, float alpha, const TensorDesc& x_desc, const void* x,
-                      float beta, const TensorDesc& y_desc, void* y);
-Status logic_tensor(LogicOp op, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
-                    const void* b, const TensorDesc& c_desc, void* c);
-Status where_forward(const TensorDesc& cond_desc, const void* cond, const TensorDesc& a_desc,
-                     const void* a, const TensorDesc& b_desc, const void* b,
-                     const TensorDesc& y_desc, void* y);
-Status arg_reduce_forward(ArgReduceOp op, int axis, bool select_last_index,
-                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
-                          void* y);
-Status gather_forward(int axis, const TensorDesc& x_desc, const void* x,
-                      const TensorDesc& indices_desc, const void* indices,
-                      const TensorDesc& y_desc, void* y);
-// Detection heads (TopK, NonMaxSuppression).
-Status topk_forward(int axis, int64_t k, bool largest, const TensorDesc& x_desc, const void* x,
-                    const TensorDesc& values_desc, void* values, const TensorDesc& indices_desc,
-                    void* indices);
-Status nms_forward(const NmsDesc& nms, const TensorDesc& boxes_desc, const void* boxes,
-                   const TensorDesc& scores_desc, const void* scores, void* workspace,
-                   const TensorDesc& y_desc, void* y);
-Status image_preprocess(const ImageResample& plan, const void* src, float alpha, float beta,
-                        const TensorDesc& y_desc, void* y);
-Status gather_elements_forward(int axis, const TensorDesc& x_desc, const void* x,
-                               const TensorDesc& indices_desc, const void* indices,
-                               const TensorDesc& y_desc, void* y);
-Status trilu_forward(bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
-                     const TensorDesc& y_desc, void* y);
-Status cumsum_forward(int axis, bool exclusive, bool reverse, const TensorDesc& x_desc, const void* x,
-                      const TensorDesc& y_desc, void* y);
-Status scatter_forward(const ScatterPlan& plan, const TensorDesc& x_desc, const void* x,
-                       const TensorDesc& indices_desc, const void* indices, const void* updates,
-                       const TensorDesc& y_desc, void* y);
-
-}  // namespace cpu
-
-// The CUDA backend (kernels/cuda/*.cu), built when JET_HAVE_CUDA is defined. Pointers are device
-// memory; every routine is asynchronous on handle.stream().
-namespace cuda {
-
-Status activation_forward(const Handle& handle, const ActivationDesc& act, float alpha,
-                          const TensorDesc& x_desc, const void* x, float beta,
-                          const TensorDesc& y_desc, void* y);
-
-Status conv_forward_workspace_size(const Handle& handle, const TensorDesc& x_desc,
-                                   const FilterDesc& w_desc, const ConvDesc& conv,
-                                   const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes);
-Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
-                                 const FilterDesc& w_desc, const ConvDesc& conv,
-                                 const TensorDesc& y_desc, ConvAlgo algo, int* count);
-Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,
-                                const FilterDesc& w_desc, const ConvDesc& conv,
-                                const TensorDesc& y_desc, ConvPreference preference,
-                                size_t workspace_limit, ConvAlgo* algo);
-Status conv_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc, const void* x,
-                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
-                    void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
-                    const TensorDesc& y_desc, void* y);
-// For find_conv_forward_algo: runs conv_forward(algo) with alpha 1, beta 0 once to warm up, then
-// times `runs` runs with CUDA events on the handle's stream; *ms gets their median. Synchronizes.
-Status time_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, const void* x,
-                              const FilterDesc& w_desc, const void* w, const ConvDesc& conv,
-                              ConvAlgo algo, void* workspace, size_t workspace_bytes,
-                              const TensorDesc& y_desc, void* y, int runs, float* ms);
-Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
-                          const void* w, const TensorDesc& dy_desc, const void* dy,
-                          const ConvDesc& conv, float beta, const TensorDesc& dx_desc, void* dx);
-
-Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
-                    const TensorDesc& x_desc, const void* x, float beta,
-                    const TensorDesc& y_desc, void* y);
-
-Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
-                       const TensorDesc& x_desc, const void* x, float beta,
-                       const TensorDesc& y_desc, void* y);
-
-Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
-                                 const TensorDesc& x_desc, const void* x, float beta,
-                                 const TensorDesc& y_desc, void* y);
-Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
-                                   const TensorDesc& x_desc, const void* x,
-                                   const TensorDesc& y_desc, void* y, const float* scale,
-                                   const float* bias, const float* mean, const float* var,
-                                   double epsilon);
-Status instancenorm_forward(const Handle& handle, float alpha, float beta,
-                            const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
-                            void* y, const float* scale, const float* bias, double epsilon);
-Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta,
-                         const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y,
-                         const float* scale, const float* bias, double epsilon);
-Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
-                     const TensorDesc& slope_desc, const void* slope, float beta,
-                     const TensorDesc& y_desc, void* y);
-
-Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
-                    const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
-                    const void* b, const TensorDesc* bias_desc, const void* bias, float beta,
-                    const TensorDesc& y_desc, void* y);
-
-Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
-                  float beta, const TensorDesc& c_desc, void* c);
-Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
-                 const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
-                 const TensorDesc& c_desc, void* c);
-Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
-                        const void* x, float beta, const TensorDesc& y_desc, void* y);
-Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
-                   const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
-                   const void* x, float beta, const TensorDesc& y_desc, void* y);
-Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
-                      const TensorDesc& x_desc, const void* x, float beta,
-                      const TensorDesc& y_desc, void* y);
-Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
-                      const void* x, float beta, const TensorDesc& y_desc, void* y);
-Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, const void* a,
-                    const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c);
-Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const void* cond,
-                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
-                     const void* b, const TensorDesc& y_desc, void* y);
-Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
-                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
-                          void* y);
-Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
-                      const TensorDesc& indices_desc, const void* indices,
-                      const TensorDesc& y_desc, void* y);
-// Detection heads (TopK, NonMaxSuppression).
-Status topk_forward(const Handle& handle, int axis, int64_t k, bool largest,
-                    const TensorDesc& x_desc, const void* x, const TensorDesc& values_desc,
-                    void* values, const TensorDesc& indices_desc, void* indices);
-Status nms_forward(const Handle& handle, const NmsDesc& nms, const TensorDesc& boxes_desc,
-                   const void* boxes, const TensorDesc& scores_desc, const void* scores,
-                   void* workspace, const TensorDesc& y_desc, void* y);
-Status image_preprocess(const Handle& handle, const ImageResample& plan, const void* src,
-                        float alpha, float beta, const TensorDesc& y_desc, void* y);
-Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
-                               const TensorDesc& indices_desc, const void* indices,
-                               const TensorDesc& y_desc, void* y);
-Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDesc& x_desc,
-                     const void* x, const TensorDesc& y_desc, void* y);
-Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool reverse,
-                      const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y);
-Status scatter_forward(const Handle& handle, const ScatterPlan& plan, const TensorDesc& x_desc,
-                       const void* x, const TensorDesc& indices_desc, const void* indices,
-                       const void* updates, const TensorDesc& y_desc, void* y);
-
-}  // namespace cuda
 }  // namespace jet
+
+// A routine's two backend entry points, declared from one parameter list by its front end
+// (kernels/api/<op>.cpp, the one file that calls them, inside namespace jet), so that a new
+// routine names its backends in its own files only:
+//   JET_BACKEND_ENTRIES(trilu_forward, bool upper, int64_t k, const TensorDesc& x_desc,
+//                       const void* x, const TensorDesc& y_desc, void* y);
+// declares cpu::trilu_forward(bool upper, ...) (kernels/cpu/trilu.cpp, host pointers) and
+// cuda::trilu_forward(const Handle& handle, bool upper, ...) (kernels/cuda/trilu.cu, built when
+// JET_HAVE_CUDA is defined: device pointers, asynchronous on handle.stream()). A backend that
+// defines neither, or defines a different parameter list, fails to link. JET_CPU_ENTRY and
+// JET_CUDA_ENTRY declare one side alone: a CUDA-only entry (the convolution's tactics and
+// timing) or, in the training add-on, entries whose CUDA side takes more (a workspace). Each ends
+// in a static_assert so that a use takes a semicolon like any declaration.
+#define JET_BACKEND_ENTRIES(name, ...) \
+  JET_CPU_ENTRY(name, __VA_ARGS__);    \
+  JET_CUDA_ENTRY(name, __VA_ARGS__)
+#define JET_CPU_ENTRY(name, ...)  \
+  namespace cpu {                 \
+  Status name(__VA_ARGS__);       \
+  }                               \
+  static_assert(true, "")
+#define JET_CUDA_ENTRY(name, ...)                 \
+  namespace cuda {                                \
+  Status name(const Handle& handle, __VA_ARGS__); \
+  }                                               \
+  static_assert(true, "")

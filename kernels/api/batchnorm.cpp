@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(batchnorm_forward_inference, float alpha, float beta, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+                    const float* bias, const float* mean, const float* var, double epsilon);
+
 Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
                                    const TensorDesc& x_desc, const void* x,
                                    const TensorDesc& y_desc, void* y, const float* scale,

@@ -9,6 +9,24 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(conv_forward_workspace_size, const TensorDesc& x_desc, const FilterDesc& w_desc,
+                    const ConvDesc& conv, const TensorDesc& y_desc, ConvAlgo algo, size_t* bytes);
+JET_CUDA_ENTRY(conv_forward_tactic_count, const TensorDesc& x_desc, const FilterDesc& w_desc,
+               const ConvDesc& conv, const TensorDesc& y_desc, ConvAlgo algo, int* count);
+JET_BACKEND_ENTRIES(choose_conv_forward_algo, const TensorDesc& x_desc, const FilterDesc& w_desc,
+                    const ConvDesc& conv, const TensorDesc& y_desc, ConvPreference preference,
+                    size_t workspace_limit, ConvAlgo* algo);
+JET_BACKEND_ENTRIES(conv_forward, float alpha1, const TensorDesc& x_desc, const void* x,
+                    const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
+                    void* workspace, size_t workspace_bytes, const ConvEpilogue& epilogue,
+                    const TensorDesc& y_desc, void* y);
+// For find_conv_forward_algo: runs conv_forward(algo) with alpha 1, beta 0 once to warm up, then
+// times `runs` runs with CUDA events on the handle's stream; *ms gets their median. Synchronizes.
+JET_CUDA_ENTRY(time_conv_forward_algo, const TensorDesc& x_desc, const void* x,
+               const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
+               void* workspace, size_t workspace_bytes, const TensorDesc& y_desc, void* y, int runs,
+               float* ms);
+
 namespace {
 
 // Pads, strides and dilations are capped so that the output-size arithmetic

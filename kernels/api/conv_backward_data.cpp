@@ -9,6 +9,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(conv_backward_data, float alpha, const FilterDesc& w_desc, const void* w,
+                    const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv, float beta,
+                    const TensorDesc& dx_desc, void* dx);
+
 namespace {
 
 // Keeps the dx size arithmetic of conv_transpose_output_dims within int64: every term below

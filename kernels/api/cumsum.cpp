@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(cumsum_forward, int axis, bool exclusive, bool reverse,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y);
+
 Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool reverse, const TensorDesc& x_desc,
                       const void* x, const TensorDesc& y_desc, void* y) {
   const char* fn = "cumsum_forward";

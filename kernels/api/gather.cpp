@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(gather_forward, int axis, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& indices_desc, const void* indices, const TensorDesc& y_desc,
+                    void* y);
+
 Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y) {

@@ -4,6 +4,11 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(gemm_forward, const GemmDesc& gemm, float alpha, const TensorDesc& a_desc,
+                    const void* a, const TensorDesc& b_desc, const void* b,
+                    const TensorDesc* bias_desc, const void* bias, float beta,
+                    const TensorDesc& y_desc, void* y);
+
 Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                     const void* b, const TensorDesc& bias_desc, const void* bias, float beta,

@@ -5,6 +5,9 @@
 #include "check.h"
 
 namespace jet {
+
+JET_BACKEND_ENTRIES(image_preprocess, const ImageResample& plan, const void* src, float alpha,
+                    float beta, const TensorDesc& y_desc, void* y);
 namespace {
 
 // Image sides and output sides are capped so that the sampling arithmetic stays exact: the

@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(instancenorm_forward, float alpha, float beta, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+                    const float* bias, double epsilon);
+
 Status instancenorm_forward(const Handle& handle, float alpha, float beta,
                             const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                             void* y, const float* scale, const float* bias, double epsilon) {

@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(layernorm_forward, int axis, float alpha, float beta, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+                    const float* bias, double epsilon);
+
 Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta,
                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y,
                          const float* scale, const float* bias, double epsilon) {

@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(logic_tensor, LogicOp op, const TensorDesc& a_desc, const void* a,
+                    const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c);
+
 const char* logic_op_name(LogicOp op) {
   switch (op) {
     case LogicOp::EQUAL: return "equal";

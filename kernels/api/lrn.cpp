@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(lrn_cross_channel_forward, const LrnDesc& lrn, float alpha,
+                    const TensorDesc& x_desc, const void* x, float beta, const TensorDesc& y_desc,
+                    void* y);
+
 Status LrnDesc::validate() const {
   // cuDNN's limits (CUDNN_LRN_MIN_N, CUDNN_LRN_MAX_N, CUDNN_LRN_MIN_K, CUDNN_LRN_MIN_BETA).
   if (n < 1 || n > 16)

@@ -6,6 +6,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(nms_forward, const NmsDesc& nms, const TensorDesc& boxes_desc,
+                    const void* boxes, const TensorDesc& scores_desc, const void* scores,
+                    void* workspace, const TensorDesc& y_desc, void* y);
+
 namespace {
 
 Status check_nms(const char* fn, const NmsDesc& nms, const TensorDesc& boxes, const TensorDesc& scores) {

@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(op_tensor, TensorOp op, float alpha1, const TensorDesc& a_desc, const void* a,
+                    float alpha2, const TensorDesc& b_desc, const void* b, float beta,
+                    const TensorDesc& c_desc, void* c);
+
 const char* tensor_op_name(TensorOp op) {
   switch (op) {
     case TensorOp::ADD: return "add";

@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(pad_forward, PadMode mode, const int64_t* pad_begin, const int64_t* pad_end,
+                    float value, float alpha, const TensorDesc& x_desc, const void* x, float beta,
+                    const TensorDesc& y_desc, void* y);
+
 namespace {
 
 const char* pad_mode_name(PadMode m) {

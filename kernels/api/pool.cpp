@@ -7,6 +7,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(pool_forward, const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
+                    const void* x, float beta, const TensorDesc& y_desc, void* y);
+
 namespace {
 
 // Window, stride, dilation and pads are capped so that the output-size arithmetic

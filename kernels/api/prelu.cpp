@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(prelu_forward, float alpha, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& slope_desc, const void* slope, float beta,
+                    const TensorDesc& y_desc, void* y);
+
 Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y) {

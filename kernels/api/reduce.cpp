@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(reduce_forward, ReduceOp op, float alpha, const TensorDesc& x_desc,
+                    const void* x, float beta, const TensorDesc& y_desc, void* y);
+
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "reduce_forward";

@@ -6,6 +6,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(resize_forward, const ResizeDesc& resize, float alpha, const TensorDesc& x_desc,
+                    const void* x, float beta, const TensorDesc& y_desc, void* y);
+
 Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
                       const TensorDesc& x_desc, const void* x, float beta,
                       const TensorDesc& y_desc, void* y) {

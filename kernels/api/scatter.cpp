@@ -5,6 +5,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(scatter_forward, const ScatterPlan& plan, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& indices_desc, const void* indices,
+                    const void* updates, const TensorDesc& y_desc, void* y);
+
 const char* scatter_reduction_name(ScatterReduction r) {
   switch (r) {
     case ScatterReduction::NONE: return "none";

@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(softmax_forward, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                    const TensorDesc& x_desc, const void* x, float beta, const TensorDesc& y_desc,
+                    void* y);
+
 Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                        const TensorDesc& x_desc, const void* x, float beta,
                        const TensorDesc& y_desc, void* y) {

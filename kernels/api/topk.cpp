@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(topk_forward, int axis, int64_t k, bool largest, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& values_desc, void* values,
+                    const TensorDesc& indices_desc, void* indices);
+
 namespace {
 
 // An output of topk_forward: x's rank and dims but k at `axis`, of dtype `want`.

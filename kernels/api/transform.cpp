@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(transform_tensor, float alpha, const TensorDesc& x_desc, const void* x,
+                    float beta, const TensorDesc& y_desc, void* y);
+
 Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
                         const void* x, float beta, const TensorDesc& y_desc, void* y) {
   const char* fn = "transform_tensor";

@@ -4,6 +4,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(trilu_forward, bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& y_desc, void* y);
+
 Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& y_desc, void* y) {
   const char* fn = "trilu_forward";

@@ -4,6 +4,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(where_forward, const TensorDesc& cond_desc, const void* cond,
+                    const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+                    const void* b, const TensorDesc& y_desc, void* y);
+
 Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const void* cond,
                      const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                      const void* b, const TensorDesc& y_desc, void* y) {

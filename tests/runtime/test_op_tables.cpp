@@ -4,7 +4,7 @@
 // inputs and the sample's weights. The written op carries the schema member schema/op_list.h names,
 // the runtime's row for it agrees with the IR on in-place and dtypes, and docs/ops.md's generated
 // table lists every op type as op_list.h does; docs/onnx.md's op table is generated from the ONNX
-// importer's op table (converter/onnx/op_table.cpp, its IR and notes columns); docs/format.md's parameter tables are generated
+// importer's op table (the op rows of converter/onnx/ops_*.cpp, their IR and notes columns); docs/format.md's parameter tables are generated
 // from schema/model.fbs (each table's comment and fields), so the schema file is the one place an
 // op's stored parameters are described. The tables themselves are tied to op_list.h by
 // static_asserts (converter/ir.h, runtime/ops.cpp); this test checks what a compiler cannot: that
@@ -188,8 +188,8 @@ std::string params_table(const std::string& fbs) {
 }
 
 #if JET_HAVE_ONNX_IMPORT
-// docs/onnx.md's op table, as converter/onnx/op_table.cpp's lines give it: a row per line with an
-// IR, holding the lines after it whose IR is ""; an op added after opset 1 shows its first opset.
+// docs/onnx.md's op table, as the op rows of converter/onnx/ops_*.cpp give it: a table row per op row
+// with an IR, holding the rows after it whose IR is ""; an op added after opset 1 shows its first opset.
 std::string onnx_ops_table() {
   const std::vector<OnnxOpInfo> ops = onnx_op_table();
   std::ostringstream s;
@@ -275,18 +275,18 @@ TEST_CASE("op tables: docs/format.md's parameter tables are schema/model.fbs's")
 }
 
 #if JET_HAVE_ONNX_IMPORT
-TEST_CASE("op tables: docs/onnx.md's op table is converter/onnx/op_table.cpp's") {
+TEST_CASE("op tables: docs/onnx.md's op table is the op rows of converter/onnx/ops_*.cpp") {
   std::set<std::string> names;
   for (const OnnxOpInfo& op : onnx_op_table()) {
     INFO("ONNX op " << op.op_type);
     CHECK(names.insert(op.op_type).second);  // one line per op type: a second would never be found
   }
   check_generated_block("docs/onnx.md",
-                        "<!-- ONNX op table: generated from converter/onnx/op_table.cpp by "
+                        "<!-- ONNX op table: generated from the op rows of converter/onnx/ops_*.cpp by "
                         "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
                         "<!-- end of ONNX op table -->\n", onnx_ops_table());
   check_generated_block("docs/onnx.md",
-                        "<!-- integer ops: generated from converter/onnx/op_table.cpp by "
+                        "<!-- integer ops: generated from the op rows of converter/onnx/ops_*.cpp by "
                         "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
                         "<!-- end of integer ops -->\n", onnx_integer_ops());
 }

@@ -3,6 +3,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(activation_backward, const ActivationDesc& act, float alpha,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
 Status activation_backward(const Handle& handle, const ActivationDesc& act, float alpha,
                            const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                            const void* dy, float beta, const TensorDesc& dx_desc, void* dx) {

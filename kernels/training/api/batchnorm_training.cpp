@@ -5,6 +5,30 @@
 
 namespace jet {
 
+JET_CPU_ENTRY(batchnorm_forward_training, float alpha, float beta, const TensorDesc& x_desc,
+              const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+              const float* bias, double momentum, float* running_mean, float* running_var,
+              double epsilon, float* save_mean, float* save_inv_std);
+JET_CUDA_ENTRY(batchnorm_forward_training, float alpha, float beta, const TensorDesc& x_desc,
+               const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+               const float* bias, double momentum, float* running_mean, float* running_var,
+               double epsilon, float* save_mean, float* save_inv_std, void* workspace);
+JET_CPU_ENTRY(batchnorm_backward, float alpha_data, float beta_data, float alpha_param,
+              float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+              const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+              float* dscale, float* dbias, double epsilon, const float* saved_mean,
+              const float* saved_inv_std);
+JET_CUDA_ENTRY(batchnorm_backward, float alpha_data, float beta_data, float alpha_param,
+               float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+               const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+               float* dscale, float* dbias, double epsilon, const float* saved_mean,
+               const float* saved_inv_std, void* workspace);
+// The batch-norm kernels' workspace for x (0: one block per channel fills the GPU);
+// workspace null: one block per channel, else it holds that many bytes (P blocks per channel).
+namespace cuda {
+size_t batchnorm_training_workspace_size(const Handle& h, const TensorDesc& x_desc);
+}  // namespace cuda
+
 namespace {
 
 // Elements per channel: N times the spatial extent.

@@ -9,6 +9,25 @@
 
 namespace jet {
 
+JET_CPU_ENTRY(conv_backward_bias, float alpha, const TensorDesc& dy_desc, const void* dy,
+              float beta, const TensorDesc& db_desc, void* db);
+JET_CUDA_ENTRY(conv_backward_bias, float alpha, const TensorDesc& dy_desc, const void* dy,
+               float beta, const TensorDesc& db_desc, void* db, void* workspace);
+JET_BACKEND_ENTRIES(conv_backward_filter_implicit, float alpha, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                    float beta, const FilterDesc& dw_desc, void* dw);
+// The GEMM algorithm's lowering: col[g][(n, o)][j] = x at filter offset j of group g's filter
+// row (j = c * ws_c + taps . ws, the filter layout's own order; 0 in the padding), and
+// dyp[g][kk][(n, o)] = dy[n, g * K/groups + kk, o]. Both packed.
+JET_BACKEND_ENTRIES(conv_backward_filter_lower, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                    const FilterDesc& dw_desc, float* col, float* dyp);
+// The bias gradient's workspace for dy (0: one block per channel fills the GPU); workspace null:
+// one block per channel, else it holds that many bytes (several blocks per channel).
+namespace cuda {
+size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_desc);
+}  // namespace cuda
+
 const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a) {
   switch (a) {
     case ConvBwdFilterAlgo::IMPLICIT_GEMM: return "implicit_gemm";

@@ -5,6 +5,18 @@
 
 namespace jet {
 
+// stats: 2 doubles per group (mean, inv_std), written for the parameter gradients; null when
+// neither dscale nor dbias is asked for.
+JET_CPU_ENTRY(layernorm_backward, int axis, float alpha_data, float beta_data, float alpha_param,
+              float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+              const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+              float* dscale, float* dbias, double epsilon, double* stats);
+// stats: 2 floats per group (mean, inv_std), as the CPU's.
+JET_CUDA_ENTRY(layernorm_backward, int axis, float alpha_data, float beta_data, float alpha_param,
+               float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+               const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+               float* dscale, float* dbias, double epsilon, float* stats);
+
 namespace {
 
 // The number of groups: the product of x's dims before `axis`.

@@ -3,6 +3,19 @@
 
 namespace jet {
 
+JET_CPU_ENTRY(softmax_cross_entropy_loss, const TensorDesc& logits_desc, const void* logits,
+              const int32_t* labels, float* loss, float alpha, float beta,
+              const TensorDesc& dlogits_desc, void* dlogits);
+JET_CUDA_ENTRY(softmax_cross_entropy_loss, const TensorDesc& logits_desc, const void* logits,
+               const int32_t* labels, float* partials, float* loss, float alpha, float beta,
+               const TensorDesc& dlogits_desc, void* dlogits);
+JET_CPU_ENTRY(elementwise_loss, LossKind kind, const TensorDesc& x_desc, const void* x,
+              const TensorDesc& target_desc, const void* target, float* loss, float alpha,
+              float beta, const TensorDesc& dx_desc, void* dx);
+JET_CUDA_ENTRY(elementwise_loss, cpu::LossKind kind, const TensorDesc& x_desc, const void* x,
+               const TensorDesc& target_desc, const void* target, float* partials, float* loss,
+               float alpha, float beta, const TensorDesc& dx_desc, void* dx);
+
 size_t softmax_cross_entropy_workspace_size(int64_t rows) {
   return rows > 0 ? static_cast<size_t>(chunks(rows, kLossRowChunk)) * sizeof(float) : 0;
 }

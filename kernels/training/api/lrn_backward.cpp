@@ -3,6 +3,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(lrn_cross_channel_backward, const LrnDesc& lrn, float alpha,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
 LrnGradParams lrn_grad_params(const LrnDesc& lrn, int64_t channels) {
   LrnGradParams p;
   p.channels = channels;

@@ -3,6 +3,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(op_tensor_backward, const OpTensorGrad& g, const TensorDesc& a_desc,
+                    const void* a, const TensorDesc& b_desc, const void* b,
+                    const TensorDesc& dc_desc, const void* dc, const TensorDesc& dt_desc, void* dt);
+
 Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
                           const TensorDesc& a_desc, const void* a, float alpha2,
                           const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,

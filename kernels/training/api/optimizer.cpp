@@ -6,6 +6,15 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(sgd_step, const SgdDesc& sgd, int64_t count, float* param, const float* grad,
+                    float* momentum_buf);
+JET_BACKEND_ENTRIES(adam_step, const AdamDesc& adam, int64_t step, int64_t count, float* param,
+                    const float* grad, float* m, float* v);
+JET_CPU_ENTRY(clip_grad_norm, int tensors, float* const* grads, const int64_t* counts,
+              float max_norm, float* total_norm);
+JET_CUDA_ENTRY(clip_grad_norm, int tensors, float* const* grads, const int64_t* counts,
+               float max_norm, float* partials, float* total_norm);
+
 namespace {
 
 bool finite_nonneg(float v) { return std::isfinite(v) && v >= 0.f; }

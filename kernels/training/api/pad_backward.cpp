@@ -5,6 +5,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(pad_backward, const PadGradGeom& g, float alpha, const void* dy, float beta,
+                    const TensorDesc& dx_desc, void* dx);
+
 Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                     const int64_t* pad_end, float alpha, const TensorDesc& dy_desc,
                     const void* dy, float beta, const TensorDesc& dx_desc, void* dx) {

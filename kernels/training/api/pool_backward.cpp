@@ -5,6 +5,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(pool_backward, const PoolDesc& pool, float alpha, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& dy_desc, const void* dy, float beta,
+                    const TensorDesc& dx_desc, void* dx);
+
 Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
                      const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                      const void* dy, float beta, const TensorDesc& dx_desc, void* dx) {

@@ -3,6 +3,12 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(prelu_backward, float alpha, const TensorDesc& x_desc, const void* x,
+                    const TensorDesc& slope_desc, const void* slope, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx,
+                    float alpha_param, float beta_param, const TensorDesc& dslope_desc,
+                    void* dslope);
+
 Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& slope_desc, const void* slope,
                       const TensorDesc& dy_desc, const void* dy, float beta,

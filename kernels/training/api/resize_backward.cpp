@@ -5,6 +5,9 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(resize_backward, const ResizeGradGeom& g, float alpha, const void* dy,
+                    float beta, void* dx);
+
 Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alpha,
                        const TensorDesc& dy_desc, const void* dy, float beta,
                        const TensorDesc& dx_desc, void* dx) {

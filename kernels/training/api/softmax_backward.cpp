@@ -3,6 +3,10 @@
 
 namespace jet {
 
+JET_BACKEND_ENTRIES(softmax_backward, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
+                    const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
+                    const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
+
 Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                         const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
                         const void* dy, float beta, const TensorDesc& dx_desc, void* dx) {
