@@ -342,6 +342,66 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
   });
 }
 
+// The large GEMM of channels-last problems on the f32 engine (gemm_core.cuh): its 128 x 128 tile,
+// on sm_80+ the pipelined kernel (4-byte copies, four depth tiles in flight). A is U (kg rows,
+// depth-contiguous), B is V's columns (P rows: the engine takes B by its rows), each a strided
+// matrix per batch entry (WinoOperand); M is written element by element (WinoEpi). Measured on the
+// H200 (bench/NOTES.md, 2026-11-27 fourth session): 1.17-1.23x faster than winograd_gemm_big on
+// ResNet-50's channels-last f32 3x3 layers at N=32, but 1.1-1.14x slower on channels-first ones,
+// where winograd_gemm_big's float4 loads along V's contiguous columns beat the engine's 4-byte
+// copies: those keep winograd_gemm_big.
+template <bool kDepthFast>
+struct WinoOperand : gemm::RowsLoader<float, kDepthFast> {
+  int64_t xi_stride, group_stride;  // batch entry b: position b / groups, group b % groups
+  int groups;
+  __device__ WinoOperand bind(int b) const {
+    WinoOperand l = *this;
+    l.p += b / groups * xi_stride + b % groups * group_stride;
+    return l;
+  }
+};
+
+template <bool kDepthFast>
+WinoOperand<kDepthFast> wino_operand(const float* p, int64_t rows, int64_t depth, int64_t rs,
+                                     int64_t ks, int64_t xi_stride, int64_t group_stride,
+                                     int64_t groups) {
+  WinoOperand<kDepthFast> o;
+  o.p = p;
+  o.rows = static_cast<int>(rows);
+  o.depth = static_cast<int>(depth);
+  o.rs = rs;
+  o.ks = ks;
+  o.zs = 0;  // bind() places the batch entry
+  o.vec = false;
+  o.xi_stride = xi_stride;
+  o.group_stride = group_stride;
+  o.groups = static_cast<int>(groups);
+  return o;
+}
+
+struct WinoEpi {
+  WinoGemm q;
+  float* m;
+  struct Row {
+    float* p;
+  };
+  __device__ Row row(int b, int r) const { return Row{q.m_of(m, b) + r * q.m_row}; }
+  __device__ __forceinline__ void store(const Row& w, int col, float acc) const {
+    w.p[col * q.m_col] = acc;
+  }
+};
+
+Status run_big_gemm(const Handle& h, const WinoGemm& q, const float* u, const float* v,
+                    float* m) {
+  const gemm::GemmConfig c{static_cast<int>(gemm::F32TileId::T128x128), 1};
+  const auto a = wino_operand<true>(u, q.kg, q.cg, q.cg, 1, q.u_xi, q.u_grp, q.groups);
+  const WinoEpi e{q, m};
+  const char* routine = "conv_forward (winograd)";
+  // Channels-last V: each column's depth is contiguous.
+  return gemm::run_gemm_f32(h, a, wino_operand<true>(v, q.p, q.cg, q.v_col, q.v_d, q.v_xi, q.v_grp, q.groups),
+                            e, q.kg, q.p, q.cg, q.batches, c, nullptr, routine);
+}
+
 // y tile = A^T M A, written through conv_store (clipped at the output's edge). One thread per
 // (k, tile), in M's layout order.
 template <class T, int M>
@@ -375,7 +435,15 @@ __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float*
   }
 }
 
-// The GEMM's tile: tactics 1 and 3 the 64 x 64 kernel, 2 and 4 the 128 x 128 one; tactic 0 takes
+// The f32 engine's 32-bit tiling (gemm::kMaxDim, N / 64 < 65535 blocks) bounds run_big_gemm's
+// problems; winograd_gemm_big's grid-stride loops take any size.
+bool engine_fits(const ConvGeom& g, const WinoSizes& s) {
+  return s.p <= gemm::kMaxDim && g.kg <= gemm::kMaxDim && g.cg <= gemm::kMaxDim &&
+         s.positions * g.groups <= gemm::kMaxDim && (s.p + 63) / 64 < 65535;
+}
+
+// The GEMM's tile: tactics 1 and 3 the 64 x 64 kernel, 2 and 4 the 128 x 128 one (channels-last:
+// the f32 engine's, run_big_gemm); tactic 0 takes
 // the larger where its blocks give every SM one (ResNet-50 f32 at N=1 does not: 16-64 blocks).
 bool winograd_big_gemm(const Handle& h, const ConvGeom& g) {
   if (g.tactic != 0) return g.tactic == 2 || g.tactic == 4;
@@ -424,7 +492,9 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   const dim3 grid(static_cast<unsigned>(gx < 65535 * 64 ? gx : 65535 * 64),
                   static_cast<unsigned>(gy < 65535 ? gy : 65535),
                   static_cast<unsigned>(q.batches < 65535 ? q.batches : 65535));
-  if (big) {
+  if (big && s.v_pc && engine_fits(g, s)) {
+    JET_TRY(run_big_gemm(h, q, u, v, m));
+  } else if (big) {
     winograd_gemm_big<<<grid, 256, 0, st>>>(q, u, v, m);
   } else {
     winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
