@@ -261,9 +261,14 @@ struct PointwiseLoader {
   }
 };
 
-// Whether every window is one pixel inside x (PointwiseLoader's condition).
+// Whether every window is one pixel inside x (PointwiseLoader's condition): one tap, no padding
+// before, and the last window not past x's end (padding after shows only as a longer output,
+// e.g. in conv_backward_data's TRANSPOSED_FORWARD phases).
 bool pointwise(const ConvShape& s) {
-  return s.taps == 1 && s.pad[0] == 0 && s.pad[1] == 0 && s.pad[2] == 0;
+  if (s.taps != 1) return false;
+  for (int i = 0; i < 3; ++i)
+    if (s.pad[i] != 0 || static_cast<int64_t>(s.out[i] - 1) * s.stride[i] >= s.in[i]) return false;
+  return true;
 }
 
 // Most taps a ConvMaskLoader takes: one bit of a row's mask each.

@@ -200,6 +200,10 @@ std::vector<ConvCase> small_cases() {
                 {1, 1}, 1, false),
       make_case("2d 1x1 stride 2", {1, 7, 7, 7}, {3, 7, 1, 1}, {0, 0}, {0, 0}, {2, 2}, {1, 1}, 1,
                 false),
+      // Padding after only: the last windows lie past x's end (zeros), which a 1x1 lowering
+      // without bounds tests must not read (conv_backward_data's TRANSPOSED_FORWARD phases).
+      make_case("2d 1x1 padded after only, stride 2", {2, 5, 5, 4}, {6, 5, 1, 1}, {0, 0}, {2, 3},
+                {2, 2}, {1, 1}, 1, false),
       make_case("2d 1x1 grouped (identity lowering)", {1, 6, 3, 3}, {9, 2, 1, 1}, {0, 0}, {0, 0},
                 {1, 1}, {1, 1}, 3, false),
       make_case("all ones", {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false),
