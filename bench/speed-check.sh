@@ -25,7 +25,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 steps=" ${*:-tests conv} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF
+      -DCMAKE_CUDA_ARCHITECTURES=90a -DJET_BUILD_SAMPLES=OFF -DJET_TEST_NUMPY=OFF
       -DJET_BUILD_TRAINING=ON)
 [ -d .deb/flatbuffers/usr ] && args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers")
 [ -d .deb/doctest/usr ] && args+=(-DCMAKE_PREFIX_PATH="$(pwd)/.deb/doctest/usr")

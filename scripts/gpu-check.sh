@@ -29,7 +29,7 @@ say "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 # the converter core (IR, planner, writer) use FlatBuffers header-only; the ONNX importer is not
 # built there.
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DJET_WERROR=ON
-            -DCMAKE_CUDA_ARCHITECTURES=90 -DJET_BUILD_SAMPLES=OFF -DJET_BUILD_TRAINING=ON)
+            -DCMAKE_CUDA_ARCHITECTURES=90a -DJET_BUILD_SAMPLES=OFF -DJET_BUILD_TRAINING=ON)
 if [ -d .deb/flatbuffers/usr ]; then cmake_args+=(-DJET_FLATBUFFERS_ROOT="$(pwd)/.deb/flatbuffers"); fi
 # The .npy interop tests need numpy in /usr/bin/python3; without it they would fail, not skip.
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then cmake_args+=(-DJET_TEST_NUMPY=OFF); fi

@@ -5,6 +5,7 @@
 namespace jet {
 
 bool built_with_cuda() { return false; }
+bool hopper_mma_available(const Handle&) { return false; }
 
 Status Handle::cuda(int, cudaStream_t, Handle*) {
   return make_status(StatusCode::NOT_SUPPORTED,

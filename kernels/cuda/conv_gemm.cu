@@ -829,6 +829,11 @@ Status config_of(const Handle& h, const ConvGeom& g, Engine e, bool allow_split,
                        g.tactic, tactic_count(e));
   c->tile = (g.tactic - 1) / gemm::kSplitChoiceCount;
   c->splits = gemm::kSplitChoices[(g.tactic - 1) % gemm::kSplitChoiceCount];
+  if (e != Engine::F32 && gemm::is_hopper_tile(c->tile) && !hopper_mma_available(h))
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: tactic %d runs a Hopper tile (wgmma): it needs an sm_90 GPU and a "
+                       "build whose CMAKE_CUDA_ARCHITECTURES lists 90a",
+                       routine, g.tactic);
   if (c->splits > 1 && !allow_split)
     return make_status(StatusCode::NOT_SUPPORTED,
                        "%s: tactic %d splits the depth %d ways, which needs workspace; "

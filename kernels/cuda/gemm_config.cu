@@ -18,6 +18,17 @@ __global__ void mma_arch_probe_kernel() {}
 constexpr int kMaxDevices = 64;
 std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
 
+// Which image of this module a device runs: the sm_90a one (wgmma) holds this kernel with 4 KB
+// of static shared memory, every other image with none, and cudaFuncGetAttributes reports the
+// size of the image the device loads. No launch, no allocation.
+__global__ void hopper_probe_kernel() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ volatile int marker[1024];
+  marker[threadIdx.x & 1023] = 0;
+#endif
+}
+std::atomic<int> g_hopper[kMaxDevices];  // 0: not asked yet, 1: no, 2: yes
+
 // The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
 // (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32 and
 // of MobileNetV2's stem and pointwise layers at N = 1, bench/conv --tactics --csv, on an H200:
@@ -31,6 +42,7 @@ std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion
 struct TileModel {
   int id, bm, bn, blocks_per_sm, warps;
   double rate;
+  bool hopper = false;  // a Hopper tile: considered only where hopper_mma_available()
 };
 struct EngineModel {
   double step_latency;  // cycles per depth step (32) of one block, at best
@@ -54,6 +66,10 @@ constexpr TileModel kMmaTiles[] = {
     {static_cast<int>(MmaTileId::T64x128W4), 64, 128, 3, 4, 2048},
     {static_cast<int>(MmaTileId::T128x128S), 128, 128, 2, 8, 51},
     {static_cast<int>(MmaTileId::T64x128W4S), 64, 128, 3, 4, 51},
+    {static_cast<int>(MmaTileId::T128x128H), 128, 128, 2, 8, 51, true},
+    {static_cast<int>(MmaTileId::T128x256H), 128, 256, 1, 8, 51, true},
+    {static_cast<int>(MmaTileId::T128x128HP), 128, 128, 1, 8, 51, true},
+    {static_cast<int>(MmaTileId::T256x128H), 256, 128, 1, 16, 51, true},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
 constexpr EngineModel kMmaModel = {50, 6000, 8};
@@ -78,7 +94,9 @@ GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineMod
   const double sms = h.sm_count() > 0 ? h.sm_count() : 16;
   GemmConfig best;
   double best_cost = 1e300;
+  const bool hopper = hopper_mma_available(h);
   for (const TileModel& tm : tiles) {
+    if (tm.hopper && !hopper) continue;
     const double blocks_mn =
         static_cast<double>((M + tm.bm - 1) / tm.bm) * ((N + tm.bn - 1) / tm.bn) * nz;
     for (int si = 0; si < (allow_split ? kSplitChoiceCount : 1); ++si) {
@@ -128,6 +146,36 @@ bool mma_available(const Handle& h) {
   }
   return v - 1 >= 80;
 }
+
+}  // namespace gemm
+}  // namespace cuda
+
+bool hopper_mma_available(const Handle& h) {
+#if defined(JET_CUDA_SM90A)
+  if (h.backend() != Backend::CUDA || h.compute_capability() != 90) return false;
+  const int dev = h.device();
+  if (dev < 0 || dev >= cuda::gemm::kMaxDevices) return false;
+  int v = cuda::gemm::g_hopper[dev].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(dev);
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, cuda::gemm::hopper_probe_kernel);
+    cudaSetDevice(previous);
+    if (e != cudaSuccess) cudaGetLastError();
+    v = e == cudaSuccess && attr.sharedSizeBytes >= 4096 ? 2 : 1;
+    cuda::gemm::g_hopper[dev].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
+#else
+  (void)h;
+  return false;
+#endif
+}
+
+namespace cuda {
+namespace gemm {
 
 GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
                              bool allow_split) {

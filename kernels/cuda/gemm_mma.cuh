@@ -33,13 +33,14 @@
 #include <atomic>
 
 #include "gemm_core.cuh"
+#include "wgmma.cuh"
 
 namespace jet {
 namespace cuda {
 namespace gemm {
 
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_ = 1,
-          bool PIPELINED_ = true, int BK_ = 32, bool STREAM_ = false>
+          bool PIPELINED_ = true, int BK_ = 32, bool STREAM_ = false, bool WGMMA_ = false>
 struct MmaTile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
   static constexpr int THREADS = WM * WN * 32;
@@ -58,6 +59,17 @@ struct MmaTile {
   // tile one row tile per block as without it.
   static constexpr bool STREAM = STREAM_;
   static constexpr int EPI_BYTES = STREAM ? WM * 16 * (BN + 8) * 4 : 0;
+  // Hopper tiles (sm_90a, hopper_mma_available): each warpgroup multiplies its 64 rows of the
+  // stage by all BN columns with wgmma (wgmma.cuh) instead of ldmatrix + mma.sync; the copies,
+  // stages, split-K and epilogue are the same code. The warps are laid out as WM = BM / 16 along
+  // M (WN = 1), so a warp's accumulators are the m16n8 fragments of 16 rows by BN columns, as an
+  // mma.sync warp tile of 16 x BN would hold them. PIPELINED here: a warpgroup leaves one depth
+  // step's wgmma running while it waits for the next tile's copies (the copies then run
+  // STAGES - 2 tiles ahead instead of STAGES - 1).
+  static constexpr bool WGMMA = WGMMA_;
+  static_assert(!WGMMA || (BK == 64 && WN == 1 && WM * 16 == BM && BM % 64 == 0 && !STREAM &&
+                           (BN == 128 || BN == 256) && (!PIPELINED || STAGES >= 3)),
+                "Hopper tile: 64 deep (the 128-byte swizzle), warps along M, m64n128 / m64n256");
   // The kernel's shared memory is this plus the epilogue's row records and EPI_BYTES
   // (mma_smem_bytes); above the 48 KB a block gets by default, launch_mma raises the limit.
 };
@@ -230,6 +242,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN;
   constexpr int MI = WTM / 16, NI = WTN / 8;
   static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0, "warp tile: 16 x 16 at least");
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (Cfg::WGMMA) {
+    __trap();  // not an sm_90a image: the host never launches this (hopper_mma_available)
+  } else
+#endif
+  {
   // BK / 8 chunks per row; thread t copies chunk t % CPR of rows t / CPR + e * THREADS / CPR.
   constexpr int CPR = BK / 8, RSTEP = THREADS / CPR;
   static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "tile rows not divisible among threads");
@@ -332,10 +350,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     };
     zero_acc();
 
-    // Prologue: STAGES - 1 tiles in flight. Every step commits one group (empty past the end)
-    // so that wait_group<STAGES - 2> always means "tile kt has landed".
+    // Prologue: PRE tiles in flight (STAGES - 1; a pipelined Hopper tile STAGES - 2, its main
+    // loop says why). Every step commits one group (empty past the end) so that
+    // wait_group<PRE - 1> always means "tile kt has landed".
+    constexpr int PRE = Cfg::WGMMA && Cfg::PIPELINED ? STAGES - 2 : STAGES - 1;
+    static_assert(PRE >= 1, "too few stages");
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < PRE; ++s) {
       if (s < steps) issue(s);
       cp_async_commit();
     }
@@ -442,7 +463,39 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     // before; it also orders every read of stage (kt - 1) % STAGES before the copy into it.
     constexpr int SLICES = BK / 16;
     static_assert(SLICES % 2 == 0, "slices alternate between two fragment buffers");
-    int stage = 0, next = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
+    int stage = 0, next = PRE;  // kt % STAGES, (kt + PRE) % STAGES
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if constexpr (Cfg::WGMMA) {
+      // Step kt: tile kt's copies landed and fenced for the async proxy, one barrier (every
+      // thread's copies visible; every warpgroup done with the stage the next copies overwrite),
+      // the warpgroup's BK / 16 wgmma on stage kt, then the copies of tile kt + PRE.
+      // Without PIPELINED a warpgroup waits for its wgmma at the end of the step, so the next
+      // copies may go into stage kt - 1 (PRE = STAGES - 1); with it, step kt - 1's wgmma may
+      // still run, so the copies go into stage kt - 2 (PRE = STAGES - 2).
+      constexpr int INFLIGHT = Cfg::PIPELINED ? 1 : 0;
+      if (((a_base | b_base) & 1023) != 0) __trap();  // the swizzle atoms need 1024-byte stages
+      const uint32_t a_wg = a_base + (warp >> 2) * (64 * BK * 2);  // this warpgroup's 64 rows
+      for (int kt = 0; kt < steps; ++kt) {
+        cp_async_wait<PRE - 1>();
+        fence_proxy_async_shared();
+        __syncthreads();
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks)
+          Wgmma<BN>::mma(acc[0], wgmma_desc(a_wg + stage * (BM * BK * 2) + ks * 32),
+                         wgmma_desc(b_base + stage * (BN * BK * 2) + ks * 32));
+        wgmma_commit();
+        // The copies are issued while the tensor cores work on this step (into a stage no
+        // wgmma in flight reads: above).
+        if (kt + PRE < steps) issue(next);
+        cp_async_commit();
+        next = next + 1 == STAGES ? 0 : next + 1;
+        wgmma_wait<INFLIGHT>();
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+      }
+      wgmma_wait<0>();
+    } else
+#endif
     if constexpr (Cfg::PIPELINED) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // tile 0 visible
@@ -495,6 +548,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       for (int i = 0; i < tiles; ++i, m0 += gridDim.x * BM) epilogue();
     }
   }
+  }
 #endif
 }
 
@@ -522,8 +576,20 @@ enum class MmaTileId : int {
   // epilogue.
   T128x128S = 11,   // T128x128 with 2 stages of 64 (64 KB + 17 KB of staging)
   T64x128W4S = 12,  // T64x128W4 with 2 stages of 64 (48 KB + 17 KB of staging)
-  COUNT = 13,
+  // Hopper tiles (MmaTile::WGMMA): warpgroups of 64 rows (two, or four for 256 rows), wgmma
+  // m64n128 / m64n256. Only where hopper_mma_available(); elsewhere NOT_SUPPORTED. Measured on
+  // ResNet-50's layers at batch 32 (bench/NOTES.md, 2026-11-27 fifth session).
+  T128x128H = 13,   // 3 stages of 64 (96 KB), two blocks an SM
+  T128x256H = 14,   // 4 stages of 64 (192 KB), one block an SM, a step's wgmma left running
+  T128x128HP = 15,  // 4 stages of 64 (128 KB), one block an SM, a step's wgmma left running
+  T256x128H = 16,   // 16 warps (four warpgroups), 4 stages of 64 (192 KB), one block an SM, a
+                    // step's wgmma left running
+  COUNT = 17,
 };
+constexpr bool is_hopper_tile(int tile) {
+  return tile >= static_cast<int>(MmaTileId::T128x128H) &&
+         tile <= static_cast<int>(MmaTileId::T256x128H);
+}
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
 // The heuristic (gemm_config.cu): the configuration with the smallest estimated time. With
@@ -552,12 +618,14 @@ Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomi
 }
 
 // 99 KB is the smallest opt-in limit of an sm_80+ part (sm_86 / sm_89; Orin's sm_87 and sm_80
-// allow 163 KB, the H100 227 KB); above 48 KB the launch raises the kernel's limit once.
+// allow 163 KB, the H100 227 KB, which the Hopper tiles may use); above 48 KB the launch raises
+// the kernel's limit once.
 template <class Cfg, class E>
 Status allow_mma_smem(const Handle& h, const void* kernel, std::atomic<uint64_t>& done,
                       const char* routine) {
   constexpr int bytes = mma_smem_bytes<Cfg, E>();
-  static_assert(bytes <= 99 * 1024, "tile exceeds the shared memory of some sm_80+ GPUs");
+  static_assert(bytes <= (Cfg::WGMMA ? 227 : 99) * 1024,
+                "tile exceeds the shared memory of some GPU it is built for");
   if constexpr (bytes > 48 * 1024) return allow_shared_memory(h, kernel, bytes, done, routine);
   return Status();
 }
@@ -646,6 +714,27 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     case MmaTileId::T64x128W4: return run(MmaTile<64, 128, 2, 2, 3, 3, false, 64>());
     case MmaTileId::T128x128S: return run(MmaTile<128, 128, 2, 4, 2, 2, false, 64, true>());
     case MmaTileId::T64x128W4S: return run(MmaTile<64, 128, 2, 2, 2, 3, false, 64, true>());
+    // Compiled only into builds with sm_90a code (kernels/CMakeLists.txt defines JET_CUDA_SM90A):
+    // the Jetson builds do not carry kernels they can never run.
+    case MmaTileId::T128x128H:
+    case MmaTileId::T128x256H:
+    case MmaTileId::T128x128HP:
+    case MmaTileId::T256x128H:
+      if (!hopper_mma_available(h))
+        return make_status(StatusCode::NOT_SUPPORTED,
+                           "%s: tile %d is a Hopper tile (wgmma): it needs an sm_90 GPU and a "
+                           "build whose CMAKE_CUDA_ARCHITECTURES lists 90a",
+                           routine, c.tile);
+#if defined(JET_CUDA_SM90A)
+      switch (static_cast<MmaTileId>(c.tile)) {
+        case MmaTileId::T128x128H: return run(MmaTile<128, 128, 8, 1, 3, 2, false, 64, false, true>());
+        case MmaTileId::T128x256H: return run(MmaTile<128, 256, 8, 1, 4, 1, true, 64, false, true>());
+        case MmaTileId::T128x128HP: return run(MmaTile<128, 128, 8, 1, 4, 1, true, 64, false, true>());
+        default: return run(MmaTile<256, 128, 16, 1, 4, 1, true, 64, false, true>());
+      }
+#else
+      break;
+#endif
     case MmaTileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown tile %d", routine, c.tile);

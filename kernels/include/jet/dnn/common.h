@@ -222,6 +222,12 @@ class Handle {
 // True when this build of jet contains the CUDA backend.
 bool built_with_cuda();
 
+// True when `h` can run the Hopper tensor-core tiles (warpgroup MMA, the H100 and H200): a CUDA
+// handle on an sm_90 device, not limited below 90 (Handle::limit_code_paths), with sm_90a code in
+// this build (CMAKE_CUDA_ARCHITECTURES lists 90a). Tactics naming those tiles are NOT_SUPPORTED
+// elsewhere; the heuristics and tuning consider them only here.
+bool hopper_mma_available(const Handle& h);
+
 // Loads the CUDA modules of the kernel families networks use most (convolution and GEMM engines,
 // element-wise, pooling, reductions, softmax, layout transforms) on `device` now. With CUDA's lazy
 // module loading (the default from CUDA 12.2) a module's whole image is loaded at the first launch
