@@ -60,7 +60,9 @@ if want tests; then
   # install.deb is left out: its packages' dependency scan (dpkg-shlibdeps) needs the libraries
   # installed as packages, and here libstb comes unpacked from .deb/stb (no GPU code involved;
   # CI runs it).
-  (cd "$build" && ctest --output-on-failure --verbose -j4 -E '^install\.deb$') >"$logs/tests.log" 2>&1 || status=1
+  # JET_EXPECT_HOPPER_TILES: this build lists 90a, so on an sm_90 GPU the tactic test must run the
+  # Hopper (wgmma) tiles, not pass by skipping them as it does where they cannot run.
+  (cd "$build" && JET_EXPECT_HOPPER_TILES=1 ctest --output-on-failure --verbose -j4 -E '^install\.deb$') >"$logs/tests.log" 2>&1 || status=1
   say "tests: $(grep -E 'tests passed|tests failed' "$logs/tests.log" | tail -1)"
   grep -E 'test cases:|Test +#' "$logs/tests.log" | grep -E 'Test +#' | sed 's/^ *//' | tee -a "$summary"
   grep -E 'CUDA device 0|not tested' "$logs/tests.log" | head -2 | tee -a "$summary"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <cstdlib>
 #include <string>
 
 #include "../../kernels/common/fast_div.h"
@@ -567,6 +568,10 @@ void check_every_tactic(DType t) {
         REQUIRE(count == tiles * 8);  // tiles x 8 split-K factors
         // The Hopper tiles are in the count everywhere and refused where they cannot run.
         const bool hopper = t == DType::F16 && hopper_mma_available(h);
+        // gpu-check builds sm_90a code and says so: there an sm_90 GPU must run them.
+        if (t == DType::F16 && is_cuda(h) && h.compute_capability() == 90 &&
+            std::getenv("JET_EXPECT_HOPPER_TILES") != nullptr)
+          CHECK(hopper);
         const int tiles_run = t == DType::F16 && !hopper ? tiles - kHopperTiles : tiles;
         int ran = 0, split_ran = 0, tried = 0;
         for (int tactic = 1; tactic <= count; ++tactic) {
