@@ -14,12 +14,19 @@ measured time of its pick) against the summed best. Prints the constants to past
 gemm_config.cu and the regret per layer.
 
 Usage: fit_heuristic.py CSV [CSV...] [--sms 132] [--start LATENCY,LAUNCH,RATE0,RATE1,...]
-                        [--restarts N] [--seed S]
+                        [--restarts N] [--seed S] [--only-tiles T,T,...]
 --start begins the descent at those constants (e.g. gemm_config.cu's for the engine whose tile
 count they match) instead of the generic starting point: the descent only ever improves on its
 start, so this refits from the constants in use. --restarts N also descends from N random
 starting points (random.seed(S), default 1) on a wider grid and keeps the best of all: the
-coordinate descent stops in local minima.
+coordinate descent stops in local minima. --only-tiles moves only those tensor-core tiles' rates
+(f16 only, no restarts): the Hopper tiles (13-16) are fitted so, the rest held, because a fit of
+every rate on Hopper data would move the tiles that the other GPUs choose among.
+
+The Hopper tiles' rates of 2026-11-27 (fifth session): --only-tiles 13,14,15,16 with --start at
+gemm_config.cu's constants and 51 for the four, over
+bench/results/2026-11-27-h200-hopper-tiles/b-f16-n32.csv, b-f16-n1.csv and conv_mbv2pw_n1.csv:
+13 -> 2560, the others stay 51.
 
 gemm_config.cu's constants of 2026-11-27 (second session) over conv_r50_f16.csv,
 conv_r50_f32.csv and conv_mbv2pw_n1.csv: f16 from --start with the previous constants (a fixed
@@ -40,7 +47,9 @@ ENGINES = {
     # tile id: (bm, bn, blocks per SM from the compiler's resource report, warps)
     "f16": [(128, 128, 2, 8), (128, 64, 2, 8), (64, 128, 2, 8), (64, 64, 4, 4), (64, 32, 4, 4),
             (32, 64, 4, 4), (32, 32, 4, 4), (64, 64, 3, 4), (32, 64, 3, 4), (128, 64, 3, 4),
-            (64, 128, 3, 4), (128, 128, 2, 8), (64, 128, 3, 4)],
+            (64, 128, 3, 4), (128, 128, 2, 8), (64, 128, 3, 4),
+            # the Hopper tiles (wgmma, sm_90a): measured only on the H100 / H200
+            (128, 128, 2, 8), (128, 256, 1, 8), (128, 128, 1, 8), (256, 128, 1, 16)],
     "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2)],
 }
 FULL_WARPS = {"f16": 8, "f32": 0}  # gemm_config.cu's EngineModel::full_warps
@@ -105,17 +114,20 @@ def score(p, tiles, probs, dims, sms):
     return ratio / len(probs), total, best
 
 
-def descend(p, tiles, probs, dims, sms, grid, rate_grid, rounds):
-    """Coordinate descent from p over the grids; returns (score, constants)."""
+def descend(p, tiles, probs, dims, sms, grid, rate_grid, rounds, only=None):
+    """Coordinate descent from p over the grids; returns (score, constants). only: the tiles
+    whose rates may move (the others and the latency and launch stay), or None for all."""
     cur = score(p, tiles, probs, dims, sms)[0]
     for _ in range(rounds):
-        for name, values in grid.items():
+        for name, values in (grid.items() if only is None else ()):
             for v in values:
                 q = dict(p, **{name: v})
                 s = score(q, tiles, probs, dims, sms)[0]
                 if s < cur - 1e-12:
                     cur, p = s, q
         for t in range(len(tiles)):
+            if only is not None and t not in only:
+                continue
             for v in rate_grid:
                 rates = list(p["rate"])
                 rates[t] = v
@@ -127,7 +139,7 @@ def descend(p, tiles, probs, dims, sms, grid, rate_grid, rounds):
 
 
 def main():
-    opts = {"--sms", "--start", "--restarts", "--seed"}
+    opts = {"--sms", "--start", "--restarts", "--seed", "--only-tiles"}
     args = [a for i, a in enumerate(sys.argv[1:], 1)
             if not a.startswith("--") and sys.argv[i - 1] not in opts]
     value = lambda name, default: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
@@ -137,6 +149,9 @@ def main():
     start = None
     if "--start" in sys.argv:
         start = [float(x) for x in value("--start", "").split(",")]
+    only = None
+    if "--only-tiles" in sys.argv:
+        only = {int(x) for x in value("--only-tiles", "").split(",")}
     problems, dims = load(args)
     for engine, tiles in ENGINES.items():
         probs = {k: v for k, v in problems.items() if k[0] == engine}
@@ -149,12 +164,14 @@ def main():
             p = {"latency": start[0], "launch": start[1], "full_warps": fw, "rate": start[2:]}
         grid = {"latency": [50, 100, 150, 220, 300, 400, 600, 800, 1200, 1600, 2400],
                 "launch": [0, 500, 1000, 2000, 3000, 6000, 10000, 20000]}
-        rate_grid = [x * unit for x in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)]
-        cur, p = descend(p, tiles, probs, dims, sms, grid, rate_grid, 6)
+        rate_grid = [x * unit for x in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0, 2.5, 3.0)]
+        if only is not None and engine != "f16":
+            continue  # --only-tiles names tensor-core tiles
+        cur, p = descend(p, tiles, probs, dims, sms, grid, rate_grid, 6, only)
         wide = {"latency": grid["latency"] + [3200], "launch": grid["launch"][:-1]}
         wide_rates = rate_grid + [4.0 * unit]
         random.seed(seed)
-        for _ in range(restarts):
+        for _ in range(restarts if only is None else 0):
             q = {"latency": random.choice(wide["latency"]), "launch": random.choice(wide["launch"]),
                  "full_warps": fw, "rate": [random.choice(wide_rates) for _ in tiles]}
             s, q = descend(q, tiles, probs, dims, sms, wide, wide_rates, 5)
