@@ -18,6 +18,7 @@ __global__ void mma_arch_probe_kernel() {}
 constexpr int kMaxDevices = 64;
 std::atomic<int> g_code_arch[kMaxDevices];  // 0: not asked yet, else ptxVersion + 1
 
+#if defined(JET_CUDA_SM90A)
 // Which image of this module a device runs: the sm_90a one (wgmma) holds this kernel with 4 KB
 // of static shared memory, every other image with none, and cudaFuncGetAttributes reports the
 // size of the image the device loads. No launch, no allocation.
@@ -28,6 +29,7 @@ __global__ void hopper_probe_kernel() {
 #endif
 }
 std::atomic<int> g_hopper[kMaxDevices];  // 0: not asked yet, 1: no, 2: yes
+#endif
 
 // The cost model of an engine, fitted to measurements by bench/calibration/fit_heuristic.py
 // (its input, bench/calibration/*.csv: every tactic of every ResNet-50 layer at N = 1 and 32 and
