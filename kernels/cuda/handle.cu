@@ -7,6 +7,7 @@ namespace jet {
 namespace cuda {
 // JET_CUDA_MODULE in each file (cuda_common.cuh).
 cudaError_t load_module_conv_gemm();
+cudaError_t load_module_conv_gemm_f32();
 cudaError_t load_module_gemm();
 cudaError_t load_module_op_tensor();
 cudaError_t load_module_reduce();
@@ -78,12 +79,15 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
 }
 
 Status load_cuda_modules(int device) {
-  // The largest inference modules first (sm_90 images: conv_gemm 8.7 MB, gemm 2.7, op_tensor 1.2,
-  // reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the small ones a network
-  // needs cost ~0.1-0.2 ms each at their first launch. The training add-on's are not loaded.
+  // The largest inference modules first (sm_90 images of the third 2026-11-27 session: conv_gemm
+  // 8.7 MB, since split into the f16 engines' conv_gemm and the f32 engine's conv_gemm_f32; gemm
+  // 2.7, op_tensor 1.2, reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the
+  // small ones a network needs cost ~0.1-0.2 ms each at their first launch. The training add-on's
+  // are not loaded.
   using Loader = cudaError_t (*)();
   static const Loader kLoaders[] = {
-      cuda::load_module_conv_gemm, cuda::load_module_gemm,       cuda::load_module_op_tensor,
+      cuda::load_module_conv_gemm, cuda::load_module_conv_gemm_f32,
+      cuda::load_module_gemm,       cuda::load_module_op_tensor,
       cuda::load_module_reduce,    cuda::load_module_transform,  cuda::load_module_pool,
       cuda::load_module_softmax,   cuda::load_module_conv_direct, cuda::load_module_conv_winograd,
       cuda::load_module_activation, cuda::load_module_add_tensor};
