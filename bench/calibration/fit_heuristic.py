@@ -15,6 +15,7 @@ gemm_config.cu and the regret per layer.
 
 Usage: fit_heuristic.py CSV [CSV...] [--sms 132] [--start LATENCY,LAUNCH,RATE0,RATE1,...]
                         [--restarts N] [--seed S] [--only-tiles T,T,...]
+                        [--renumber OLD:NEW,...]
 --start begins the descent at those constants (e.g. gemm_config.cu's for the engine whose tile
 count they match) instead of the generic starting point: the descent only ever improves on its
 start, so this refits from the constants in use. --restarts N also descends from N random
@@ -23,10 +24,14 @@ coordinate descent stops in local minima. --only-tiles moves only those tensor-c
 (f16 only, no restarts): the Hopper tiles (13-16) are fitted so, the rest held, because a fit of
 every rate on Hopper data would move the tiles that the other GPUs choose among.
 
-The Hopper tiles' rates of 2026-11-27 (fifth session): --only-tiles 13,14,15,16 with --start at
-gemm_config.cu's constants and 51 for the four, over
-bench/results/2026-11-27-h200-hopper-tiles/b-f16-n32.csv, b-f16-n1.csv and conv_mbv2pw_n1.csv:
-13 -> 2560, the others stay 51.
+--renumber maps tile numbers of older sweeps onto the menu (OLD:- drops a tile the menu no longer
+has).
+
+The Hopper tiles' rates of 2026-11-27 (fifth session): --only-tiles 13,14 with --start at
+gemm_config.cu's constants and 51 for both, over
+bench/results/2026-11-27-h200-hopper-tiles/b-f16-n32.csv, b-f16-n1.csv and conv_mbv2pw_n1.csv with
+--renumber 14:-,15:-,16:14 (that sweep's menu had 128x256 as 14 and a one-block 128x128 as 15,
+dropped since, and 256x128 as 16): 13 -> 2560, 14 stays 51.
 
 gemm_config.cu's constants of 2026-11-27 (second session) over conv_r50_f16.csv,
 conv_r50_f32.csv and conv_mbv2pw_n1.csv: f16 from --start with the previous constants (a fixed
@@ -49,7 +54,7 @@ ENGINES = {
             (32, 64, 4, 4), (32, 32, 4, 4), (64, 64, 3, 4), (32, 64, 3, 4), (128, 64, 3, 4),
             (64, 128, 3, 4), (128, 128, 2, 8), (64, 128, 3, 4),
             # the Hopper tiles (wgmma, sm_90a): measured only on the H100 / H200
-            (128, 128, 2, 8), (128, 256, 1, 8), (128, 128, 1, 8), (256, 128, 1, 16)],
+            (128, 128, 2, 8), (256, 128, 1, 16)],
     "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2)],
 }
 FULL_WARPS = {"f16": 8, "f32": 0}  # gemm_config.cu's EngineModel::full_warps
@@ -82,7 +87,8 @@ def cost(p, tiles, t, s, M, N, K, sms):
     return c
 
 
-def load(paths):
+def load(paths, renumber=None):
+    """renumber: {old tile: new tile, or None to drop it}."""
     problems = defaultdict(dict)  # (dtype, layer, n, algo) -> {(tile, split): ms}
     dims = {}
     for path in paths:
@@ -96,7 +102,12 @@ def load(paths):
             ow = (w + 2 * pad - ss) // st + 1
             key = (r["dtype"], r["layer"], n, r["algo"], r["layout"])
             dims[key] = (n * oh * ow, k, c * rr * ss)
-            problems[key][((t - 1) // 8, SPLITS[(t - 1) % 8])] = float(r["ms"])
+            tile = (t - 1) // 8
+            if renumber and tile in renumber:
+                tile = renumber[tile]
+                if tile is None:
+                    continue
+            problems[key][(tile, SPLITS[(t - 1) % 8])] = float(r["ms"])
     return problems, dims
 
 
@@ -139,7 +150,7 @@ def descend(p, tiles, probs, dims, sms, grid, rate_grid, rounds, only=None):
 
 
 def main():
-    opts = {"--sms", "--start", "--restarts", "--seed", "--only-tiles"}
+    opts = {"--sms", "--start", "--restarts", "--seed", "--only-tiles", "--renumber"}
     args = [a for i, a in enumerate(sys.argv[1:], 1)
             if not a.startswith("--") and sys.argv[i - 1] not in opts]
     value = lambda name, default: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
@@ -152,7 +163,13 @@ def main():
     only = None
     if "--only-tiles" in sys.argv:
         only = {int(x) for x in value("--only-tiles", "").split(",")}
-    problems, dims = load(args)
+    renumber = None
+    if "--renumber" in sys.argv:
+        renumber = {}
+        for pair in value("--renumber", "").split(","):
+            old, new = pair.split(":")
+            renumber[int(old)] = None if new == "-" else int(new)
+    problems, dims = load(args, renumber)
     for engine, tiles in ENGINES.items():
         probs = {k: v for k, v in problems.items() if k[0] == engine}
         if not probs:

@@ -72,8 +72,6 @@ constexpr TileModel kMmaTiles[] = {
     {static_cast<int>(MmaTileId::T128x128S), 128, 128, 2, 8, 51},
     {static_cast<int>(MmaTileId::T64x128W4S), 64, 128, 3, 4, 51},
     {static_cast<int>(MmaTileId::T128x128H), 128, 128, 2, 8, 2560, true},
-    {static_cast<int>(MmaTileId::T128x256H), 128, 256, 1, 8, 51, true},
-    {static_cast<int>(MmaTileId::T128x128HP), 128, 128, 1, 8, 51, true},
     {static_cast<int>(MmaTileId::T256x128H), 256, 128, 1, 16, 51, true},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
