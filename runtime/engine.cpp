@@ -2,7 +2,9 @@
 // Engine's accessors. Contexts are created in context.cpp.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -388,21 +390,79 @@ uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
   return bytes > 1e18L ? uint64_t(1e18) : static_cast<uint64_t>(bytes);
 }
 
+// The kernel library's large CUDA modules, loaded on a second thread while the model is read and
+// checked (load_cuda_modules). With CUDA's lazy module loading the first run would otherwise load
+// them: ResNet-50 f16's first run took 13.6-24 ms on the H200 test machine, 1.0 ms with every
+// module loaded beforehand (bench/NOTES.md). The thread loads the modules every network uses first
+// (CudaModules::MOST), then waits to be told whether the model has f32 convolutions (need_f32),
+// whose engine is a module of its own that an f16 model never loads. The backend handle is made
+// before the thread starts: a module load holds a driver lock that the handle's module queries
+// would wait for (18 ms in a ResNet-50 load). A failure here is not the load's to report:
+// Handle::cuda and the first launches name a device that cannot run the kernels.
+class ModulePreload {
+ public:
+  explicit ModulePreload(const LoadOptions& options) {
+    if (options.backend != Backend::CUDA) return;
+    try {
+      thread_ = std::thread([this, device = options.device] {
+        (void)load_cuda_modules(device, CudaModules::MOST);
+        std::unique_lock<std::mutex> lock(mutex_);
+        decided_.wait(lock, [this] { return f32_ >= 0; });
+        const bool f32 = f32_ == 1;
+        lock.unlock();
+        if (f32) (void)load_cuda_modules(device, CudaModules::F32_CONVOLUTION);
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had: the modules load at their first launches, as they would without this.
+    }
+  }
+  ModulePreload(const ModulePreload&) = delete;
+  ModulePreload& operator=(const ModulePreload&) = delete;
+  ~ModulePreload() { finish(); }
+  // Whether the model needs the f32 convolution engine's module (the first answer counts).
+  void need_f32(bool needed) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (f32_ < 0) f32_ = needed ? 1 : 0;
+    }
+    decided_.notify_one();
+  }
+  // Joins the thread: how long that waited (ms), the part of the preload the load did not hide.
+  double finish() {
+    if (!thread_.joinable()) return 0;
+    need_f32(false);  // not said by now: the load failed, or has no convolution
+    const auto t0 = std::chrono::steady_clock::now();
+    thread_.join();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable decided_;
+  int f32_ = -1;  // -1: not decided yet
+  std::thread thread_;
+};
+
+constexpr const char* kModulePreloadPhase = "kernel modules (what their preload added)";
+
+// The engine's backend handle, made before the module preload starts (ModulePreload says why).
+Status make_handle(const LoadOptions& options, Handle* out) {
+  if (options.backend == Backend::CPU) {
+    *out = Handle::cpu();
+    return Status();
+  }
+  if (options.backend == Backend::CUDA) return Handle::cuda(options.device, nullptr, out);
+  return Status(StatusCode::BAD_PARAM,
+                "LoadOptions::backend " + std::to_string(static_cast<int>(options.backend)) + " is unknown");
+}
+
 // The whole load after the bytes are in memory: checks, preparation, weights, summary.
-Status load_bytes(rt::FileBytes file, const LoadOptions& options,
+Status load_bytes(rt::FileBytes file, const LoadOptions& options, const Handle& handle, ModulePreload* preload,
                   std::unique_ptr<Engine::Impl>* impl_out) {
   auto impl = std::make_unique<Engine::Impl>();
   impl->options = options;
+  impl->handle = handle;
   PhaseClock phases(&impl->summary.load_phases);
-  if (options.backend == Backend::CPU) {
-    impl->handle = Handle::cpu();
-  } else if (options.backend == Backend::CUDA) {
-    JET_RETURN_IF_ERROR(Handle::cuda(options.device, nullptr, &impl->handle));
-  } else {
-    return Status(StatusCode::BAD_PARAM, "LoadOptions::backend " +
-                                             std::to_string(static_cast<int>(options.backend)) + " is unknown");
-  }
-  phases.mark("backend handle");
   impl->file = std::move(file);
   const fb::Model* model = nullptr;
   uint64_t read_checksum = 0;
@@ -415,6 +475,12 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options,
   phases.mark("graph checks");
   JET_RETURN_IF_ERROR(rt::prepare_ops(*model, impl.get()));
   JET_RETURN_IF_ERROR(rt::check_arena_overlaps(*impl));
+  bool f32_convolutions = false;
+  for (const rt::PreparedOp& op : impl->ops) {
+    f32_convolutions |= rt::is_op(op, fb::OpParams::ConvParams) && !op.in_descs.empty() &&
+                        op.in_descs[0].dtype() == DType::F32;
+  }
+  preload->need_f32(f32_convolutions);
   phases.mark("prepare ops");
   // The weights before tuning: tuning times whole-network runs on the real weights.
   JET_RETURN_IF_ERROR(place_weights(*model, impl.get(), &phases));
@@ -504,41 +570,6 @@ Engine::Impl::~Impl() {
   }
 }
 
-namespace {
-
-// The kernel library's large CUDA modules, loaded on a second thread while the model is read and
-// checked (load_cuda_modules). With CUDA's lazy module loading the first run would otherwise load
-// them: ResNet-50 f16's first run took 13.6-24 ms on the H200 test machine, 1.0 ms with every
-// module loaded beforehand (bench/NOTES.md). A failure here is not the load's to report: Handle::cuda
-// and the first launches name a device that cannot run the kernels.
-class ModulePreload {
- public:
-  explicit ModulePreload(const LoadOptions& options) {
-    if (options.backend != Backend::CUDA) return;
-    try {
-      thread_ = std::thread([device = options.device] { (void)load_cuda_modules(device); });
-    } catch (const std::system_error&) {
-      // No thread to be had: the modules load at their first launches, as they would without this.
-    }
-  }
-  ModulePreload(const ModulePreload&) = delete;
-  ModulePreload& operator=(const ModulePreload&) = delete;
-  ~ModulePreload() { finish(); }
-  // Joins the thread: how long that waited (ms), the part of the preload the load did not hide.
-  double finish() {
-    if (!thread_.joinable()) return 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    thread_.join();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-
- private:
-  std::thread thread_;
-};
-
-constexpr const char* kModulePreloadPhase = "kernel modules (what their preload added)";
-
-}  // namespace
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
@@ -547,6 +578,12 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
                     std::shared_ptr<Engine>* out) {
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
+  const auto t_handle = std::chrono::steady_clock::now();
+  Handle handle;
+  const Status handle_status = make_handle(options, &handle);
+  if (!handle_status.ok()) return Status(handle_status.code(), "model '" + path + "': " + handle_status.message());
+  const double handle_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_handle).count();
   ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
@@ -555,13 +592,14 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
                                         : rt::FileBytes::map_file(path, &file));
   const double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
-  const Status st = load_bytes(std::move(file), options, &impl);
+  const Status st = load_bytes(std::move(file), options, handle, &preload, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
   auto& phases = impl->summary.load_phases;
   phases.insert(phases.begin(), {options.copy_file ? (options.verify_checksum ? "read file (copy, checksum alongside)"
                                                                                : "read file (copy)")
                                                   : "map file",
                                  read_ms});
+  phases.insert(phases.begin(), {"backend handle", handle_ms});
   if (options.backend == Backend::CUDA) phases.push_back({kModulePreloadPhase, preload.finish()});
   impl->source = "model '" + path + "'";
   out->reset(new Engine(std::move(impl)));
@@ -577,16 +615,24 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
                                              " bytes, too small for a .jet model (at least " +
                                              std::to_string(format::kMinFileBytes) + ")");
   }
+  const auto t_handle = std::chrono::steady_clock::now();
+  Handle handle;
+  const Status handle_status = make_handle(options, &handle);
+  if (!handle_status.ok()) return Status(handle_status.code(), "model in memory: " + handle_status.message());
+  const double handle_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_handle).count();
   ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   JET_RETURN_IF_ERROR(rt::FileBytes::copy_of(data, size, &file));
   const double copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
-  const Status st = load_bytes(std::move(file), options, &impl);
+  const Status st = load_bytes(std::move(file), options, handle, &preload, &impl);
   if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
-  impl->summary.load_phases.insert(impl->summary.load_phases.begin(), {"copy the bytes", copy_ms});
-  if (options.backend == Backend::CUDA) impl->summary.load_phases.push_back({kModulePreloadPhase, preload.finish()});
+  auto& phases = impl->summary.load_phases;
+  phases.insert(phases.begin(), {"copy the bytes", copy_ms});
+  phases.insert(phases.begin(), {"backend handle", handle_ms});
+  if (options.backend == Backend::CUDA) phases.push_back({kModulePreloadPhase, preload.finish()});
   impl->source = "model in memory";
   out->reset(new Engine(std::move(impl)));
   return Status();

@@ -32,6 +32,10 @@ gemm_config.cu's constants and 51 for both, over
 bench/results/2026-11-27-h200-hopper-tiles/b-f16-n32.csv, b-f16-n1.csv and conv_mbv2pw_n1.csv with
 --renumber 14:-,15:-,16:14 (that sweep's menu had 128x256 as 14 and a one-block 128x128 as 15,
 dropped since, and 256x128 as 16): 13 -> 2560, 14 stays 51.
+The sixth session's (2026-11-27) 64x128 and 128x64 Hopper tiles: --only-tiles 15,16 over
+bench/results/2026-11-27-h200-hopper-tiles-6th/f16-n32.csv, f16-n1.csv and conv_mbv2pw_n1.csv
+with --renumber 15:-,17:15,18:- (that sweep also had two 4-stage forms, as 15 and 18, dropped
+since) and --start at gemm_config.cu's constants with 51 for both: 3072 and 2048.
 
 gemm_config.cu's constants of 2026-11-27 (second session) over conv_r50_f16.csv,
 conv_r50_f32.csv and conv_mbv2pw_n1.csv: f16 from --start with the previous constants (a fixed
@@ -54,7 +58,7 @@ ENGINES = {
             (32, 64, 4, 4), (32, 32, 4, 4), (64, 64, 3, 4), (32, 64, 3, 4), (128, 64, 3, 4),
             (64, 128, 3, 4), (128, 128, 2, 8), (64, 128, 3, 4),
             # the Hopper tiles (wgmma, sm_90a): measured only on the H100 / H200
-            (128, 128, 2, 8), (256, 128, 1, 16)],
+            (128, 128, 2, 8), (256, 128, 1, 16), (64, 128, 3, 4), (128, 64, 3, 8)],
     "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2)],
 }
 FULL_WARPS = {"f16": 8, "f32": 0}  # gemm_config.cu's EngineModel::full_warps

@@ -13,7 +13,7 @@ Status Handle::cuda(int, cudaStream_t, Handle*) {
                      "toolkit and JET_WITH_CUDA=ON)");
 }
 
-Status load_cuda_modules(int) {
+Status load_cuda_modules(int, CudaModules) {
   return make_status(StatusCode::NOT_SUPPORTED, "load_cuda_modules: this build of jet has no CUDA backend");
 }
 

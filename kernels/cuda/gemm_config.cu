@@ -44,6 +44,8 @@ std::atomic<int> g_hopper[kMaxDevices];  // 0: not asked yet, 1: no, 2: yes
 // that session's ResNet-50 sweeps at N = 1 and 32 with every tile, and MobileNetV2's pointwise
 // layers): only T128x128H is taken (2560), batch-32 picks / best 1.165 -> 1.037 on the sweep
 // (bench/NOTES.md), batch 1 unchanged; elsewhere they are skipped, so nothing changes off Hopper.
+// T64x128H and T128x64H likewise (sixth session, on its sweeps with all four Hopper tiles): 3072
+// and 2048, batch-32 picks / best 1.065 -> 1.032, batch 1 1.012 -> 1.016.
 struct TileModel {
   int id, bm, bn, blocks_per_sm, warps;
   double rate;
@@ -73,6 +75,8 @@ constexpr TileModel kMmaTiles[] = {
     {static_cast<int>(MmaTileId::T64x128W4S), 64, 128, 3, 4, 51},
     {static_cast<int>(MmaTileId::T128x128H), 128, 128, 2, 8, 2560, true},
     {static_cast<int>(MmaTileId::T256x128H), 256, 128, 1, 16, 51, true},
+    {static_cast<int>(MmaTileId::T64x128H), 64, 128, 3, 4, 3072, true},
+    {static_cast<int>(MmaTileId::T128x64H), 128, 64, 3, 8, 2048, true},
 };
 static_assert(sizeof(kMmaTiles) / sizeof(kMmaTiles[0]) == kMmaTileCount, "a row per mma tile");
 constexpr EngineModel kMmaModel = {50, 6000, 8};

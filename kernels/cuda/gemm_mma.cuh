@@ -68,8 +68,8 @@ struct MmaTile {
   // STAGES - 2 tiles ahead instead of STAGES - 1).
   static constexpr bool WGMMA = WGMMA_;
   static_assert(!WGMMA || (BK == 64 && WN == 1 && WM * 16 == BM && BM % 64 == 0 && !STREAM &&
-                           BN == 128 && (!PIPELINED || STAGES >= 3)),
-                "Hopper tile: 64 deep (the 128-byte swizzle), warps along M, m64n128");
+                           (BN == 128 || BN == 64) && (!PIPELINED || STAGES >= 3)),
+                "Hopper tile: 64 deep (the 128-byte swizzle), warps along M, m64n128 or m64n64");
   // The kernel's shared memory is this plus the epilogue's row records and EPI_BYTES
   // (mma_smem_bytes); above the 48 KB a block gets by default, launch_mma raises the limit.
 };
@@ -576,19 +576,26 @@ enum class MmaTileId : int {
   // epilogue.
   T128x128S = 11,   // T128x128 with 2 stages of 64 (64 KB + 17 KB of staging)
   T64x128W4S = 12,  // T64x128W4 with 2 stages of 64 (48 KB + 17 KB of staging)
-  // Hopper tiles (MmaTile::WGMMA): warpgroups of 64 rows (two, or four for 256 rows), wgmma
-  // m64n128. Only where hopper_mma_available(); elsewhere NOT_SUPPORTED. Measured on
-  // ResNet-50's layers at batch 32 (bench/NOTES.md, 2026-11-27 fifth session).
+  // Hopper tiles (MmaTile::WGMMA): warpgroups of 64 rows (one, two, or four for 256 rows),
+  // wgmma m64n128 or m64n64. Only where hopper_mma_available(); elsewhere NOT_SUPPORTED.
+  // Measured on ResNet-50's layers at batch 32 (bench/NOTES.md, 2026-11-27 fifth session).
   // Measured with two more (128x256, and 128x128 at one block an SM), which won no layer of
   // ResNet-50 at batch 1 or 32 by more than 1% and are not in the menu.
   T128x128H = 13,  // 3 stages of 64 (96 KB), two blocks an SM
   T256x128H = 14,  // 16 warps (four warpgroups), 4 stages of 64 (192 KB), one block an SM, a
                    // step's wgmma left running
-  COUNT = 15,
+  // For the layers the two above leave short of blocks or half idle (2026-11-27, sixth session:
+  // ResNet-50 at batch 32, best vs cuDNN 0.781 -> 0.808). Measured with two more, a 64x128 tile
+  // of 4 stages at two blocks an SM and a 128x64 one of 4 stages at two blocks with a step's
+  // wgmma left running, which won no layer.
+  T64x128H = 15,  // one warpgroup, 3 stages of 64 (72 KB), three blocks an SM: twice the row
+                  // tiles of 128x128 (the deep 1x1 layers of 14x14 maps)
+  T128x64H = 16,  // m64n64, 3 stages of 64 (72 KB), three blocks an SM: 64 output channels
+  COUNT = 17,
 };
 constexpr bool is_hopper_tile(int tile) {
   return tile >= static_cast<int>(MmaTileId::T128x128H) &&
-         tile <= static_cast<int>(MmaTileId::T256x128H);
+         tile <= static_cast<int>(MmaTileId::T128x64H);
 }
 constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 
@@ -718,15 +725,24 @@ Status run_gemm_mma(const Handle& h, const LA& a, const LB& b, const E& e, int64
     // the Jetson builds do not carry kernels they can never run.
     case MmaTileId::T128x128H:
     case MmaTileId::T256x128H:
+    case MmaTileId::T64x128H:
+    case MmaTileId::T128x64H:
       if (!hopper_mma_available(h))
         return make_status(StatusCode::NOT_SUPPORTED,
                            "%s: tile %d is a Hopper tile (wgmma): it needs an sm_90 GPU and a "
                            "build whose CMAKE_CUDA_ARCHITECTURES lists 90a",
                            routine, c.tile);
 #if defined(JET_CUDA_SM90A)
-      if (static_cast<MmaTileId>(c.tile) == MmaTileId::T128x128H)
-        return run(MmaTile<128, 128, 8, 1, 3, 2, false, 64, false, true>());
-      return run(MmaTile<256, 128, 16, 1, 4, 1, true, 64, false, true>());
+      switch (static_cast<MmaTileId>(c.tile)) {
+        case MmaTileId::T128x128H:
+          return run(MmaTile<128, 128, 8, 1, 3, 2, false, 64, false, true>());
+        case MmaTileId::T256x128H:
+          return run(MmaTile<256, 128, 16, 1, 4, 1, true, 64, false, true>());
+        case MmaTileId::T64x128H:
+          return run(MmaTile<64, 128, 4, 1, 3, 3, false, 64, false, true>());
+        default:  // T128x64H
+          return run(MmaTile<128, 64, 8, 1, 3, 3, false, 64, false, true>());
+      }
 #else
       break;
 #endif

@@ -18,6 +18,9 @@ cudaError_t load_module_conv_direct();
 cudaError_t load_module_conv_winograd();
 cudaError_t load_module_activation();
 cudaError_t load_module_add_tensor();
+namespace gemm {
+bool mma_available(const Handle& h);  // gemm_config.cu
+}  // namespace gemm
 }  // namespace cuda
 
 namespace {
@@ -74,28 +77,41 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
   h.stream_ = stream;
   h.sm_count_ = sms;
   h.cc_ = major * 10 + minor;
+  // Which engines the device runs is asked of small modules' probe kernels (gemm_config.cu), once
+  // per device, and the answers kept: asked here, not later while load_cuda_modules may hold the
+  // driver's module lock on another thread (a ResNet-50 load once waited 18 ms here for it).
+  (void)cuda::gemm::mma_available(h);
+  (void)hopper_mma_available(h);
   *out = h;
   return Status();
 }
 
-Status load_cuda_modules(int device) {
-  // The largest inference modules first (sm_90 images of the third 2026-11-27 session: conv_gemm
-  // 8.7 MB, since split into the f16 engines' conv_gemm and the f32 engine's conv_gemm_f32; gemm
-  // 2.7, op_tensor 1.2, reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the
-  // small ones a network needs cost ~0.1-0.2 ms each at their first launch. The training add-on's
-  // are not loaded.
+Status load_cuda_modules(int device, CudaModules group) {
+  // The largest modules first (sm_90a images of the 2026-11-27 sessions: conv_gemm 8.7 MB, since
+  // split into the f16 engines' conv_gemm and the f32 engine's conv_gemm_f32; gemm 2.7, op_tensor
+  // 1.2, reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the small ones a
+  // network needs cost ~0.1-0.2 ms each at their first launch. The training add-on's are not
+  // loaded.
   using Loader = cudaError_t (*)();
-  static const Loader kLoaders[] = {
-      cuda::load_module_conv_gemm, cuda::load_module_conv_gemm_f32,
-      cuda::load_module_gemm,       cuda::load_module_op_tensor,
-      cuda::load_module_reduce,    cuda::load_module_transform,  cuda::load_module_pool,
-      cuda::load_module_softmax,   cuda::load_module_conv_direct, cuda::load_module_conv_winograd,
+  static const Loader kMost[] = {
+      cuda::load_module_conv_gemm,  cuda::load_module_gemm,          cuda::load_module_op_tensor,
+      cuda::load_module_reduce,     cuda::load_module_transform,     cuda::load_module_pool,
+      cuda::load_module_softmax,    cuda::load_module_conv_direct,   cuda::load_module_conv_winograd,
       cuda::load_module_activation, cuda::load_module_add_tensor};
+  static const Loader kF32Convolution[] = {cuda::load_module_conv_gemm_f32};
+  const bool most = group == CudaModules::MOST || group == CudaModules::ALL;
+  const bool f32 = group == CudaModules::F32_CONVOLUTION || group == CudaModules::ALL;
+  if (!most && !f32)
+    return make_status(StatusCode::BAD_PARAM, "load_cuda_modules: unknown module group %d",
+                       static_cast<int>(group));
   int previous = 0;
   cudaError_t e = cudaGetDevice(&previous);
   const bool switched = e == cudaSuccess && (e = cudaSetDevice(device)) == cudaSuccess;
-  for (const Loader load : kLoaders) {
-    if (e == cudaSuccess) e = load();
+  for (const Loader load : kMost) {
+    if (most && e == cudaSuccess) e = load();
+  }
+  for (const Loader load : kF32Convolution) {
+    if (f32 && e == cudaSuccess) e = load();
   }
   if (switched) cudaSetDevice(previous);
   if (e != cudaSuccess) {

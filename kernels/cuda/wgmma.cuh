@@ -2,10 +2,10 @@
 // kernels use on the H100 / H200 (bench/NOTES.md: at batch 32 its winners are sm90 wgmma kernels).
 // gemm_mma.cuh's Hopper tiles (MmaTile::WGMMA) read their operand stages through these instead
 // of ldmatrix + mma.sync. A warpgroup (4 consecutive warps, the first a multiple of 4) issues
-// one m64nNk16 (N = 128, the only width the tiles use: a 256-wide tile measured no faster): a
-// 64-row A slice and an N-row B slice, both in shared memory, 16 deep, summed into the
-// warpgroup's 64 x N accumulators, asynchronously: the threads go on (issuing the next tiles'
-// copies) until wgmma_wait.
+// one m64nNk16 (N = 128, or 64 for the tiles of 64 output channels; a 256-wide tile measured
+// no faster): a 64-row A slice and an N-row B slice, both in shared memory, 16 deep, summed into
+// the warpgroup's 64 x N accumulators, asynchronously: the threads go on (issuing the next
+// tiles' copies) until wgmma_wait.
 //
 // Only compiled where __CUDA_ARCH_FEAT_SM90_ALL is defined: an sm_90a pass
 // (CMAKE_CUDA_ARCHITECTURES lists 90a). Orin, Thor and Xavier never run it; the host side checks
@@ -84,6 +84,28 @@ struct Wgmma<128> {
           "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
           "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
           "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+        : "l"(a), "l"(b), "r"(1));
+  }
+};
+
+template <>
+struct Wgmma<64> {
+  // d: the warp's 8 accumulator fragments of 4 floats (mma.sync's m16n8 layout).
+  __device__ __forceinline__ static void mma(float (&d)[8][4], uint64_t a, uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+          "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+          "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+          "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+          "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
         : "l"(a), "l"(b), "r"(1));
   }
 };

@@ -477,9 +477,9 @@ TEST_CASE("conv_forward GEMM") {
 // Reduced (sanitizer runs): every tile, each with split-K factors 1, 2 and one more that rotates
 // over the cases and tiles.
 namespace {
-constexpr int kMmaTiles = 15;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
-// MmaTileId::T128x128H and T256x128H: the Hopper tiles, run where hopper_mma_available().
-constexpr int kHopperTiles = 2;
+constexpr int kMmaTiles = 17;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
+// MmaTileId::T128x128H .. T128x64H: the Hopper tiles, run where hopper_mma_available().
+constexpr int kHopperTiles = 4;
 bool is_hopper_tile(int tile) { return tile >= 13 && tile < 13 + kHopperTiles; }
 constexpr int kF32Tiles = 3;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
 
