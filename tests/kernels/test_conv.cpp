@@ -483,7 +483,9 @@ constexpr int kHopperTiles = 4;
 bool is_hopper_tile(int tile) { return tile >= 13 && tile < 13 + kHopperTiles; }
 constexpr int kF32Tiles = 3;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
 
-void check_every_tactic(DType t) {
+// x in `x_layout`; sm72: on CUDA handles limited to sm_72's code paths (Xavier's register-staged
+// f32 kernel) instead of the test handles.
+void check_every_tactic(DType t, Layout x_layout, bool sm72) {
   const std::vector<ConvCase> cases = {
       make_case("3x3 C=336 K=40 9x11 (depth 3024)", {1, 336, 9, 11}, {40, 336, 3, 3}, {1, 1},
                 {1, 1}, {1, 1}, {1, 1}, 1, false),
@@ -513,19 +515,17 @@ void check_every_tactic(DType t) {
   // f32 runs on sm_80+ in the pipelined kernel (cp.async); a handle limited to sm_72's code paths
   // runs Xavier's register-staged one on the same GPU. x channels-last and channels-first: the
   // operand loaders walk the depth or the pixels.
-  std::vector<Handle> handles = test_handles();
-  std::vector<Layout> x_layouts{Layout::CHANNELS_LAST};
-  if (t == DType::F32) {
-    for (const Handle& h : test_handles()) {
-      if (!is_cuda(h) || h.compute_capability() <= 72) continue;
-      Handle sm72 = h;
-      sm72.limit_code_paths(72);
-      handles.push_back(sm72);
+  std::vector<Handle> handles;
+  for (const Handle& h : test_handles()) {
+    if (!sm72) {
+      handles.push_back(h);
+    } else if (is_cuda(h) && h.compute_capability() > 72) {
+      Handle limited = h;
+      limited.limit_code_paths(72);
+      handles.push_back(limited);
     }
-    x_layouts.push_back(Layout::CHANNELS_FIRST);
   }
-  for (const Handle& h : handles)
-  for (Layout x_layout : x_layouts) {
+  for (const Handle& h : handles) {
     CAPTURE(backend_name(h));
     CAPTURE(h.compute_capability());
     CAPTURE(dtype_name(t));
@@ -639,12 +639,23 @@ void check_every_tactic(DType t) {
 }
 }  // namespace
 
-// One test case per precision: gpu-check's sanitizer step runs test cases as separate jobs.
+// Several test cases: gpu-check's sanitizer step runs test cases as separate jobs, and racecheck
+// of the whole f32 sweep outran its 400 s (2026-11-27). f32 takes both layout families of x and
+// also sm_72's code paths; f16 channels-last x.
 TEST_CASE("conv_forward tactics: every tile and split-K factor (f16)") {
-  check_every_tactic(DType::F16);
+  check_every_tactic(DType::F16, Layout::CHANNELS_LAST, false);
 }
-TEST_CASE("conv_forward tactics: every tile and split-K factor (f32)") {
-  check_every_tactic(DType::F32);
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-last)") {
+  check_every_tactic(DType::F32, Layout::CHANNELS_LAST, false);
+}
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-first)") {
+  check_every_tactic(DType::F32, Layout::CHANNELS_FIRST, false);
+}
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-last, sm_72 paths)") {
+  check_every_tactic(DType::F32, Layout::CHANNELS_LAST, true);
+}
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-first, sm_72 paths)") {
+  check_every_tactic(DType::F32, Layout::CHANNELS_FIRST, true);
 }
 
 
