@@ -641,20 +641,21 @@ void check_every_tactic(DType t, Layout x_layout, bool sm72) {
 
 // Several test cases: gpu-check's sanitizer step runs test cases as separate jobs, and racecheck
 // of the whole f32 sweep outran its 400 s (2026-11-27). f32 takes both layout families of x and
-// also sm_72's code paths; f16 channels-last x.
+// also sm_72's code paths; f16 channels-last x. No commas in the names: doctest's -tc filter
+// splits at them.
 TEST_CASE("conv_forward tactics: every tile and split-K factor (f16)") {
   check_every_tactic(DType::F16, Layout::CHANNELS_LAST, false);
 }
-TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-last)") {
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32 channels-last)") {
   check_every_tactic(DType::F32, Layout::CHANNELS_LAST, false);
 }
-TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-first)") {
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32 channels-first)") {
   check_every_tactic(DType::F32, Layout::CHANNELS_FIRST, false);
 }
-TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-last, sm_72 paths)") {
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32 channels-last on sm_72 paths)") {
   check_every_tactic(DType::F32, Layout::CHANNELS_LAST, true);
 }
-TEST_CASE("conv_forward tactics: every tile and split-K factor (f32, channels-first, sm_72 paths)") {
+TEST_CASE("conv_forward tactics: every tile and split-K factor (f32 channels-first on sm_72 paths)") {
   check_every_tactic(DType::F32, Layout::CHANNELS_FIRST, true);
 }
 
