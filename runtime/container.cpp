@@ -1,5 +1,4 @@
-// check_container: the file-level checks, before anything reads the FlatBuffer's contents; and
-// peek_convolution_dtypes, what the CUDA module preload needs to know of a model's first bytes.
+// check_container: the file-level checks, before anything reads the FlatBuffer's contents.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -96,28 +95,6 @@ Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
   }
   *model = m;
   return Status();
-}
-
-ConvolutionDtypes peek_convolution_dtypes(const uint8_t* data, size_t size) {
-  ConvolutionDtypes d;
-  if (size < 8 || std::memcmp(data + 4, format::kIdentifier, 4) != 0) return d;
-  // The FlatBuffer sits at the start: when the whole of it is within `size` bytes, it verifies.
-  const size_t verify_bytes = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
-  flatbuffers::Verifier verifier(data, verify_bytes, format::kVerifierMaxDepth,
-                                 format::kVerifierMaxTables);
-  if (!fb::VerifyModelBuffer(verifier)) return d;
-  const fb::Model* m = fb::GetModel(data);
-  if (!m->ops() || !m->tensors()) return d;
-  for (const fb::Op* op : *m->ops()) {
-    if (op->params_type() != fb::OpParams::ConvParams || !op->inputs() || op->inputs()->size() == 0) continue;
-    const int32_t x = op->inputs()->Get(0);
-    if (x < 0 || static_cast<flatbuffers::uoffset_t>(x) >= m->tensors()->size()) return d;
-    const fb::DType t = m->tensors()->Get(static_cast<flatbuffers::uoffset_t>(x))->dtype();
-    d.f16 |= t == fb::DType::F16;
-    d.f32 |= t == fb::DType::F32;
-  }
-  d.known = true;
-  return d;
 }
 
 }  // namespace rt

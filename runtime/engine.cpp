@@ -393,27 +393,24 @@ uint64_t conv_workspace_bound(const rt::PreparedOp& op) {
 // The kernel library's large CUDA modules, loaded on a second thread while the model is read and
 // checked (load_cuda_modules). With CUDA's lazy module loading the first run would otherwise load
 // them: ResNet-50 f16's first run took 13.6-24 ms on the H200 test machine, 1.0 ms with every
-// module loaded beforehand (bench/NOTES.md). The thread waits to be told the model's convolution
-// precisions (decide: from the file's first bytes, rt::peek_convolution_dtypes), then loads the
-// convolution engines' modules of those precisions only (f32's takes 23-31 ms to load, f16's 7),
-// then the common ones. The backend handle is made before the thread starts: a module load holds
-// a driver lock that the handle's module queries would wait for (18 ms in a ResNet-50 load). A
-// failure here is not the load's to report: Handle::cuda and the first launches name a device
-// that cannot run the kernels.
+// module loaded beforehand (bench/NOTES.md). The thread loads the modules every network uses first
+// (CudaModules::MOST), then waits to be told whether the model has f32 convolutions (need_f32),
+// whose engine is a module of its own that an f16 model never loads. The backend handle is made
+// before the thread starts: a module load holds a driver lock that the handle's module queries
+// would wait for (18 ms in a ResNet-50 load). A failure here is not the load's to report:
+// Handle::cuda and the first launches name a device that cannot run the kernels.
 class ModulePreload {
  public:
   explicit ModulePreload(const LoadOptions& options) {
     if (options.backend != Backend::CUDA) return;
     try {
       thread_ = std::thread([this, device = options.device] {
+        (void)load_cuda_modules(device, CudaModules::MOST);
         std::unique_lock<std::mutex> lock(mutex_);
-        decided_.wait(lock, [this] { return decided_flag_; });
-        const rt::ConvolutionDtypes d = dtypes_;
+        decided_.wait(lock, [this] { return f32_ >= 0; });
+        const bool f32 = f32_ == 1;
         lock.unlock();
-        if (!d.known || !run_) return;
-        if (d.f32) (void)load_cuda_modules(device, CudaModules::F32_CONVOLUTION);
-        if (d.f16) (void)load_cuda_modules(device, CudaModules::F16_CONVOLUTION);
-        (void)load_cuda_modules(device, CudaModules::COMMON);
+        if (f32) (void)load_cuda_modules(device, CudaModules::F32_CONVOLUTION);
       });
     } catch (const std::system_error&) {
       // No thread to be had: the modules load at their first launches, as they would without this.
@@ -422,27 +419,18 @@ class ModulePreload {
   ModulePreload(const ModulePreload&) = delete;
   ModulePreload& operator=(const ModulePreload&) = delete;
   ~ModulePreload() { finish(); }
-  // The model's convolution precisions (the first call counts). Unknown precisions (the peek
-  // could not tell): both engines' modules.
-  void decide(rt::ConvolutionDtypes d) {
-    if (!d.known) d.known = d.f16 = d.f32 = true;
+  // Whether the model needs the f32 convolution engine's module (the first answer counts).
+  void need_f32(bool needed) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (decided_flag_) return;
-      dtypes_ = d;
-      decided_flag_ = true;
+      if (f32_ < 0) f32_ = needed ? 1 : 0;
     }
     decided_.notify_one();
   }
   // Joins the thread: how long that waited (ms), the part of the preload the load did not hide.
   double finish() {
     if (!thread_.joinable()) return 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!decided_flag_) run_ = false;  // the load ended before the first bytes: load nothing
-      decided_flag_ = true;
-    }
-    decided_.notify_one();
+    need_f32(false);  // not said by now: the load failed, or has no convolution
     const auto t0 = std::chrono::steady_clock::now();
     thread_.join();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -451,9 +439,7 @@ class ModulePreload {
  private:
   std::mutex mutex_;
   std::condition_variable decided_;
-  bool decided_flag_ = false;
-  bool run_ = true;
-  rt::ConvolutionDtypes dtypes_;
+  int f32_ = -1;  // -1: not decided yet
   std::thread thread_;
 };
 
@@ -471,7 +457,7 @@ Status make_handle(const LoadOptions& options, Handle* out) {
 }
 
 // The whole load after the bytes are in memory: checks, preparation, weights, summary.
-Status load_bytes(rt::FileBytes file, const LoadOptions& options, const Handle& handle,
+Status load_bytes(rt::FileBytes file, const LoadOptions& options, const Handle& handle, ModulePreload* preload,
                   std::unique_ptr<Engine::Impl>* impl_out) {
   auto impl = std::make_unique<Engine::Impl>();
   impl->options = options;
@@ -489,6 +475,12 @@ Status load_bytes(rt::FileBytes file, const LoadOptions& options, const Handle& 
   phases.mark("graph checks");
   JET_RETURN_IF_ERROR(rt::prepare_ops(*model, impl.get()));
   JET_RETURN_IF_ERROR(rt::check_arena_overlaps(*impl));
+  bool f32_convolutions = false;
+  for (const rt::PreparedOp& op : impl->ops) {
+    f32_convolutions |= rt::is_op(op, fb::OpParams::ConvParams) && !op.in_descs.empty() &&
+                        op.in_descs[0].dtype() == DType::F32;
+  }
+  preload->need_f32(f32_convolutions);
   phases.mark("prepare ops");
   // The weights before tuning: tuning times whole-network runs on the real weights.
   JET_RETURN_IF_ERROR(place_weights(*model, impl.get(), &phases));
@@ -595,20 +587,12 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
   ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
-  // Their messages name the path. The module preload learns the model's convolution precisions
-  // from the first bytes read (the whole FlatBuffer, ahead of the weights, in all but huge models).
-  const auto peek = [&preload](const uint8_t* data, size_t size) {
-    preload.decide(rt::peek_convolution_dtypes(data, size));
-  };
-  if (options.copy_file) {
-    JET_RETURN_IF_ERROR(rt::FileBytes::read_file(path, &file, options.verify_checksum, peek));
-  } else {
-    JET_RETURN_IF_ERROR(rt::FileBytes::map_file(path, &file));
-    peek(file.data(), file.size());
-  }
+  // Their messages name the path.
+  JET_RETURN_IF_ERROR(options.copy_file ? rt::FileBytes::read_file(path, &file, options.verify_checksum)
+                                        : rt::FileBytes::map_file(path, &file));
   const double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
-  const Status st = load_bytes(std::move(file), options, handle, &impl);
+  const Status st = load_bytes(std::move(file), options, handle, &preload, &impl);
   if (!st.ok()) return Status(st.code(), "model '" + path + "': " + st.message());
   auto& phases = impl->summary.load_phases;
   phases.insert(phases.begin(), {options.copy_file ? (options.verify_checksum ? "read file (copy, checksum alongside)"
@@ -638,13 +622,12 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
   const double handle_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_handle).count();
   ModulePreload preload(options);
-  preload.decide(rt::peek_convolution_dtypes(static_cast<const uint8_t*>(data), size));
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
   JET_RETURN_IF_ERROR(rt::FileBytes::copy_of(data, size, &file));
   const double copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::unique_ptr<Impl> impl;
-  const Status st = load_bytes(std::move(file), options, handle, &impl);
+  const Status st = load_bytes(std::move(file), options, handle, &preload, &impl);
   if (!st.ok()) return Status(st.code(), "model in memory: " + st.message());
   auto& phases = impl->summary.load_phases;
   phases.insert(phases.begin(), {"copy the bytes", copy_ms});

@@ -203,8 +203,7 @@ class BackgroundHash {
 
 }  // namespace
 
-Status FileBytes::read_file(const std::string& path, FileBytes* out, bool checksum_payload,
-                            const std::function<void(const uint8_t*, size_t)>& first_piece) {
+Status FileBytes::read_file(const std::string& path, FileBytes* out, bool checksum_payload) {
   int fd = -1;
   size_t size = 0;
   Status st = open_model_file(path, &fd, &size);
@@ -228,10 +227,8 @@ Status FileBytes::read_file(const std::string& path, FileBytes* out, bool checks
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) e = errno;
     if (n <= 0) break;
-    const bool first = got < std::min(size, kPiece);
     got += static_cast<size_t>(n);
     if (threaded) hasher.published(got);
-    if (first && got >= std::min(size, kPiece) && first_piece) first_piece(buf, got);
   }
   ::close(fd);
   uint64_t sum = 0;

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "jet/dnn/common.h"
@@ -31,10 +30,7 @@ class FileBytes {
   // `checksum_payload`, the .jet checksum of every byte before the footer is computed too (on a
   // second thread, a piece behind the reads, for files of several MB) and kept for
   // payload_checksum().
-  // first_piece, when given, sees the first bytes (4 MiB, or the whole file if smaller) as soon
-  // as they are read, before the rest (Engine::load peeks at the model's precision there).
-  static Status read_file(const std::string& path, FileBytes* out, bool checksum_payload = false,
-                          const std::function<void(const uint8_t*, size_t)>& first_piece = {});
+  static Status read_file(const std::string& path, FileBytes* out, bool checksum_payload = false);
   // Copies `size` bytes into an owned aligned buffer.
   static Status copy_of(const void* data, size_t size, FileBytes* out);
 

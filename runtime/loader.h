@@ -34,17 +34,6 @@ inline int64_t read_i64(const flatbuffers::Vector<int64_t>* v, flatbuffers::uoff
 Status check_container(const uint8_t* data, size_t size, bool verify_checksum,
                        const fb::Model** model, const uint64_t* payload_checksum = nullptr);
 
-// The precisions of a model's convolutions (their x), from the file's first `size` bytes alone
-// (the FlatBuffer is at the start): Engine::load's CUDA module preload knows from these, a few ms
-// into the read, which convolution engines' modules to load. known == false when those bytes do
-// not hold the whole FlatBuffer or it fails verification (check_container then says why, or the
-// rest of the file completes it). Never trusted beyond that choice.
-struct ConvolutionDtypes {
-  bool known = false;
-  bool f16 = false, f32 = false;
-};
-ConvolutionDtypes peek_convolution_dtypes(const uint8_t* data, size_t size);
-
 // Structure of the graph: fills impl->tensor_infos, tensors, inputs, outputs, the skeleton of
 // impl->ops / op_infos (kind, inputs, output, name, type) and the plan sizes. `file_data` is the
 // whole file (the weight buffers must not overlap each other or the FlatBuffer).

@@ -87,30 +87,31 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
 }
 
 Status load_cuda_modules(int device, CudaModules group) {
-  // The slowest to load first (sm_90a, H200, 2026-11-27: conv_gemm_f32 23-31 ms, conv_gemm 7,
-  // gemm 5, op_tensor 1.6, transform and conv_winograd 1.4, reduce 1.1, pool 0.9, conv_direct 0.7,
-  // softmax 0.6); the small ones a network needs cost ~0.1-0.2 ms each at their first launch. The
-  // training add-on's are not loaded.
+  // The largest modules first (sm_90a images of the 2026-11-27 sessions: conv_gemm 8.7 MB, since
+  // split into the f16 engines' conv_gemm and the f32 engine's conv_gemm_f32; gemm 2.7, op_tensor
+  // 1.2, reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the small ones a
+  // network needs cost ~0.1-0.2 ms each at their first launch. The training add-on's are not
+  // loaded.
   using Loader = cudaError_t (*)();
-  static const Loader kCommon[] = {
-      cuda::load_module_gemm,       cuda::load_module_op_tensor,   cuda::load_module_reduce,
-      cuda::load_module_transform,  cuda::load_module_pool,        cuda::load_module_softmax,
-      cuda::load_module_conv_direct, cuda::load_module_conv_winograd, cuda::load_module_activation,
-      cuda::load_module_add_tensor};
-  const bool all = group == CudaModules::ALL;
-  const bool common = all || group == CudaModules::COMMON;
-  const bool f16 = all || group == CudaModules::F16_CONVOLUTION;
-  const bool f32 = all || group == CudaModules::F32_CONVOLUTION;
-  if (!common && !f16 && !f32)
+  static const Loader kMost[] = {
+      cuda::load_module_conv_gemm,  cuda::load_module_gemm,          cuda::load_module_op_tensor,
+      cuda::load_module_reduce,     cuda::load_module_transform,     cuda::load_module_pool,
+      cuda::load_module_softmax,    cuda::load_module_conv_direct,   cuda::load_module_conv_winograd,
+      cuda::load_module_activation, cuda::load_module_add_tensor};
+  static const Loader kF32Convolution[] = {cuda::load_module_conv_gemm_f32};
+  const bool most = group == CudaModules::MOST || group == CudaModules::ALL;
+  const bool f32 = group == CudaModules::F32_CONVOLUTION || group == CudaModules::ALL;
+  if (!most && !f32)
     return make_status(StatusCode::BAD_PARAM, "load_cuda_modules: unknown module group %d",
                        static_cast<int>(group));
   int previous = 0;
   cudaError_t e = cudaGetDevice(&previous);
   const bool switched = e == cudaSuccess && (e = cudaSetDevice(device)) == cudaSuccess;
-  if (f32 && e == cudaSuccess) e = cuda::load_module_conv_gemm_f32();
-  if (f16 && e == cudaSuccess) e = cuda::load_module_conv_gemm();
-  for (const Loader load : kCommon) {
-    if (common && e == cudaSuccess) e = load();
+  for (const Loader load : kMost) {
+    if (most && e == cudaSuccess) e = load();
+  }
+  for (const Loader load : kF32Convolution) {
+    if (f32 && e == cudaSuccess) e = load();
   }
   if (switched) cudaSetDevice(previous);
   if (e != cudaSuccess) {

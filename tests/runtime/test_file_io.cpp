@@ -18,11 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "file_bytes.h"
 #include "jet/file_io.h"
-#include "loader.h"
 #include "model_util.h"
-#include "passes.h"
 
 using namespace jet;
 using namespace jet::test;
@@ -287,18 +284,6 @@ TEST_CASE("copy_file checks the checksum it computes while reading, on models of
   REQUIRE_OK(write_model_file(g, wo, path));
   const Bytes good = model_bytes(g);
   REQUIRE(good.size() > (size_t(8) << 20));
-  // read_file's first piece is 4 MiB, the rest still to come; the FlatBuffer is all in it.
-  {
-    size_t first = 0;
-    rt::ConvolutionDtypes peeked;
-    rt::FileBytes big;
-    REQUIRE_OK(rt::FileBytes::read_file(path, &big, true, [&](const uint8_t* data, size_t n) {
-      first = n;
-      peeked = rt::peek_convolution_dtypes(data, n);
-    }));
-    CHECK(first == (size_t(4) << 20));
-    CHECK((peeked.known && !peeked.f16 && !peeked.f32));
-  }
   LoadOptions opt = load_options(Handle::cpu());
   opt.copy_file = true;
   std::shared_ptr<Engine> e;
@@ -323,56 +308,4 @@ TEST_CASE("copy_file checks the checksum it computes while reading, on models of
   REQUIRE_OK(Engine::load(path, opt, &e));
   REQUIRE_OK(e->create_context(&ctx));
   check_identical(run_context(*e, *ctx, in), want, "reloaded");
-}
-
-TEST_CASE("the model's convolution precisions from its first bytes (the CUDA module preload's choice)") {
-  // tiny_cnn has convolutions; f32 as made, f16 after convert_precision; a GEMM-only model none.
-  ir::Graph f32;
-  REQUIRE_OK(tiny_cnn(tiny_cnn_options(static_cast<uint64_t>(uniform_int(1, 1 << 30))), &f32));
-  ir::Graph f16 = f32;
-  REQUIRE_OK(convert_precision(&f16, DType::F16));
-  ir::Graph fc;
-  int x = -1, y = -1;
-  REQUIRE_OK(fc.add_input("x", DType::F32, {1, 64}, &x));
-  REQUIRE_OK(fc.gemm("fc", x, random_constant(fc, "w", {64, 64}, -1, 1), -1, ir::GemmAttrs(), &y));
-  REQUIRE_OK(fc.mark_output(y));
-  struct Want {
-    const ir::Graph* g;
-    bool f16, f32;
-  };
-  for (const Want& w : {Want{&f32, false, true}, Want{&f16, true, false}, Want{&fc, false, false}}) {
-    const Bytes b = model_bytes(*w.g);
-    const rt::ConvolutionDtypes d = rt::peek_convolution_dtypes(b.data(), b.size());
-    CHECK(d.known);
-    CHECK(d.f16 == w.f16);
-    CHECK(d.f32 == w.f32);
-    // Too few bytes for the FlatBuffer, a wrong identifier, damage: not known (never a guess).
-    CHECK_FALSE(rt::peek_convolution_dtypes(b.data(), 16).known);
-    CHECK_FALSE(rt::peek_convolution_dtypes(b.data(), 3).known);
-    Bytes bad = b;
-    bad[5] ^= 0x20;
-    CHECK_FALSE(rt::peek_convolution_dtypes(bad.data(), bad.size()).known);
-    Bytes cut(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(b.size() / 4));
-    for (size_t i = 8; i < cut.size(); i += 7) cut[i] = static_cast<uint8_t>(cut[i] * 31 + 7);
-    (void)rt::peek_convolution_dtypes(cut.data(), cut.size());  // garbage: must not crash
-  }
-  // read_file hands the first piece (the whole file when under 4 MiB) to its callback once,
-  // before returning, and the bytes are the file's.
-  ScratchDir dir;
-  const std::string path = dir / "f16.jet";
-  WriteOptions wo;
-  wo.producer_version = "test";
-  REQUIRE_OK(write_model_file(f16, wo, path));
-  int calls = 0;
-  size_t seen = 0;
-  rt::ConvolutionDtypes peeked;
-  rt::FileBytes file;
-  REQUIRE_OK(rt::FileBytes::read_file(path, &file, true, [&](const uint8_t* data, size_t n) {
-    ++calls;
-    seen = n;
-    peeked = rt::peek_convolution_dtypes(data, n);
-  }));
-  CHECK(calls == 1);
-  CHECK(seen == file.size());
-  CHECK((peeked.known && peeked.f16 && !peeked.f32));
 }

@@ -230,14 +230,13 @@ bool hopper_mma_available(const Handle& h);
 
 // The kernel library's large CUDA modules, in the groups load_cuda_modules loads.
 enum class CudaModules : int {
-  // What every network uses: the GEMM engines (gemm_forward), element-wise, pooling, reductions,
-  // softmax, layout transforms, direct and Winograd convolution.
-  COMMON = 0,
-  // The convolution GEMM engines, one module per precision: f16's (7 ms to load on the H200 test
-  // machine) and f32's (23-31 ms), each needed only by models with convolutions of its precision.
-  F16_CONVOLUTION = 1,
-  F32_CONVOLUTION = 2,
-  ALL = 3,  // every group
+  // What networks use most: the f16 convolution and GEMM engines, the GEMM module, element-wise,
+  // pooling, reductions, softmax, layout transforms, direct and Winograd convolution.
+  MOST = 0,
+  // The f32 convolution engine's kernels (its own module: ~4 MB of sm_90 code): needed only by
+  // models with f32 convolutions, so an f16 model need not load it.
+  F32_CONVOLUTION = 1,
+  ALL = 2,  // both groups
 };
 
 // Loads the CUDA modules of `group` on `device` now. With CUDA's lazy module loading (the default
