@@ -87,11 +87,10 @@ Status Handle::cuda(int device, cudaStream_t stream, Handle* out) {
 }
 
 Status load_cuda_modules(int device, CudaModules group) {
-  // The largest modules first (sm_90a images of the 2026-11-27 sessions: conv_gemm 8.7 MB, since
-  // split into the f16 engines' conv_gemm and the f32 engine's conv_gemm_f32; gemm 2.7, op_tensor
-  // 1.2, reduce 1.1, transform 0.9, pool 0.6, softmax 0.5, conv_direct 0.5); the small ones a
-  // network needs cost ~0.1-0.2 ms each at their first launch. The training add-on's are not
-  // loaded.
+  // The slowest to load first (sm_90a, H200, 2026-11-27: conv_gemm 7 ms, gemm 5, op_tensor 1.6,
+  // transform and conv_winograd 1.4, reduce 1.1, pool 0.9, conv_direct 0.7, softmax 0.6; the f32
+  // engine's conv_gemm_f32 23-31, its own group); the small ones a network needs cost ~0.1-0.2 ms
+  // each at their first launch. The training add-on's are not loaded.
   using Loader = cudaError_t (*)();
   static const Loader kMost[] = {
       cuda::load_module_conv_gemm,  cuda::load_module_gemm,          cuda::load_module_op_tensor,

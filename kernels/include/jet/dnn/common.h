@@ -233,16 +233,17 @@ enum class CudaModules : int {
   // What networks use most: the f16 convolution and GEMM engines, the GEMM module, element-wise,
   // pooling, reductions, softmax, layout transforms, direct and Winograd convolution.
   MOST = 0,
-  // The f32 convolution engine's kernels (its own module: ~4 MB of sm_90 code): needed only by
-  // models with f32 convolutions, so an f16 model need not load it.
+  // The f32 convolution engine's kernels (its own module: 10.9 MB of sm_90a code, 23-31 ms to
+  // load on the H200 test machine): needed only by models with f32 convolutions, so an f16 model
+  // need not load it.
   F32_CONVOLUTION = 1,
   ALL = 2,  // both groups
 };
 
 // Loads the CUDA modules of `group` on `device` now. With CUDA's lazy module loading (the default
 // from CUDA 12.2) a module's whole image is loaded at the first launch of one of its kernels,
-// ~1.3 ms a MB on the H200 test machine: 11 ms for the convolution GEMM engines' module, which a
-// network's first run would otherwise wait for. A runtime can call this on a second thread while
+// 5-30 ms for each of the GEMM and convolution engines' modules on the H200 test machine, which
+// a network's first run would otherwise wait for. A runtime can call this on a second thread while
 // it reads a model (jet::Engine::load does). Loading a module holds a lock of the CUDA driver that
 // other threads' module queries wait for: create the Handle first (Handle::cuda makes every
 // module query a handle needs later). Any thread, any number of times. NOT_SUPPORTED without
