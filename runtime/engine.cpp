@@ -445,15 +445,21 @@ class ModulePreload {
 
 constexpr const char* kModulePreloadPhase = "kernel modules (what their preload added)";
 
-// The engine's backend handle, made before the module preload starts (ModulePreload says why).
-Status make_handle(const LoadOptions& options, Handle* out) {
+// The engine's backend handle, made before the module preload starts (ModulePreload says why);
+// *ms: how long that took (the load's phase "backend handle").
+Status make_handle(const LoadOptions& options, Handle* out, double* ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st;
   if (options.backend == Backend::CPU) {
     *out = Handle::cpu();
-    return Status();
-  }
-  if (options.backend == Backend::CUDA) return Handle::cuda(options.device, nullptr, out);
-  return Status(StatusCode::BAD_PARAM,
+  } else if (options.backend == Backend::CUDA) {
+    st = Handle::cuda(options.device, nullptr, out);
+  } else {
+    st = Status(StatusCode::BAD_PARAM,
                 "LoadOptions::backend " + std::to_string(static_cast<int>(options.backend)) + " is unknown");
+  }
+  *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return st;
 }
 
 // The whole load after the bytes are in memory: checks, preparation, weights, summary.
@@ -578,12 +584,10 @@ Status Engine::load(const std::string& path, const LoadOptions& options,
                     std::shared_ptr<Engine>* out) {
   if (!out) return Status(StatusCode::BAD_PARAM, "Engine::load: out is a null pointer");
   out->reset();
-  const auto t_handle = std::chrono::steady_clock::now();
   Handle handle;
-  const Status handle_status = make_handle(options, &handle);
+  double handle_ms = 0;
+  const Status handle_status = make_handle(options, &handle, &handle_ms);
   if (!handle_status.ok()) return Status(handle_status.code(), "model '" + path + "': " + handle_status.message());
-  const double handle_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_handle).count();
   ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
@@ -615,12 +619,10 @@ Status Engine::load(const void* data, size_t size, const LoadOptions& options,
                                              " bytes, too small for a .jet model (at least " +
                                              std::to_string(format::kMinFileBytes) + ")");
   }
-  const auto t_handle = std::chrono::steady_clock::now();
   Handle handle;
-  const Status handle_status = make_handle(options, &handle);
+  double handle_ms = 0;
+  const Status handle_status = make_handle(options, &handle, &handle_ms);
   if (!handle_status.ok()) return Status(handle_status.code(), "model in memory: " + handle_status.message());
-  const double handle_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_handle).count();
   ModulePreload preload(options);
   rt::FileBytes file;
   const auto t0 = std::chrono::steady_clock::now();
