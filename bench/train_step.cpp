@@ -4,6 +4,7 @@
 //
 //   jet_bench_train_step [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0]
 //                        [--batch 32] [--image 224] [--device cpu|cuda] [--steps 20] [--adam]
+//                        [--profile]
 //
 // The zoo networks have batch norm folded into their convolutions' biases. resnet18-bn is
 // torchvision's ResNet-18 layer for layer, built here: convolutions without bias, each followed
@@ -12,7 +13,9 @@
 // --disable-pass fold_batchnorm and no epilogue fusion through batch norm).
 //
 // Prints the plan's memory and the median / min step time over --steps steps after 3 warm-up
-// steps, then the median time of evaluate() (the forward and the loss) and the difference. CUDA:
+// steps, then the median time of evaluate() (the forward and the loss) and the difference.
+// --profile then runs profiled steps (Trainer::set_profiling) and prints where the step's time
+// goes: by phase and op type, and the slowest parts. CUDA:
 // each step is timed to the end of its work (the loss is read back, one synchronization per
 // step, as a training loop that prints the loss does).
 #include <algorithm>
@@ -106,6 +109,48 @@ class ResNet18Bn {
   uint64_t state_ = 1;
 };
 
+// Profiled steps: each part's median over 5 steps, summed by phase and op type, and the slowest
+// parts. Events between the parts cost a little: the parts' sum exceeds an unprofiled step.
+int print_profile(Trainer* trainer, const TrainBatch& batch) {
+  Status st = trainer->set_profiling(true);
+  std::vector<std::vector<double>> runs;
+  std::vector<StepTime> parts;
+  for (int i = 0; i < 6 && st.ok(); ++i) {
+    st = trainer->step(batch, nullptr);
+    if (st.ok()) st = trainer->step_times(&parts);
+    if (!st.ok() || i == 0) continue;  // the first profiled step warms up
+    if (runs.empty()) runs.resize(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) runs[p].push_back(parts[p].ms);
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "jet_bench_train_step: profile: %s\n", st.message().c_str());
+    return 1;
+  }
+  double total = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    std::sort(runs[p].begin(), runs[p].end());
+    parts[p].ms = runs[p][runs[p].size() / 2];
+    total += parts[p].ms;
+  }
+  std::vector<std::pair<std::string, double>> groups;
+  for (const StepTime& t : parts) {
+    const std::string key = std::string(t.phase) + (t.type.empty() ? "" : " " + t.type);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == key; });
+    if (g == groups.end()) groups.emplace_back(key, t.ms);
+    else g->second += t.ms;
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::printf("profile (median of 5 profiled steps, %zu parts): %.3f ms in all\n", parts.size(), total);
+  for (const auto& g : groups) std::printf("  %-24s %8.3f ms  %5.1f%%\n", g.first.c_str(), g.second, 100 * g.second / total);
+  std::vector<StepTime> slowest = parts;
+  std::sort(slowest.begin(), slowest.end(), [](const StepTime& a, const StepTime& b) { return a.ms > b.ms; });
+  std::printf("slowest parts:\n");
+  for (size_t i = 0; i < slowest.size() && i < 25; ++i)
+    std::printf("  %-8s %-12s %-28s %8.3f ms\n", slowest[i].phase, slowest[i].type.c_str(), slowest[i].name.c_str(),
+                slowest[i].ms);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,7 +159,7 @@ int main(int argc, char** argv) {
   opt.batch = 32;
   opt.image = 224;
   int steps = 20;
-  bool adam = false;
+  bool adam = false, profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -124,9 +169,10 @@ int main(int argc, char** argv) {
     else if (a == "--device") device = value();
     else if (a == "--steps") steps = std::atoi(value().c_str());
     else if (a == "--adam") adam = true;
+    else if (a == "--profile") profile = true;
     else {
       std::fprintf(stderr, "usage: %s [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0] [--batch N] "
-                           "[--image N] [--device cpu|cuda] [--steps N] [--adam]\n", argv[0]);
+                           "[--image N] [--device cpu|cuda] [--steps N] [--adam] [--profile]\n", argv[0]);
       return 2;
     }
   }
@@ -207,5 +253,5 @@ int main(int argc, char** argv) {
   const double fwd = eval_ms[eval_ms.size() / 2];
   std::printf("evaluate (forward + loss): median %.3f ms; step - evaluate (backward + update, about): %.3f ms\n",
               fwd, ms[ms.size() / 2] - fwd);
-  return 0;
+  return profile ? print_profile(trainer.get(), batch) : 0;
 }

@@ -17,6 +17,7 @@
 #include "jet/trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -214,7 +215,18 @@ struct Trainer::Impl {
   std::vector<float> host_logits;  // evaluate() on CUDA: the logits copied back (sized at create)
   int64_t steps = 0;
 
+  // Profiling (set_profiling): a mark before the step's first part and after each part; part i
+  // is timed from mark i to mark i + 1. parts holds the names from set_profiling on.
+  bool profiling = false;
+  bool profile_ready = false;  // a profiled step has ended
+  std::vector<StepTime> parts;
+  std::vector<std::chrono::steady_clock::time_point> cpu_marks;  // CPU: parts.size() + 1
+#if defined(JET_HAVE_CUDA)
+  std::vector<cudaEvent_t> events;  // CUDA: parts.size() + 1
+#endif
+
   ~Impl() {
+    destroy_events();
     if (!block) return;
     if (backend == Backend::CUDA) {
 #if defined(JET_HAVE_CUDA)
@@ -227,6 +239,28 @@ struct Trainer::Impl {
   }
 
   Status build(const TrainerConfig& cfg);
+  // Profiling's mark i (see parts); nothing while profiling is off.
+  Status mark(size_t i) {
+    if (!profiling) return Status();
+#if defined(JET_HAVE_CUDA)
+    if (backend == Backend::CUDA) {
+      const cudaError_t err = cudaEventRecord(events[i], handle.stream());
+      return err == cudaSuccess ? Status() : rt::cuda_error("Trainer profiling: cudaEventRecord", err);
+    }
+#endif
+    cpu_marks[i] = std::chrono::steady_clock::now();
+    return Status();
+  }
+  void destroy_events() {
+#if defined(JET_HAVE_CUDA)
+    if (events.empty()) return;
+    rt::DeviceGuard guard(e->options.device);
+    for (cudaEvent_t ev : events) {
+      if (ev) cudaEventDestroy(ev);
+    }
+    events.clear();
+#endif
+  }
   Status run_forward(bool training);
   Status run_loss(bool with_gradient);
   // Cross-entropy: the samples whose largest logit (the loss output as the last forward left it)
@@ -746,7 +780,10 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
 }
 
 Status Trainer::Impl::run_forward(bool training) {
-  for (const Forward& f : forward) {
+  // Profiled steps: forward op i is part i, after mark 0 (step() sets it).
+  for (size_t i = 0; i < forward.size(); ++i) {
+    if (training) JET_RETURN_IF_ERROR(mark(i));
+    const Forward& f = forward[i];
     const rt::PreparedOp& op = e->ops[static_cast<size_t>(f.op)];
     const void* const* in = in_ptrs.data() + f.in_begin;
     if (training && f.batchnorm) {
@@ -852,7 +889,10 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
   const DeviceScope scope(m.backend, m.e->options.device);
   const cudaStream_t stream = m.handle.stream();
   JET_RETURN_IF_ERROR(upload(batch, "step"));
-  JET_RETURN_IF_ERROR(m.run_forward(true));
+  m.profile_ready = false;
+  JET_RETURN_IF_ERROR(m.run_forward(true));  // marks 0 .. forward.size() - 1
+  size_t part = m.forward.size();
+  JET_RETURN_IF_ERROR(m.mark(part++));
   JET_RETURN_IF_ERROR(m.run_loss(true));
   if (correct) {
     *correct = 0;
@@ -860,6 +900,7 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
     if (m.classes > 0) JET_RETURN_IF_ERROR(m.count_correct(batch.labels, correct, nullptr));
   }
   for (const Impl::Backward& b : m.backward) {
+    JET_RETURN_IF_ERROR(m.mark(part++));
     const Impl::Forward& f = m.forward[static_cast<size_t>(b.forward)];
     const rt::PreparedOp& op = m.e->ops[static_cast<size_t>(f.op)];
     const rt::BackwardArgs args{m.handle,
@@ -880,11 +921,13 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
     if (!st.ok()) return Status(st.code(), "Trainer: backward of " + rt::op_label(*m.e, f.op) + ": " + st.message());
   }
   if (m.config.clip_grad_norm > 0.f) {
+    JET_RETURN_IF_ERROR(m.mark(part++));
     JET_RETURN_IF_ERROR(clip_grad_norm(m.handle, static_cast<int>(m.clip_grads.size()), m.clip_grads.data(),
                                        m.clip_counts.data(), m.config.clip_grad_norm, m.workspace, m.workspace_bytes,
                                        m.grad_norm));
   }
   ++m.steps;
+  JET_RETURN_IF_ERROR(m.mark(part++));
   for (const Impl::Update& u : m.updates) {
     if (m.config.optimizer == OptimizerKind::SGD) {
       JET_RETURN_IF_ERROR(sgd_step(m.handle, m.config.sgd, u.count, u.value, u.grad, u.state1));
@@ -894,6 +937,8 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
       JET_RETURN_IF_ERROR(adam_step(m.handle, adam, m.steps, u.count, u.value, u.grad, u.state1, u.state2));
     }
   }
+  JET_RETURN_IF_ERROR(m.mark(part));
+  m.profile_ready = m.profiling;
   if (loss_out) {
     JET_RETURN_IF_ERROR(copy_bytes(m.backend, loss_out, m.loss, sizeof(float), false, true, stream));
     JET_RETURN_IF_ERROR(synchronize(m.backend, stream));
@@ -916,6 +961,84 @@ Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out, int32_t* pred
     JET_RETURN_IF_ERROR(m.count_correct(batch.labels, &out->correct, predictions));
   }
   return synchronize(m.backend, stream);
+}
+
+Status Trainer::set_profiling(bool on) {
+  Impl& m = *impl_;
+  m.profile_ready = false;
+  if (on == m.profiling) return Status();
+  m.profiling = false;
+  m.destroy_events();
+  if (!on) return Status();
+  // The parts in step()'s order.
+  m.parts.clear();
+  const auto add = [&](const char* phase, int op, const std::string& name, const std::string& type) {
+    StepTime t;
+    t.phase = phase;
+    t.op = op;
+    t.name = name;
+    t.type = type;
+    m.parts.push_back(t);
+  };
+  for (const Impl::Forward& f : m.forward) {
+    const OpInfo& info = m.e->op_infos[static_cast<size_t>(f.op)];
+    add("forward", f.op, info.name, info.type);
+  }
+  add("loss", -1, m.config.loss == LossKind::SOFTMAX_CROSS_ENTROPY ? "softmax cross-entropy" : "mean squared error", "");
+  for (const Impl::Backward& b : m.backward) {
+    const int op = m.forward[static_cast<size_t>(b.forward)].op;
+    const OpInfo& info = m.e->op_infos[static_cast<size_t>(op)];
+    add("backward", op, info.name, info.type);
+  }
+  if (m.config.clip_grad_norm > 0.f) add("clip", -1, "clip_grad_norm", "");
+  add("update", -1, m.config.optimizer == OptimizerKind::SGD ? "sgd" : "adam", "");
+  const size_t marks = m.parts.size() + 1;
+  if (m.backend == Backend::CPU) {
+    m.cpu_marks.assign(marks, std::chrono::steady_clock::time_point());
+    m.profiling = true;
+    return Status();
+  }
+#if defined(JET_HAVE_CUDA)
+  rt::DeviceGuard guard(m.e->options.device);
+  m.events.assign(marks, nullptr);
+  for (cudaEvent_t& ev : m.events) {
+    const cudaError_t err = cudaEventCreate(&ev);
+    if (err != cudaSuccess) {
+      m.destroy_events();
+      return rt::cuda_error("Trainer::set_profiling: cudaEventCreate", err);
+    }
+  }
+  m.profiling = true;
+  return Status();
+#else
+  return Status(StatusCode::NOT_SUPPORTED, "Trainer::set_profiling: this build of jet has no CUDA backend");
+#endif
+}
+
+Status Trainer::step_times(std::vector<StepTime>* out) const {
+  const Impl& m = *impl_;
+  if (!out) return bad("step_times: out is a null pointer");
+  out->clear();
+  if (!m.profiling) return bad("step_times: profiling is off (call set_profiling(true), then step())");
+  if (!m.profile_ready) return bad("step_times: no profiled step has ended since profiling was turned on");
+  *out = m.parts;
+#if defined(JET_HAVE_CUDA)
+  if (m.backend == Backend::CUDA) {
+    rt::DeviceGuard guard(m.e->options.device);
+    cudaError_t err = cudaEventSynchronize(m.events.back());
+    if (err != cudaSuccess) return rt::cuda_error("Trainer::step_times: cudaEventSynchronize", err);
+    for (size_t i = 0; i < out->size(); ++i) {
+      float t = 0.f;
+      err = cudaEventElapsedTime(&t, m.events[i], m.events[i + 1]);
+      if (err != cudaSuccess) return rt::cuda_error("Trainer::step_times: cudaEventElapsedTime", err);
+      (*out)[i].ms = t;
+    }
+    return Status();
+  }
+#endif
+  for (size_t i = 0; i < out->size(); ++i)
+    (*out)[i].ms = std::chrono::duration<double, std::milli>(m.cpu_marks[i + 1] - m.cpu_marks[i]).count();
+  return Status();
 }
 
 Status Trainer::save(std::vector<uint8_t>* bytes) const {

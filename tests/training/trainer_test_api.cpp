@@ -88,6 +88,61 @@ TEST_CASE("create makes one allocation; step() and evaluate() make none") {
   }
 }
 
+TEST_CASE("a profiled step times every forward op, the loss, every backward step and the update") {
+  const Bytes bytes = small_model(false);
+  std::shared_ptr<Engine> engine = load_engine(bytes, Handle::cpu());
+  TrainerConfig cfg;
+  cfg.clip_grad_norm = 1.f;
+  std::unique_ptr<Trainer> trainer;
+  REQUIRE_OK(Trainer::create(engine, cfg, &trainer));
+  Batch batch;
+  std::vector<StepTime> times;
+  const auto refused = [&](const char* why) {
+    const Status st = trainer->step_times(&times);
+    INFO(st.to_string());
+    CHECK(st.code() == StatusCode::BAD_PARAM);
+    CHECK(contains(st.message(), why));
+  };
+  refused("profiling is off");
+  REQUIRE_OK(trainer->set_profiling(true));
+  refused("no profiled step");
+  REQUIRE_OK(trainer->step(batch.view(), nullptr));
+  // Profiling allocates at set_profiling, not per step.
+  const bool counting = alloc_counting_available();
+  if (counting) arm_alloc_counter();
+  const bool ok = trainer->step(batch.view(), nullptr).ok();
+  if (counting) CHECK(disarm_alloc_counter() == 0);
+  CHECK(ok);
+  REQUIRE_OK(trainer->step_times(&times));
+  int forward = 0, loss = 0, backward = 0, clip = 0, update = 0;
+  for (const StepTime& t : times) {
+    const std::string phase = t.phase;
+    forward += phase == "forward";
+    loss += phase == "loss";
+    backward += phase == "backward";
+    clip += phase == "clip";
+    update += phase == "update";
+    CHECK(t.ms >= 0.0);
+    if (phase == "forward" || phase == "backward") {
+      REQUIRE(t.op >= 0);
+      CHECK(t.name == engine->op(t.op).name);
+      CHECK(t.type == engine->op(t.op).type);
+    }
+  }
+  // Every op of small_model is on the loss's path and has a trainable parameter upstream of its
+  // output, except none: each forward op has its backward step.
+  CHECK(forward == engine->num_ops());
+  CHECK(backward == forward);
+  CHECK(loss == 1);
+  CHECK(clip == 1);
+  CHECK(update == 1);
+  CHECK(times.size() == static_cast<size_t>(forward + backward + 3));
+  // The parts are in step()'s order: the forward ops first, in the engine's order.
+  for (int i = 0; i < forward; ++i) CHECK(times[static_cast<size_t>(i)].op == i);
+  REQUIRE_OK(trainer->set_profiling(false));
+  refused("profiling is off");
+}
+
 TEST_CASE("steps allocate nothing with strided convolutions and batch norm; they learn") {
   std::unique_ptr<Trainer> trainer;
   TrainerConfig cfg;

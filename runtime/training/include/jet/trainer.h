@@ -92,6 +92,14 @@ struct EvalResult {
   int64_t samples = 0;
 };
 
+// One part of a profiled step (Trainer::set_profiling).
+struct StepTime {
+  const char* phase = "";  // "forward", "loss", "backward", "clip" or "update"
+  int op = -1;             // the engine's op (forward and backward), -1 for the others
+  std::string name, type;  // the op's name and type; the optimizer's name for "update"
+  double ms = 0;           // GPU time between events on CUDA; steady-clock time on CPU
+};
+
 // One parameter as the trainer sees it.
 struct TrainerParameter {
   std::string name;
@@ -160,6 +168,13 @@ class Trainer {
   // Replaces trainable parameter i's values (`count` must be its element count; host memory), e.g.
   // to start a new classifier head from other weights. Optimizer state is kept.
   Status set_parameter_values(int i, const float* values, size_t count);
+
+  // Where a step's time goes: off by default and then free. When on, step() records a time per
+  // forward op, the loss, each backward step, the clipping and the optimizer's updates (CUDA
+  // events created here, not in step()); step_times() reads the last profiled step's (it
+  // synchronizes the stream). It fails while profiling is off or before a profiled step ended.
+  Status set_profiling(bool on);
+  Status step_times(std::vector<StepTime>* out) const;
 
   struct Impl;
 
