@@ -60,40 +60,50 @@ inline PoolGradGeom make_pool_grad_geom(const PoolDesc& pool, const TensorDesc& 
 
 // Output o's taps along one axis: those at start + k * dilation for k in [k_begin, k_end) are
 // inside x; `padded` of them lie inside [-pad_begin, in + pad_end) (AVG_INCLUDE_PAD's divisor).
+// I is the index type: int64_t, or int on CUDA where every index fits (32-bit division is several
+// times cheaper there).
+template <class I>
 struct PoolGradTaps {
-  int64_t start, k_begin, k_end, padded;
+  I start, k_begin, k_end, padded;
 };
 
-JET_HOST_DEVICE inline int64_t pool_floor_div(int64_t a, int64_t b) {  // b > 0
+template <class I>
+JET_HOST_DEVICE inline I pool_floor_div(I a, I b) {  // b > 0
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-JET_HOST_DEVICE inline PoolGradTaps pool_grad_taps(const PoolGradAxis& a, int64_t o) {
-  PoolGradTaps t;
-  t.start = o * a.stride - a.pad_begin;
-  t.k_begin = t.start >= 0 ? 0 : (-t.start + a.dilation - 1) / a.dilation;
-  const int64_t last = pool_floor_div(a.in - 1 - t.start, a.dilation) + 1;
-  t.k_end = a.window < last ? a.window : last;
+template <class I>
+JET_HOST_DEVICE inline PoolGradTaps<I> pool_grad_taps(const PoolGradAxis& a, I o) {
+  const I dilation = static_cast<I>(a.dilation), window = static_cast<I>(a.window);
+  PoolGradTaps<I> t;
+  t.start = o * static_cast<I>(a.stride) - static_cast<I>(a.pad_begin);
+  t.k_begin = t.start >= 0 ? 0 : (-t.start + dilation - 1) / dilation;
+  const I last = pool_floor_div<I>(static_cast<I>(a.in) - 1 - t.start, dilation) + 1;
+  t.k_end = window < last ? window : last;
   if (t.k_end < t.k_begin) t.k_end = t.k_begin;
-  const int64_t padded = pool_floor_div(a.in + a.pad_end - 1 - t.start, a.dilation) + 1;
-  t.padded = a.window < padded ? a.window : padded;
+  const I padded = pool_floor_div<I>(static_cast<I>(a.in + a.pad_end) - 1 - t.start, dilation) + 1;
+  t.padded = window < padded ? window : padded;
   return t;
 }
 
 // Whether x element (p0, p1, p2) of image n, channel c is output o's argmax: the first maximum
 // in window order, or the window's last NaN (the forward's `v > max || isnan(v)` update, as
 // PyTorch's max pooling picks its index); all -inf: the first tap.
-JET_HOST_DEVICE inline bool pool_is_argmax(const PoolGradGeom& g, const float* x, int64_t xbase,
-                                           const PoolGradTaps* t, const int64_t* p) {
+template <class I>
+JET_HOST_DEVICE inline bool pool_is_argmax(const PoolGradGeom& g, const float* x, I xbase,
+                                           const PoolGradTaps<I>* t, const I* p) {
+  const I d0 = static_cast<I>(g.ax[0].dilation), d1 = static_cast<I>(g.ax[1].dilation),
+          d2 = static_cast<I>(g.ax[2].dilation);
+  const I s0 = static_cast<I>(g.xs[0]), s1 = static_cast<I>(g.xs[1]), s2 = static_cast<I>(g.xs[2]);
   float best = -INFINITY;
-  int64_t arg[3] = {t[0].k_begin, t[1].k_begin, t[2].k_begin};
-  for (int64_t k0 = t[0].k_begin; k0 < t[0].k_end; ++k0) {
-    const int64_t i0 = t[0].start + k0 * g.ax[0].dilation;
-    for (int64_t k1 = t[1].k_begin; k1 < t[1].k_end; ++k1) {
-      const int64_t i1 = t[1].start + k1 * g.ax[1].dilation;
-      for (int64_t k2 = t[2].k_begin; k2 < t[2].k_end; ++k2) {
-        const int64_t i2 = t[2].start + k2 * g.ax[2].dilation;
-        const float v = x[xbase + i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]];
+  I arg[3] = {t[0].k_begin, t[1].k_begin, t[2].k_begin};
+  for (I k0 = t[0].k_begin; k0 < t[0].k_end; ++k0) {
+    const I i0 = t[0].start + k0 * d0;
+    for (I k1 = t[1].k_begin; k1 < t[1].k_end; ++k1) {
+      const I i1 = t[1].start + k1 * d1;
+      for (I k2 = t[2].k_begin; k2 < t[2].k_end; ++k2) {
+        const I i2 = t[2].start + k2 * d2;
+        const float v = x[xbase + i0 * s0 + i1 * s1 + i2 * s2];
         if (v > best || v != v) {
           best = v;
           arg[0] = k0;
@@ -103,45 +113,61 @@ JET_HOST_DEVICE inline bool pool_is_argmax(const PoolGradGeom& g, const float* x
       }
     }
   }
-  return t[0].start + arg[0] * g.ax[0].dilation == p[0] &&
-         t[1].start + arg[1] * g.ax[1].dilation == p[1] &&
-         t[2].start + arg[2] * g.ax[2].dilation == p[2];
+  return t[0].start + arg[0] * d0 == p[0] && t[1].start + arg[1] * d1 == p[1] &&
+         t[2].start + arg[2] * d2 == p[2];
+}
+
+// The outputs along one axis whose window holds input position p: o in [lo, hi], those with
+// (p + pad_begin - o * stride) a multiple of dilation (tap k = that / dilation < window).
+template <class I>
+struct PoolGradOutputs {
+  I lo, hi;
+};
+
+template <class I>
+JET_HOST_DEVICE inline PoolGradOutputs<I> pool_grad_outputs(const PoolGradAxis& a, I p) {
+  const I stride = static_cast<I>(a.stride);
+  const I q = p + static_cast<I>(a.pad_begin);  // >= 0
+  const I reach = static_cast<I>((a.window - 1) * a.dilation);
+  PoolGradOutputs<I> r;
+  r.lo = q - reach <= 0 ? 0 : (q - reach + stride - 1) / stride;
+  r.hi = q / stride;
+  if (r.hi > static_cast<I>(a.out) - 1) r.hi = static_cast<I>(a.out) - 1;
+  return r;
 }
 
 // d<dy, pool(x)>/dx at x element (n, c, p): the sum over the windows containing it, in window
-// order (deterministic), in f32.
+// order (tap k ascending, so output o descending; deterministic), in f32. Only the outputs whose
+// window can hold p are visited: at most ceil(window * dilation / stride) per axis.
+template <class I>
 JET_HOST_DEVICE inline float pool_grad_at(const PoolGradGeom& g, const float* x, const float* dy,
-                                          int64_t n, int64_t c, const int64_t* p) {
-  const int64_t xbase = n * g.xs_n + c * g.xs_c;
-  const int64_t dybase = n * g.dys_n + c * g.dys_c;
+                                          I n, I c, const I* p) {
+  const I xbase = n * static_cast<I>(g.xs_n) + c * static_cast<I>(g.xs_c);
+  const I dybase = n * static_cast<I>(g.dys_n) + c * static_cast<I>(g.dys_c);
+  const PoolGradOutputs<I> r0 = pool_grad_outputs<I>(g.ax[0], p[0]);
+  const PoolGradOutputs<I> r1 = pool_grad_outputs<I>(g.ax[1], p[1]);
+  const PoolGradOutputs<I> r2 = pool_grad_outputs<I>(g.ax[2], p[2]);
+  const I st0 = static_cast<I>(g.ax[0].stride), st1 = static_cast<I>(g.ax[1].stride),
+          st2 = static_cast<I>(g.ax[2].stride);
+  const I q0 = p[0] + static_cast<I>(g.ax[0].pad_begin), q1 = p[1] + static_cast<I>(g.ax[1].pad_begin),
+          q2 = p[2] + static_cast<I>(g.ax[2].pad_begin);
   float acc = 0.f;
-  // Along each axis, output o holds p at tap k when p + pad_begin - k * dilation == o * stride;
-  // that quantity only decreases with k, hence the breaks.
-  for (int64_t k0 = 0; k0 < g.ax[0].window; ++k0) {
-    const int64_t q0 = p[0] + g.ax[0].pad_begin - k0 * g.ax[0].dilation;
-    if (q0 < 0) break;
-    const int64_t o0 = q0 / g.ax[0].stride;
-    if (o0 * g.ax[0].stride != q0 || o0 >= g.ax[0].out) continue;
-    for (int64_t k1 = 0; k1 < g.ax[1].window; ++k1) {
-      const int64_t q1 = p[1] + g.ax[1].pad_begin - k1 * g.ax[1].dilation;
-      if (q1 < 0) break;
-      const int64_t o1 = q1 / g.ax[1].stride;
-      if (o1 * g.ax[1].stride != q1 || o1 >= g.ax[1].out) continue;
-      for (int64_t k2 = 0; k2 < g.ax[2].window; ++k2) {
-        const int64_t q2 = p[2] + g.ax[2].pad_begin - k2 * g.ax[2].dilation;
-        if (q2 < 0) break;
-        const int64_t o2 = q2 / g.ax[2].stride;
-        if (o2 * g.ax[2].stride != q2 || o2 >= g.ax[2].out) continue;
-        const PoolGradTaps t[3] = {pool_grad_taps(g.ax[0], o0), pool_grad_taps(g.ax[1], o1),
-                                   pool_grad_taps(g.ax[2], o2)};
-        const float d = dy[dybase + o0 * g.dys[0] + o1 * g.dys[1] + o2 * g.dys[2]];
+  for (I o0 = r0.hi; o0 >= r0.lo; --o0) {
+    if ((q0 - o0 * st0) % static_cast<I>(g.ax[0].dilation) != 0) continue;
+    for (I o1 = r1.hi; o1 >= r1.lo; --o1) {
+      if ((q1 - o1 * st1) % static_cast<I>(g.ax[1].dilation) != 0) continue;
+      for (I o2 = r2.hi; o2 >= r2.lo; --o2) {
+        if ((q2 - o2 * st2) % static_cast<I>(g.ax[2].dilation) != 0) continue;
+        const PoolGradTaps<I> t[3] = {pool_grad_taps<I>(g.ax[0], o0), pool_grad_taps<I>(g.ax[1], o1),
+                                      pool_grad_taps<I>(g.ax[2], o2)};
+        const float d = dy[dybase + o0 * static_cast<I>(g.dys[0]) + o1 * static_cast<I>(g.dys[1]) +
+                           o2 * static_cast<I>(g.dys[2])];
         if (g.mode == PoolMode::MAX) {
-          if (pool_is_argmax(g, x, xbase, t, p)) acc += d;
+          if (pool_is_argmax<I>(g, x, xbase, t, p)) acc += d;
         } else {
-          int64_t divisor = 1;
+          I divisor = 1;
           for (int i = 0; i < 3; ++i)
-            divisor *= g.mode == PoolMode::AVG_INCLUDE_PAD ? t[i].padded
-                                                           : t[i].k_end - t[i].k_begin;
+            divisor *= g.mode == PoolMode::AVG_INCLUDE_PAD ? t[i].padded : t[i].k_end - t[i].k_begin;
           acc += d / static_cast<float>(divisor);
         }
       }
