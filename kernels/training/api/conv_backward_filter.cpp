@@ -16,9 +16,10 @@ JET_CUDA_ENTRY(conv_backward_bias, float alpha, const TensorDesc& dy_desc, const
 JET_BACKEND_ENTRIES(conv_backward_filter_implicit, float alpha, const TensorDesc& x_desc,
                     const void* x, const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     float beta, const FilterDesc& dw_desc, void* dw);
-// The GEMM algorithm's lowering: col[g][(n, o)][j] = x at filter offset j of group g's filter
+// The GEMM algorithm's lowering: col[g][j][(n, o)] = x at filter offset j of group g's filter
 // row (j = c * ws_c + taps . ws, the filter layout's own order; 0 in the padding), and
-// dyp[g][kk][(n, o)] = dy[n, g * K/groups + kk, o]. Both packed.
+// dyp[g][kk][(n, o)] = dy[n, g * K/groups + kk, o]. Both packed, the sum's index (n, o) fastest
+// in both, so the GEMM reads each operand along its depth (gemm_forward's fastest form).
 JET_BACKEND_ENTRIES(conv_backward_filter_lower, const TensorDesc& x_desc, const void* x,
                     const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     const FilterDesc& dw_desc, float* col, float* dyp);
@@ -67,7 +68,7 @@ Status check_filter_problem(const char* fn, const TensorDesc& x_desc, const Tens
   return Status();
 }
 
-// The GEMM algorithm's two workspace arrays, in floats: col (N * positions x C * taps) and the
+// The GEMM algorithm's two workspace arrays, in floats: col (C * taps x N * positions) and the
 // packed dy (K x N * positions).
 void gemm_parts(const TensorDesc& x_desc, const TensorDesc& dy_desc, const FilterDesc& dw_desc,
                 int64_t* col, int64_t* dyp) {
@@ -172,7 +173,7 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
                                                               dy, conv, beta, dw_desc, dw));
 #endif
   }
-  // GEMM: lower, then dw[g] (Kg x C/groups * taps, rows ws_k apart) = dyp[g] @ col[g].
+  // GEMM: lower, then dw[g] (Kg x C/groups * taps, rows ws_k apart) = dyp[g] @ col[g]^T.
   int64_t col_n, dyp_n;
   gemm_parts(x_desc, dy_desc, dw_desc, &col_n, &dyp_n);
   float* col = static_cast<float*>(workspace);
@@ -194,21 +195,23 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
   const TensorDesc y = TensorDesc::strided(DType::F32, {groups, kg, row}, {kg * ws_k, ws_k, 1});
   int64_t splits = 1;
   JET_TRY(gemm_splits(fn, handle, conv, groups, rows, kg, row, &splits));
+  GemmDesc nt;  // dw = dyp @ col^T: both operands along the sum's index
+  nt.trans_b = true;
   if (splits == 1) {
     const TensorDesc a = TensorDesc::strided(DType::F32, {groups, kg, rows}, {kg * rows, rows, 1});
-    const TensorDesc b = TensorDesc::strided(DType::F32, {groups, rows, row}, {rows * row, row, 1});
-    return in_routine(fn, gemm_forward(handle, GemmDesc{}, alpha, a, dyp, b, col, TensorDesc(),
-                                       nullptr, beta, y, dw));
+    const TensorDesc b = TensorDesc::strided(DType::F32, {groups, row, rows}, {row * rows, rows, 1});
+    return in_routine(fn, gemm_forward(handle, nt, alpha, a, dyp, b, col, TensorDesc(), nullptr,
+                                       beta, y, dw));
   }
-  // One group: chunk s of the rows gives partial[s] = dyp[:, chunk] @ col[chunk, :], then
+  // One group: chunk s of the rows gives partial[s] = dyp[:, chunk] @ col[:, chunk]^T, then
   // dw = alpha * sum over s + beta * dw (reduce_forward over the chunks' dim).
   const int64_t chunk = rows / splits;
   float* partial = dyp + dyp_n;
   const TensorDesc a = TensorDesc::strided(DType::F32, {splits, kg, chunk}, {chunk, rows, 1});
-  const TensorDesc b = TensorDesc::strided(DType::F32, {splits, chunk, row}, {chunk * row, row, 1});
+  const TensorDesc b = TensorDesc::strided(DType::F32, {splits, row, chunk}, {chunk, rows, 1});
   const TensorDesc p = TensorDesc::strided(DType::F32, {splits, kg, row}, {kg * row, row, 1});
-  JET_TRY(in_routine(fn, gemm_forward(handle, GemmDesc{}, 1.f, a, dyp, b, col, TensorDesc(),
-                                      nullptr, 0.f, p, partial)));
+  JET_TRY(in_routine(fn, gemm_forward(handle, nt, 1.f, a, dyp, b, col, TensorDesc(), nullptr, 0.f,
+                                      p, partial)));
   const TensorDesc sum = TensorDesc::strided(DType::F32, {1, kg, row}, {kg * ws_k, ws_k, 1});
   return in_routine(fn, reduce_forward(handle, ReduceOp::SUM, alpha, p, partial, beta, sum, dw));
 }

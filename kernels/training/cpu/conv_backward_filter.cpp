@@ -53,12 +53,11 @@ Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
       const int64_t n = r / g.positions;
       int64_t o[3];
       conv_grad_position(g, r % g.positions, o);
-      float* out = col + (grp * rows + r) * row;
       for (int64_t j = 0; j < row; ++j) {
         const FilterTap f = filter_tap(g, j);
         const int64_t xo = conv_grad_x_offset(g, f, n, o);
-        // Column j of the lowered matrix is dw's element at offset j of a filter row.
-        out[filter_offset(g, f)] = xo < 0 ? 0.f : xp[xo + grp * g.cg * g.xs_c];
+        // Row j of the lowered matrix is dw's element at offset j of a filter row.
+        col[(grp * row + filter_offset(g, f)) * rows + r] = xo < 0 ? 0.f : xp[xo + grp * g.cg * g.xs_c];
       }
     }
   }

@@ -2,11 +2,15 @@
 //  - implicit: one block per dw element; its threads stride over (image, output position) with
 //    x addressed on the fly (kernels/training/conv_grad.h), each keeping a compensated f32 sum,
 //    combined by a fixed tree (block_sum).
-//  - lower: the GEMM algorithm's im2col of x and packing of dy, one thread per element written
-//    (the GEMM itself is gemm_forward, called by the front end).
+//  - lower: the GEMM algorithm's im2col of x (transposed: a row per filter element, along the
+//    images' output positions) and packing of dy (the GEMM itself is gemm_forward, called by
+//    the front end).
 //  - bias: one block per channel, summing over the other dims the same way; with the workspace,
 //    several blocks per channel where the channels are few (chunk sums, then a fixed-order
 //    total per channel).
+#include <algorithm>
+
+#include "../../common/fast_div.h"
 #include "../conv_grad.h"
 #include "train_common.cuh"
 
@@ -38,21 +42,22 @@ __global__ void filter_implicit_kernel(ConvGradGeom g, float alpha, float beta,
   }
 }
 
+// The lowering's general kernels (any size, 64-bit index math): one thread per element written.
 __global__ void lower_x_kernel(ConvGradGeom g, const float* __restrict__ x, float* col,
                                int64_t total) {
   const int64_t rows = g.n * g.positions, row = g.row();
   for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    // e runs over (group, row r, filter element j) with j fastest.
-    const int64_t j = e % row;
-    const int64_t gr = e / row;
-    const int64_t r = gr % rows, grp = gr / rows;
+    // e runs over (group, filter element j, row r) with r fastest.
+    const int64_t r = e % rows;
+    const int64_t gj = e / rows;
+    const int64_t j = gj % row, grp = gj / row;
     const int64_t n = r / g.positions;
     int64_t o[3];
     conv_grad_position(g, r - n * g.positions, o);
     const FilterTap f = filter_tap(g, j);
     const int64_t xo = conv_grad_x_offset(g, f, n, o);
-    col[gr * row + filter_offset(g, f)] = xo < 0 ? 0.f : x[xo + grp * g.cg * g.xs_c];
+    col[(grp * row + filter_offset(g, f)) * rows + r] = xo < 0 ? 0.f : x[xo + grp * g.cg * g.xs_c];
   }
 }
 
@@ -67,6 +72,78 @@ __global__ void pack_dy_kernel(ConvGradGeom g, const float* __restrict__ dy, flo
     conv_grad_position(g, r - n * g.positions, o);
     dyp[e] = dy[n * g.ys_n + k * g.ys_c + o[0] * g.ys[0] + o[1] * g.ys[1] + o[2] * g.ys[2]];
   }
+}
+
+// The lowering's fast kernels, where every x and dy offset and the row count fit in 31 bits: a
+// block row (blockIdx.y) is one row of col (a filter element of a group) or of dyp (a channel),
+// whose decomposition is done once; its threads run along r = (n, o), so x and dy are read and
+// col written in runs, and each element costs two or three FastDiv steps instead of six 64-bit
+// divisions (bench/NOTES.md, 2026-11-27 seventh session).
+struct RowsSplit {  // r -> (n, o0, o1, o2)
+  FastDiv positions, out1, out2;
+  JET_HOST_DEVICE void at(int r, int* n, int* o) const {
+    int p, o01;
+    *n = positions.divmod(r, &p);
+    o01 = out2.divmod(p, &o[2]);
+    o[0] = out1.divmod(o01, &o[1]);
+  }
+};
+
+RowsSplit rows_split(const ConvGradGeom& g) {
+  RowsSplit s;
+  s.positions = FastDiv::make(g.positions);
+  s.out1 = FastDiv::make(g.out[1]);
+  s.out2 = FastDiv::make(g.out[2]);
+  return s;
+}
+
+__global__ void lower_x_rows_kernel(ConvGradGeom g, RowsSplit split, const float* __restrict__ x,
+                                    float* col, int rows, int64_t entries) {
+  const int64_t row = g.row();
+  for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {  // e = group * row + j
+    const int64_t grp = e / row;
+    const FilterTap f = filter_tap(g, e - grp * row);
+    float* out = col + (grp * row + filter_offset(g, f)) * rows;
+    const float* xc = x + (grp * g.cg + f.c) * g.xs_c;
+    int base[3];  // input position = o * stride + base
+    for (int d = 0; d < 3; ++d) {
+      const int64_t t = g.flip ? g.win[d] - 1 - f.t[d] : f.t[d];
+      base[d] = static_cast<int>(t * g.dil[d] - g.pad[d]);
+    }
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
+      int n, o[3];
+      split.at(r, &n, o);
+      int off = n * static_cast<int>(g.xs_n);
+      bool inside = true;
+      for (int d = 0; d < 3; ++d) {
+        const int i = o[d] * static_cast<int>(g.stride[d]) + base[d];
+        inside = inside && i >= 0 && i < static_cast<int>(g.in[d]);
+        off += i * static_cast<int>(g.xs[d]);
+      }
+      out[r] = inside ? xc[off] : 0.f;
+    }
+  }
+}
+
+__global__ void pack_dy_rows_kernel(ConvGradGeom g, RowsSplit split, const float* __restrict__ dy,
+                                    float* dyp, int rows, int64_t channels) {
+  for (int64_t k = blockIdx.y; k < channels; k += gridDim.y) {
+    const float* dk = dy + k * g.ys_c;
+    float* out = dyp + k * rows;
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
+      int n, o[3];
+      split.at(r, &n, o);
+      out[r] = dk[n * static_cast<int>(g.ys_n) + o[0] * static_cast<int>(g.ys[0]) +
+                  o[1] * static_cast<int>(g.ys[1]) + o[2] * static_cast<int>(g.ys[2])];
+    }
+  }
+}
+
+// The largest offset a tensor of these (n, c, spatial) dims and strides reaches, plus one.
+int64_t span(int64_t n, int64_t c, const int64_t* spatial, int64_t sn, int64_t sc, const int64_t* ss) {
+  int64_t last = (n - 1) * sn + (c - 1) * sc;
+  for (int i = 0; i < 3; ++i) last += (spatial[i] - 1) * ss[i];
+  return last + 1;
 }
 
 __global__ void bias_kernel(Walk3 rest, int64_t channels, int64_t dy_c, int64_t db_c, float alpha,
@@ -135,7 +212,24 @@ Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, con
                                   const FilterDesc& dw_desc, float* col, float* dyp) {
   const ConvGradGeom g = make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc);
   const int64_t rows = g.n * g.positions;
-  const int64_t col_total = g.groups * rows * g.row(), dy_total = g.groups * g.kg * rows;
+  const int64_t entries = g.groups * g.row(), channels = g.groups * g.kg;
+  const int64_t limit = int64_t(1) << 30;  // room for the 32-bit sums of offsets
+  const bool fast = rows < limit && span(g.n, g.groups * g.cg, g.in, g.xs_n, g.xs_c, g.xs) < limit &&
+                    span(g.n, channels, g.out, g.ys_n, g.ys_c, g.ys) < limit;
+  if (fast) {
+    const RowsSplit split = rows_split(g);
+    const int threads = 256;
+    const int64_t x_blocks = std::min<int64_t>((rows + threads - 1) / threads, 1024);
+    lower_x_rows_kernel<<<dim3(static_cast<unsigned>(x_blocks), static_cast<unsigned>(std::min<int64_t>(entries, 65535))),
+                          threads, 0, h.stream()>>>(g, split, static_cast<const float*>(x), col,
+                                                    static_cast<int>(rows), entries);
+    JET_TRY(launch_status("conv_backward_filter (im2col)"));
+    pack_dy_rows_kernel<<<dim3(static_cast<unsigned>(x_blocks), static_cast<unsigned>(std::min<int64_t>(channels, 65535))),
+                          threads, 0, h.stream()>>>(g, split, static_cast<const float*>(dy), dyp,
+                                                    static_cast<int>(rows), channels);
+    return launch_status("conv_backward_filter (dy packing)");
+  }
+  const int64_t col_total = entries * rows, dy_total = channels * rows;
   lower_x_kernel<<<grid_for(col_total, kTrainThreads, h.sm_count()), kTrainThreads, 0,
                    h.stream()>>>(g, static_cast<const float*>(x), col, col_total);
   JET_TRY(launch_status("conv_backward_filter (im2col)"));
