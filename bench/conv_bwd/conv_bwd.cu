@@ -15,7 +15,7 @@
 //   jet_bench_conv_bwd [--sets resnet50,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]
 //                      [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]
 //                      [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]
-//                      [--verbose]
+//                      [--verbose] [--filter-chunks N]
 // Ours: the data gradient has GATHER (every problem) and TRANSPOSED_FORWARD (conv_forward of dy
 // with the transposed filter; strided layers one per output phase), f32 and f16 storage; the
 // filter gradient has IMPLICIT_GEMM and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a").
@@ -77,11 +77,16 @@ const jet::ConvBwdDataAlgo kDataAlgos[] = {jet::ConvBwdDataAlgo::GATHER,
 constexpr int kDataAlgoCount = 2;
 
 // The filter gradient's variants: IMPLICIT_GEMM, GEMM as the backend chooses (tactic 0: its sum
-// split in chunks where dw has few tiles), GEMM unsplit (tactic 1), to show what the split gives.
+// split in chunks where dw has few tiles), GEMM unsplit (tactic 1), to show what the split gives;
+// --filter-chunks N makes the third GEMM with N chunks (tactic N; n/a where N does not divide the
+// N x output positions), to time another split than the backend's.
 const jet::ConvBwdFilterAlgo kFilterAlgos[] = {jet::ConvBwdFilterAlgo::IMPLICIT_GEMM,
                                                jet::ConvBwdFilterAlgo::GEMM,
                                                jet::ConvBwdFilterAlgo::GEMM};
-const int32_t kFilterTactics[] = {0, 0, 1};
+int32_t kFilterTactics[] = {0, 0, 1};
+std::string third_filter_name() {
+  return kFilterTactics[2] == 1 ? "gemm unsplit" : "gemm " + std::to_string(kFilterTactics[2]) + " chunks";
+}
 constexpr int kFilterAlgoCount = 3;
 
 struct LayerResult {
@@ -364,7 +369,7 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
       Timed& t = res.filter[a];
       const jet::ConvBwdFilterAlgo algo = kFilterAlgos[a];
       const jet::ConvDesc ct = cd.with_tactic(kFilterTactics[a]);
-      t.algo = std::string(jet::conv_bwd_filter_algo_name(algo)) + (kFilterTactics[a] ? " unsplit" : "");
+      t.algo = a == 2 ? third_filter_name() : std::string(jet::conv_bwd_filter_algo_name(algo));
       size_t wsb = 0;
       const jet::Status s =
           jet::conv_backward_filter_workspace_size(cx.jet, xd, yd, ct, wd, algo, &wsb);
@@ -436,12 +441,13 @@ int main(int argc, char** argv) {
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else if (a == "--verbose") verbose = true;
     else if (a == "--no-graph") graph = false;
+    else if (a == "--filter-chunks" && more) kFilterTactics[2] = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--sets resnet50,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]\n"
                    "       [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]\n"
                    "       [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]\n"
-                   "       [--verbose]\n",
+                   "       [--verbose] [--filter-chunks N]\n",
                    argv[0]);
       return 2;
     }
@@ -544,9 +550,9 @@ int main(int argc, char** argv) {
         std::printf("| layer | N | C->K | in | RxS/s | reps | GFLOP | data: cuDNN algo | cuDNN ms | "
                     "cuDNN det ms | gather ms | transposed_forward ms (ws) | ours best | TF/s | ratio | "
                     "ratio det | err | filter: cuDNN algo "
-                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | gemm unsplit ms | ours best "
+                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | %s ms | ours best "
                     "| TF/s "
-                    "| ratio | ratio det | err |\n|");
+                    "| ratio | ratio det | err |\n|", third_filter_name().c_str());
         for (int i = 0; i < 28; ++i) std::printf("---|");
         std::printf("\n");
         Tally tl;
@@ -660,14 +666,14 @@ int main(int argc, char** argv) {
         }
         std::printf("\ngeomean ours/cuDNN (%s, %s): data best %s (%d/%zu), vs deterministic %s; "
                     "gather %s, transposed_forward %s (%d); filter best %s (%d/%zu), vs "
-                    "deterministic %s; implicit_gemm %s, gemm %s, gemm unsplit %s; data + "
+                    "deterministic %s; implicit_gemm %s, gemm %s, %s %s; data + "
                     "filter per layer %s (%d)\n",
                     set.key.c_str(), combo.name.c_str(), tl.data.str().c_str(), tl.data.count,
                     set.layers.size(), tl.data_det.str().c_str(), tl.data_algo[0].str().c_str(),
                     tl.data_algo[1].str().c_str(), tl.data_algo[1].count, tl.filter.str().c_str(),
                     tl.filter.count, set.layers.size(), tl.filter_det.str().c_str(),
                     tl.filter_algo[0].str().c_str(), tl.filter_algo[1].str().c_str(),
-                    tl.filter_algo[2].str().c_str(),
+                    third_filter_name().c_str(), tl.filter_algo[2].str().c_str(),
                     tl.both.str().c_str(), tl.both.count);
         if (set.family == "resnet50" && tl.net_complete && tl.net_ours > 0)
           std::printf("network (all 53 convolutions, reps counted; %s): cuDNN %s ms, ours %s ms, "

@@ -77,11 +77,18 @@ JET_HOST_DEVICE inline PoolGradTaps<I> pool_grad_taps(const PoolGradAxis& a, I o
   const I dilation = static_cast<I>(a.dilation), window = static_cast<I>(a.window);
   PoolGradTaps<I> t;
   t.start = o * static_cast<I>(a.stride) - static_cast<I>(a.pad_begin);
-  t.k_begin = t.start >= 0 ? 0 : (-t.start + dilation - 1) / dilation;
-  const I last = pool_floor_div<I>(static_cast<I>(a.in) - 1 - t.start, dilation) + 1;
+  I last, padded;
+  if (dilation == 1) {  // the usual case, without divisions
+    t.k_begin = t.start >= 0 ? 0 : -t.start;
+    last = static_cast<I>(a.in) - t.start;
+    padded = static_cast<I>(a.in + a.pad_end) - t.start;
+  } else {
+    t.k_begin = t.start >= 0 ? 0 : (-t.start + dilation - 1) / dilation;
+    last = pool_floor_div<I>(static_cast<I>(a.in) - 1 - t.start, dilation) + 1;
+    padded = pool_floor_div<I>(static_cast<I>(a.in + a.pad_end) - 1 - t.start, dilation) + 1;
+  }
   t.k_end = window < last ? window : last;
   if (t.k_end < t.k_begin) t.k_end = t.k_begin;
-  const I padded = pool_floor_div<I>(static_cast<I>(a.in + a.pad_end) - 1 - t.start, dilation) + 1;
   t.padded = window < padded ? window : padded;
   return t;
 }
@@ -124,14 +131,20 @@ struct PoolGradOutputs {
   I lo, hi;
 };
 
+// n / d for n >= 0: strides 1 and 2 (nearly every pooling) without a division instruction.
+template <class I>
+JET_HOST_DEVICE inline I pool_stride_div(I n, I d) {
+  return d == 1 ? n : d == 2 ? n >> 1 : n / d;
+}
+
 template <class I>
 JET_HOST_DEVICE inline PoolGradOutputs<I> pool_grad_outputs(const PoolGradAxis& a, I p) {
   const I stride = static_cast<I>(a.stride);
   const I q = p + static_cast<I>(a.pad_begin);  // >= 0
   const I reach = static_cast<I>((a.window - 1) * a.dilation);
   PoolGradOutputs<I> r;
-  r.lo = q - reach <= 0 ? 0 : (q - reach + stride - 1) / stride;
-  r.hi = q / stride;
+  r.lo = q - reach <= 0 ? 0 : pool_stride_div<I>(q - reach + stride - 1, stride);
+  r.hi = pool_stride_div<I>(q, stride);
   if (r.hi > static_cast<I>(a.out) - 1) r.hi = static_cast<I>(a.out) - 1;
   return r;
 }
@@ -152,12 +165,14 @@ JET_HOST_DEVICE inline float pool_grad_at(const PoolGradGeom& g, const float* x,
   const I q0 = p[0] + static_cast<I>(g.ax[0].pad_begin), q1 = p[1] + static_cast<I>(g.ax[1].pad_begin),
           q2 = p[2] + static_cast<I>(g.ax[2].pad_begin);
   float acc = 0.f;
+  const I di0 = static_cast<I>(g.ax[0].dilation), di1 = static_cast<I>(g.ax[1].dilation),
+          di2 = static_cast<I>(g.ax[2].dilation);
   for (I o0 = r0.hi; o0 >= r0.lo; --o0) {
-    if ((q0 - o0 * st0) % static_cast<I>(g.ax[0].dilation) != 0) continue;
+    if (di0 != 1 && (q0 - o0 * st0) % di0 != 0) continue;
     for (I o1 = r1.hi; o1 >= r1.lo; --o1) {
-      if ((q1 - o1 * st1) % static_cast<I>(g.ax[1].dilation) != 0) continue;
+      if (di1 != 1 && (q1 - o1 * st1) % di1 != 0) continue;
       for (I o2 = r2.hi; o2 >= r2.lo; --o2) {
-        if ((q2 - o2 * st2) % static_cast<I>(g.ax[2].dilation) != 0) continue;
+        if (di2 != 1 && (q2 - o2 * st2) % di2 != 0) continue;
         const PoolGradTaps<I> t[3] = {pool_grad_taps<I>(g.ax[0], o0), pool_grad_taps<I>(g.ax[1], o1),
                                       pool_grad_taps<I>(g.ax[2], o2)};
         const float d = dy[dybase + o0 * static_cast<I>(g.dys[0]) + o1 * static_cast<I>(g.dys[1]) +
