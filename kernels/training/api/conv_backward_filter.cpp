@@ -82,10 +82,13 @@ void gemm_parts(const TensorDesc& x_desc, const TensorDesc& dy_desc, const Filte
 
 // How many chunks GEMM splits its sum over `rows` (N x output positions) into: the tactic when
 // one is given (NOT_SUPPORTED unless it divides rows and the problem has one group), else on CUDA
-// enough chunks for about two CTAs of 64 x 64 outputs per SM when dw alone has fewer (each chunk
-// at least 256 rows, a divisor of rows), else 1. dw's rows are few and long for the early layers
-// (64 x 576 outputs summed over 100352 rows for ResNet's first 3x3 at batch 32): without the split
-// a handful of CTAs would do the whole sum.
+// enough chunks for about eight CTAs of 64 x 64 outputs per SM when dw alone has fewer (at most
+// 256 chunks, each at least 128 rows, a divisor of rows), else 1. dw's rows are few and long for
+// the early layers (64 x 576 outputs summed over 100352 rows for ResNet's first 3x3 at batch 32):
+// without the split a handful of CTAs would do the whole sum. Eight, 256 and 128 come from a sweep
+// of the chunk count over ResNet-50's layers at N = 1 and 32 (bench/conv_bwd --filter-chunks,
+// H200, 2026-11-27 seventh session): geomean vs cuDNN over the swept layers 0.57 with two CTAs,
+// 64 chunks and 256 rows, about 0.62 with these (the best chunk count per layer: 0.70).
 Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, int64_t groups,
                    int64_t rows, int64_t k, int64_t row, int64_t* splits) {
   const int64_t t = conv.tactic();
@@ -102,10 +105,10 @@ Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, i
   *splits = 1;
   if (handle.backend() != Backend::CUDA || groups != 1) return Status();
   const int64_t tiles = ((k + 63) / 64) * ((row + 63) / 64);
-  const int64_t target = 2 * static_cast<int64_t>(handle.sm_count());
+  const int64_t target = 8 * static_cast<int64_t>(handle.sm_count());
   if (tiles >= target) return Status();
-  for (int64_t s = std::min<int64_t>(64, (target + tiles - 1) / tiles); s > 1; --s) {
-    if (rows % s == 0 && rows / s >= 256) {
+  for (int64_t s = std::min<int64_t>(256, (target + tiles - 1) / tiles); s > 1; --s) {
+    if (rows % s == 0 && rows / s >= 128) {
       *splits = s;
       break;
     }
