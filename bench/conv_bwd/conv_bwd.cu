@@ -79,15 +79,17 @@ constexpr int kDataAlgoCount = 2;
 // The filter gradient's variants: IMPLICIT_GEMM, GEMM as the backend chooses (tactic 0: its sum
 // split in chunks where dw has few tiles), GEMM unsplit (tactic 1), to show what the split gives;
 // --filter-chunks N makes the third GEMM with N chunks (tactic N; n/a where N does not divide the
-// N x output positions), to time another split than the backend's.
+// N x output positions), to time another split than the backend's; WINOGRAD (2D 3x3 stride-1
+// layers; n/a elsewhere).
 const jet::ConvBwdFilterAlgo kFilterAlgos[] = {jet::ConvBwdFilterAlgo::IMPLICIT_GEMM,
                                                jet::ConvBwdFilterAlgo::GEMM,
-                                               jet::ConvBwdFilterAlgo::GEMM};
-int32_t kFilterTactics[] = {0, 0, 1};
+                                               jet::ConvBwdFilterAlgo::GEMM,
+                                               jet::ConvBwdFilterAlgo::WINOGRAD};
+int32_t kFilterTactics[] = {0, 0, 1, 0};
 std::string third_filter_name() {
   return kFilterTactics[2] == 1 ? "gemm unsplit" : "gemm " + std::to_string(kFilterTactics[2]) + " chunks";
 }
-constexpr int kFilterAlgoCount = 3;
+constexpr int kFilterAlgoCount = 4;
 
 struct LayerResult {
   double gflop = 0;
@@ -249,7 +251,7 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
       !cx.dx.reserve(xb * nrot) || !cx.dw.reserve(wb * nrot) ||
       !cx.ref.reserve(std::max(xb, wb))) {
     for (Timed* t : {&res.cudnn_data, &res.data[0], &res.data[1], &res.cudnn_filter, &res.filter[0],
-                     &res.filter[1], &res.filter[2]})
+                     &res.filter[1], &res.filter[2], &res.filter[3]})
       t->why = "out of device memory";
     cleanup();
     return res;
@@ -550,10 +552,10 @@ int main(int argc, char** argv) {
         std::printf("| layer | N | C->K | in | RxS/s | reps | GFLOP | data: cuDNN algo | cuDNN ms | "
                     "cuDNN det ms | gather ms | transposed_forward ms (ws) | ours best | TF/s | ratio | "
                     "ratio det | err | filter: cuDNN algo "
-                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | %s ms | ours best "
+                    "| cuDNN ms | cuDNN det ms | implicit_gemm ms | gemm ms (ws) | %s ms | winograd ms (ws) | ours best "
                     "| TF/s "
                     "| ratio | ratio det | err |\n|", third_filter_name().c_str());
-        for (int i = 0; i < 28; ++i) std::printf("---|");
+        for (int i = 0; i < 29; ++i) std::printf("---|");
         std::printf("\n");
         Tally tl;
         std::vector<std::string> notes;
@@ -633,10 +635,11 @@ int main(int argc, char** argv) {
               }
             }
             const Timed& best = r.filter_best >= 0 ? r.filter[r.filter_best] : none;
-            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+            std::printf(" %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
                         c.ran ? c.algo.c_str() : c.why.c_str(), cell(c, graph).c_str(),
                         cell(r.cudnn_filter_det, graph).c_str(), algos[0].c_str(),
-                        algos[1].c_str(), algos[2].c_str(), best.ran ? best.algo.c_str() : "n/a",
+                        algos[1].c_str(), algos[2].c_str(), algos[3].c_str(),
+                        best.ran ? best.algo.c_str() : "n/a",
                         best.ran ? fmt("%.1f", r.gflop / best.ms).c_str() : "-",
                         ratio(c, best, &tl.filter).c_str(),
                         ratio(r.cudnn_filter_det, best, &tl.filter_det).c_str(),
@@ -654,7 +657,7 @@ int main(int argc, char** argv) {
               layer_complete = false;
             }
           } else {
-            std::printf(" - | - | - | - | - | - | - | - | - | - | - |");
+            std::printf(" - | - | - | - | - | - | - | - | - | - | - | - |");
           }
           std::printf("\n");
           if (layer_complete && layer_ours > 0) tl.both.add(layer_cudnn / layer_ours);
@@ -666,7 +669,7 @@ int main(int argc, char** argv) {
         }
         std::printf("\ngeomean ours/cuDNN (%s, %s): data best %s (%d/%zu), vs deterministic %s; "
                     "gather %s, transposed_forward %s (%d); filter best %s (%d/%zu), vs "
-                    "deterministic %s; implicit_gemm %s, gemm %s, %s %s; data + "
+                    "deterministic %s; implicit_gemm %s, gemm %s, %s %s, winograd %s (%d); data + "
                     "filter per layer %s (%d)\n",
                     set.key.c_str(), combo.name.c_str(), tl.data.str().c_str(), tl.data.count,
                     set.layers.size(), tl.data_det.str().c_str(), tl.data_algo[0].str().c_str(),
@@ -674,7 +677,8 @@ int main(int argc, char** argv) {
                     tl.filter.count, set.layers.size(), tl.filter_det.str().c_str(),
                     tl.filter_algo[0].str().c_str(), tl.filter_algo[1].str().c_str(),
                     third_filter_name().c_str(), tl.filter_algo[2].str().c_str(),
-                    tl.both.str().c_str(), tl.both.count);
+                    tl.filter_algo[3].str().c_str(), tl.filter_algo[3].count, tl.both.str().c_str(),
+                    tl.both.count);
         if (set.family == "resnet50" && tl.net_complete && tl.net_ours > 0)
           std::printf("network (all 53 convolutions, reps counted; %s): cuDNN %s ms, ours %s ms, "
                       "ratio %.3f\n",

@@ -1,7 +1,8 @@
-// conv_backward_filter (both algorithms) and conv_backward_bias (CPU) against central
+// conv_backward_filter (every algorithm) and conv_backward_bias (CPU) against central
 // differences of the float64 reference convolution: random 1D/2D/3D problems with groups,
 // depthwise, strides, dilation, asymmetric padding, convolution mode, every layout of x and dy,
 // both filter layouts, alpha/beta != (1, 0), poisoned outputs; workspace queries; invalid input.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,105 @@ TEST_CASE("conv_backward_filter matches central differences, both algorithms") {
       }
     }
   }
+}
+
+TEST_CASE("conv_backward_filter WINOGRAD matches central differences on 3x3 stride-1 problems") {
+  // The problems WINOGRAD takes: 2D, 3x3, stride 1, no dilation, one group; any padding (odd
+  // output sizes leave a half tile), either mode, every layout, alpha/beta, chunk splits (its
+  // tactic: the last chunk padded with zero tiles).
+  const Handle h = Handle::cpu();
+  const int rounds = reduced_tests() ? 6 : 20;
+  for (int round = 0; round < rounds; ++round) {
+    Problem pr;
+    pr.x_dims = {uniform_int(1, 2), uniform_int(1, 5), uniform_int(2, 9), uniform_int(2, 9)};
+    pr.w_dims = {uniform_int(1, 5), pr.x_dims[1], 3, 3};
+    int64_t pb[2], pe[2], st[2] = {1, 1}, dl[2] = {1, 1};
+    for (int i = 0; i < 2; ++i) {
+      pb[i] = uniform_int(0, 2);
+      pe[i] = uniform_int(0, 2);
+      // The output has at least one position: in + pads >= 3.
+      if (pr.x_dims[2 + i] + pb[i] + pe[i] < 3) pe[i] = 3 - pr.x_dims[2 + i] - pb[i];
+      pr.p.pad_begin.push_back(pb[i]);
+      pr.p.pad_end.push_back(pe[i]);
+      pr.p.stride.push_back(1);
+      pr.p.dilation.push_back(1);
+    }
+    pr.p.groups = 1;
+    pr.p.flip = uniform_int(0, 2) == 0;
+    pr.conv = ConvDesc::make(2, pb, pe, st, dl, 1, pr.p.flip ? ConvMode::CONVOLUTION : ConvMode::CROSS_CORRELATION);
+    int64_t out[4];
+    REQUIRE_OK(conv_output_dims(make_desc(DType::F32, pr.x_dims, Layout::CHANNELS_FIRST),
+                                filter_of(pr, FilterLayout::KCRS), pr.conv, out));
+    pr.y_dims.assign(out, out + 4);
+    const std::vector<double> xv = random_values(DType::F32, pr.x_dims);
+    const std::vector<double> dyv = random_values(DType::F32, pr.y_dims);
+    const std::vector<double> wv = random_values(DType::F32, pr.w_dims);
+    const Vjp want = numeric_vjp(
+        [&](const std::vector<double>& w) { return ref::conv_forward(xv, pr.x_dims, w, pr.w_dims, pr.p); },
+        wv, dyv);
+    const HostTensor x = tensor_with(make_desc(DType::F32, pr.x_dims, random_layout()), xv);
+    const HostTensor dy = tensor_with(make_desc(DType::F32, pr.y_dims, random_layout()), dyv);
+    const int64_t tiles = pr.y_dims[0] * ((pr.y_dims[2] + 1) / 2) * ((pr.y_dims[3] + 1) / 2);
+    // No split, a random one (possibly leaving the last chunk short), one tile a chunk.
+    for (int64_t chunks : {int64_t(0), uniform_int(2, std::max<int64_t>(2, tiles)), tiles}) {
+      if (chunks > tiles) continue;
+      const ConvDesc conv = pr.conv.with_tactic(static_cast<int32_t>(chunks));
+      const FilterLayout fl = uniform_int(0, 1) ? FilterLayout::KRSC : FilterLayout::KCRS;
+      const float alpha = round % 2 ? 0.5f : 1.f, beta = round % 2 ? -0.25f : 0.f;
+      CAPTURE(dims_str(pr.x_dims));
+      CAPTURE(dims_str(pr.y_dims));
+      CAPTURE(pr.p.flip);
+      CAPTURE(chunks);
+      CAPTURE(static_cast<int>(fl));
+      const FilterDesc wd = filter_of(pr, fl);
+      HostTensor dw(wd.as_tensor());
+      if (beta == 0.f) dw.poison(); else dw.fill_random();
+      const HostTensor before = dw;
+      size_t bytes = 0;
+      REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), conv, wd,
+                                                     ConvBwdFilterAlgo::WINOGRAD, &bytes));
+      // Poisoned workspace: the padding tiles must be written, not assumed zero.
+      std::vector<float> ws(bytes / sizeof(float), std::nanf(""));
+      REQUIRE_OK(conv_backward_filter(h, alpha, x.desc(), x.data(), dy.desc(), dy.data(), conv,
+                                      ConvBwdFilterAlgo::WINOGRAD, ws.data(), bytes, beta, wd,
+                                      dw.data()));
+      check_vjp(dw, before, want, alpha, beta);
+    }
+  }
+}
+
+TEST_CASE("conv_backward_filter WINOGRAD refuses the problems it does not take, naming them") {
+  const Handle h = Handle::cpu();
+  const TensorDesc xd = TensorDesc::nchw(DType::F32, 2, 4, 6, 6);
+  const FilterDesc w3 = FilterDesc::kcrs(DType::F32, 8, 4, 3, 3);
+  size_t bytes = 0;
+  // Stride 2, dilation 2, groups 2, a 5x5 filter, a 1D problem.
+  struct Case {
+    TensorDesc y;
+    FilterDesc w;
+    ConvDesc conv;
+  };
+  const Case cases[] = {
+      {TensorDesc::nchw(DType::F32, 2, 8, 3, 3), w3, ConvDesc::conv2d(1, 1, 2, 2)},
+      {TensorDesc::nchw(DType::F32, 2, 8, 2, 2), w3, ConvDesc::conv2d(0, 0, 1, 1, 2, 2)},
+      {TensorDesc::nchw(DType::F32, 2, 8, 4, 4), FilterDesc::kcrs(DType::F32, 8, 2, 3, 3),
+       ConvDesc::conv2d(0, 0, 1, 1, 1, 1, 2)},
+      {TensorDesc::nchw(DType::F32, 2, 8, 2, 2), FilterDesc::kcrs(DType::F32, 8, 4, 5, 5), ConvDesc::conv2d(0, 0)},
+  };
+  for (const Case& c : cases) {
+    const Status st = conv_backward_filter_workspace_size(h, xd, c.y, c.conv, c.w, ConvBwdFilterAlgo::WINOGRAD, &bytes);
+    INFO(st.to_string());
+    CHECK(st.code() == StatusCode::NOT_SUPPORTED);
+    CHECK(st.message().find("WINOGRAD takes 2D 3x3 filters") != std::string::npos);
+  }
+  // More chunks than tiles (2 images x 2 x 2 tiles of a 4x4 output).
+  const TensorDesc yd = TensorDesc::nchw(DType::F32, 2, 8, 4, 4);
+  REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, ConvDesc::conv2d(0, 0).with_tactic(8), w3,
+                                                 ConvBwdFilterAlgo::WINOGRAD, &bytes));
+  CHECK(bytes == 4u * (16u * 8u * (4u + 8u) + 16u * 8u * 4u * 8u + 16u * 8u * 4u));
+  CHECK_STATUS(conv_backward_filter_workspace_size(h, xd, yd, ConvDesc::conv2d(0, 0).with_tactic(9), w3,
+                                                   ConvBwdFilterAlgo::WINOGRAD, &bytes),
+               StatusCode::NOT_SUPPORTED);
 }
 
 TEST_CASE("conv_backward_bias matches central differences") {

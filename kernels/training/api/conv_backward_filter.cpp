@@ -5,6 +5,7 @@
 // of the chunks as one batched GEMM into the workspace and their sum by reduce_forward.
 #include <algorithm>
 
+#include "../winograd_grad.h"
 #include "train_check.h"
 
 namespace jet {
@@ -23,6 +24,14 @@ JET_BACKEND_ENTRIES(conv_backward_filter_implicit, float alpha, const TensorDesc
 JET_BACKEND_ENTRIES(conv_backward_filter_lower, const TensorDesc& x_desc, const void* x,
                     const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     const FilterDesc& dw_desc, float* col, float* dyp);
+// WINOGRAD's transforms (winograd_grad.h): V and U, chunk-major, from x and dy; and dw from the
+// summed products M (16 x K x C), blended with alpha and beta.
+JET_BACKEND_ENTRIES(conv_backward_filter_winograd_transform, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
+                    const FilterDesc& dw_desc, int64_t chunks, float* v, float* u);
+JET_BACKEND_ENTRIES(conv_backward_filter_winograd_output, const TensorDesc& x_desc,
+                    const TensorDesc& dy_desc, const ConvDesc& conv, const FilterDesc& dw_desc,
+                    const float* m, float alpha, float beta, void* dw);
 // The bias gradient's workspace for dy (0: one block per channel fills the GPU); workspace null:
 // one block per channel, else it holds that many bytes (several blocks per channel).
 namespace cuda {
@@ -33,6 +42,7 @@ const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a) {
   switch (a) {
     case ConvBwdFilterAlgo::IMPLICIT_GEMM: return "implicit_gemm";
     case ConvBwdFilterAlgo::GEMM: return "gemm";
+    case ConvBwdFilterAlgo::WINOGRAD: return "winograd";
     case ConvBwdFilterAlgo::COUNT: break;
   }
   return "unknown-conv-bwd-filter-algo";
@@ -116,6 +126,43 @@ Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, i
   return Status();
 }
 
+// WINOGRAD's geometry and chunks: NOT_SUPPORTED unless the problem is a 2D 3x3 stride-1
+// undilated ungrouped convolution. The chunks: the tactic when one is given (at most the tiles),
+// else on CUDA enough for about eight CTAs of 64 x 64 outputs per SM over the 16 products (up
+// to 256 chunks of at least 32 tiles), else 1.
+Status winograd_plan(const char* fn, const Handle& handle, const TensorDesc& x_desc,
+                     const TensorDesc& dy_desc, const ConvDesc& conv, const FilterDesc& dw_desc,
+                     WinogradGradGeom* w) {
+  const ConvGradGeom g = make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc);
+  if (!winograd_grad_applies(g, conv.spatial_rank()))
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: WINOGRAD takes 2D 3x3 filters with stride 1, no dilation and one "
+                       "group", fn);
+  const WinogradGradGeom one = make_winograd_grad_geom(g, 1);
+  int64_t chunks = 1;
+  const int64_t t = conv.tactic();
+  if (t > 0) {
+    if (t > one.tiles)
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: WINOGRAD tactic %lld (the number of chunks of the %lld tiles) must "
+                         "not exceed them",
+                         fn, static_cast<long long>(t), static_cast<long long>(one.tiles));
+    chunks = t;
+  } else if (handle.backend() == Backend::CUDA) {
+    const int64_t tiles = 16 * ((g.kg + 63) / 64) * ((g.cg + 63) / 64);
+    const int64_t target = 8 * static_cast<int64_t>(handle.sm_count());
+    if (tiles < target)
+      chunks = std::max<int64_t>(1, std::min<int64_t>({256, (target + tiles - 1) / tiles, one.tiles / 32}));
+  }
+  *w = make_winograd_grad_geom(g, chunks);
+  return Status();
+}
+
+// WINOGRAD's workspace in floats: V, U, the chunks' partial M, and M itself when split.
+int64_t winograd_floats(const WinogradGradGeom& w) {
+  return w.v_floats() + w.u_floats() + w.m_floats() * (w.chunks + (w.chunks > 1 ? 1 : 0));
+}
+
 }  // namespace
 
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
@@ -135,6 +182,12 @@ Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDes
       JET_TRY(gemm_splits(fn, handle, conv, conv.groups(), rows, dw_desc.k(), row, &splits));
       const int64_t partials = splits > 1 ? splits * dw_desc.k() * row : 0;
       *bytes = static_cast<size_t>(col + dyp + partials) * sizeof(float);
+      return Status();
+    }
+    case ConvBwdFilterAlgo::WINOGRAD: {
+      WinogradGradGeom w;
+      JET_TRY(winograd_plan(fn, handle, x_desc, dy_desc, conv, dw_desc, &w));
+      *bytes = static_cast<size_t>(winograd_floats(w)) * sizeof(float);
       return Status();
     }
     case ConvBwdFilterAlgo::COUNT: break;
@@ -174,6 +227,47 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
 #if defined(JET_HAVE_CUDA)
     return in_routine(fn, cuda::conv_backward_filter_implicit(handle, alpha, x_desc, x, dy_desc,
                                                               dy, conv, beta, dw_desc, dw));
+#endif
+  }
+  if (algo == ConvBwdFilterAlgo::WINOGRAD) {
+    WinogradGradGeom w;
+    JET_TRY(winograd_plan(fn, handle, x_desc, dy_desc, conv, dw_desc, &w));
+    float* v = static_cast<float*>(workspace);
+    float* u = v + w.v_floats();
+    float* partial = u + w.u_floats();
+    if (cpu) {
+      JET_TRY(in_routine(fn, cpu::conv_backward_filter_winograd_transform(
+                                 x_desc, x, dy_desc, dy, conv, dw_desc, w.chunks, v, u)));
+    } else {
+#if defined(JET_HAVE_CUDA)
+      JET_TRY(in_routine(fn, cuda::conv_backward_filter_winograd_transform(
+                                 handle, x_desc, x, dy_desc, dy, conv, dw_desc, w.chunks, v, u)));
+#endif
+    }
+    // Batch entry b = chunk * 16 + z: M_b (K x C) = U_b @ V_b^T over the chunk's tiles.
+    const int64_t b = w.chunks * 16, k = w.g.kg, c = w.g.cg, tc = w.chunk_tiles;
+    GemmDesc nt;
+    nt.trans_b = true;
+    const TensorDesc ud = TensorDesc::strided(DType::F32, {b, k, tc}, {k * tc, tc, 1});
+    const TensorDesc vd = TensorDesc::strided(DType::F32, {b, c, tc}, {c * tc, tc, 1});
+    const TensorDesc pd = TensorDesc::strided(DType::F32, {b, k, c}, {k * c, c, 1});
+    JET_TRY(in_routine(fn, gemm_forward(handle, nt, 1.f, ud, u, vd, v, TensorDesc(), nullptr, 0.f,
+                                        pd, partial)));
+    const float* m = partial;
+    if (w.chunks > 1) {  // M = the sum of the chunks' partial products
+      float* sum = partial + w.chunks * w.m_floats();
+      const TensorDesc parts =
+          TensorDesc::strided(DType::F32, {w.chunks, w.m_floats()}, {w.m_floats(), 1});
+      const TensorDesc total = TensorDesc::strided(DType::F32, {1, w.m_floats()}, {w.m_floats(), 1});
+      JET_TRY(in_routine(fn, reduce_forward(handle, ReduceOp::SUM, 1.f, parts, partial, 0.f, total, sum)));
+      m = sum;
+    }
+    if (cpu)
+      return in_routine(fn, cpu::conv_backward_filter_winograd_output(x_desc, dy_desc, conv, dw_desc,
+                                                                      m, alpha, beta, dw));
+#if defined(JET_HAVE_CUDA)
+    return in_routine(fn, cuda::conv_backward_filter_winograd_output(
+                              handle, x_desc, dy_desc, conv, dw_desc, m, alpha, beta, dw));
 #endif
   }
   // GEMM: lower, then dw[g] (Kg x C/groups * taps, rows ws_k apart) = dyp[g] @ col[g]^T.

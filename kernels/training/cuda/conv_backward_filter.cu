@@ -5,6 +5,9 @@
 //  - lower: the GEMM algorithm's im2col of x (transposed: a row per filter element, along the
 //    images' output positions) and packing of dy (the GEMM itself is gemm_forward, called by
 //    the front end).
+//  - Winograd: the transforms of x and dy into the 16 planes, and the output transform of the
+//    summed planes into dw (winograd_grad.h; the products are gemm_forward, called by the front
+//    end).
 //  - bias: one block per channel, summing over the other dims the same way; with the workspace,
 //    several blocks per channel where the channels are few (chunk sums, then a fixed-order
 //    total per channel).
@@ -12,6 +15,7 @@
 
 #include "../../common/fast_div.h"
 #include "../conv_grad.h"
+#include "../winograd_grad.h"
 #include "train_common.cuh"
 
 namespace jet {
@@ -146,6 +150,64 @@ int64_t span(int64_t n, int64_t c, const int64_t* spatial, int64_t sn, int64_t s
   return last + 1;
 }
 
+// WINOGRAD's transforms: one thread per (tile, channel) of V and then of U, the tile fastest, so
+// that each of the 16 planes is written in runs (winograd_grad.h's chunk-major layout). Tiles past
+// the last real one (the last chunk's padding) are written as zeros.
+struct WinogradSplit {  // tile t -> (chunk, image, tile row, tile column)
+  FastDiv padded_tiles, chunk_tiles, per_image, tiles_w;
+};
+
+__global__ void winograd_transform_kernel(WinogradGradGeom w, WinogradSplit sp,
+                                          const float* __restrict__ x,
+                                          const float* __restrict__ dy, float* v, float* u,
+                                          int64_t v_total, int64_t total) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const bool data = e < v_total;
+    const int64_t r = data ? e : e - v_total;
+    const int64_t ch = sp.padded_tiles.div(r);  // channel c (V) or k (U)
+    const int64_t t = r - ch * sp.padded_tiles.d;
+    float tile[16];
+    if (t < w.tiles) {
+      const int64_t n = sp.per_image.div(t);
+      const int64_t rest = t - n * sp.per_image.d;
+      const int64_t ty = sp.tiles_w.div(rest), tx = rest - ty * sp.tiles_w.d;
+      if (data)
+        winograd_data_tile(w, x, n, ch, ty, tx, tile);
+      else
+        winograd_delta_tile(w, dy, n, ch, ty, tx, tile);
+    } else {
+#pragma unroll
+      for (int z = 0; z < 16; ++z) tile[z] = 0.f;
+    }
+    const int64_t j = sp.chunk_tiles.div(t);
+    const int64_t in_chunk = t - j * w.chunk_tiles;
+    const int64_t channels = data ? w.g.cg : w.g.kg;
+    float* out = (data ? v : u) + (j * 16 * channels + ch) * w.chunk_tiles + in_chunk;
+    const int64_t plane = channels * w.chunk_tiles;
+#pragma unroll
+    for (int z = 0; z < 16; ++z) out[z * plane] = tile[z];
+  }
+}
+
+__global__ void winograd_output_kernel(ConvGradGeom g, const float* __restrict__ m, float alpha,
+                                       float beta, float* dw) {
+  const int64_t kc = g.kg * g.cg;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < kc;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t k = e / g.cg, c = e - k * g.cg;
+    float mm[16], out[9];
+#pragma unroll
+    for (int z = 0; z < 16; ++z) mm[z] = m[z * kc + e];
+    winograd_filter_tile(mm, out);
+#pragma unroll
+    for (int r = 0; r < 3; ++r)
+#pragma unroll
+      for (int q = 0; q < 3; ++q)
+        blend_store(dw + winograd_dw_offset(g, k, c, r, q), alpha, out[r * 3 + q], beta);
+  }
+}
+
 __global__ void bias_kernel(Walk3 rest, int64_t channels, int64_t dy_c, int64_t db_c, float alpha,
                             float beta, const float* __restrict__ dy, float* db) {
   __shared__ float smem[kTrainThreads];
@@ -236,6 +298,36 @@ Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, con
   pack_dy_kernel<<<grid_for(dy_total, kTrainThreads, h.sm_count()), kTrainThreads, 0,
                    h.stream()>>>(g, static_cast<const float*>(dy), dyp, dy_total);
   return launch_status("conv_backward_filter (dy packing)");
+}
+
+Status conv_backward_filter_winograd_transform(const Handle& h, const TensorDesc& x_desc,
+                                               const void* x, const TensorDesc& dy_desc,
+                                               const void* dy, const ConvDesc& conv,
+                                               const FilterDesc& dw_desc, int64_t chunks,
+                                               float* v, float* u) {
+  const WinogradGradGeom w =
+      make_winograd_grad_geom(make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc), chunks);
+  WinogradSplit sp;
+  sp.padded_tiles = FastDiv::make(w.chunks * w.chunk_tiles);
+  sp.chunk_tiles = FastDiv::make(w.chunk_tiles);
+  sp.per_image = FastDiv::make(w.tiles_h * w.tiles_w);
+  sp.tiles_w = FastDiv::make(w.tiles_w);
+  const int64_t v_total = w.g.cg * sp.padded_tiles.d;
+  const int64_t total = v_total + w.g.kg * sp.padded_tiles.d;
+  winograd_transform_kernel<<<grid_for(total, kTrainThreads, h.sm_count()), kTrainThreads, 0,
+                              h.stream()>>>(w, sp, static_cast<const float*>(x),
+                                            static_cast<const float*>(dy), v, u, v_total, total);
+  return launch_status("conv_backward_filter (Winograd transforms)");
+}
+
+Status conv_backward_filter_winograd_output(const Handle& h, const TensorDesc& x_desc,
+                                            const TensorDesc& dy_desc, const ConvDesc& conv,
+                                            const FilterDesc& dw_desc, const float* m, float alpha,
+                                            float beta, void* dw) {
+  const ConvGradGeom g = make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc);
+  winograd_output_kernel<<<grid_for(g.kg * g.cg, kTrainThreads, h.sm_count()), kTrainThreads, 0,
+                           h.stream()>>>(g, m, alpha, beta, static_cast<float*>(dw));
+  return launch_status("conv_backward_filter (Winograd output)");
 }
 
 size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_desc) {
