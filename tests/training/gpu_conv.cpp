@@ -57,8 +57,8 @@ TEST_CASE("CUDA conv_backward_filter matches the CPU and is deterministic") {
       HostTensor x(xd), dy(make_desc(DType::F32, std::vector<int64_t>(out, out + xd.rank()), l));
       x.fill_random();
       dy.fill_random();
-      for (int a = 0; a < static_cast<int>(ConvBwdFilterAlgo::COUNT); ++a) {
-        const ConvBwdFilterAlgo algo = static_cast<ConvBwdFilterAlgo>(a);
+      for (int ai = 0; ai < static_cast<int>(ConvBwdFilterAlgo::COUNT); ++ai) {
+        const ConvBwdFilterAlgo algo = static_cast<ConvBwdFilterAlgo>(ai);
         CAPTURE(std::string(layer.name));
         CAPTURE(std::string(layout_name(l)));
         CAPTURE(std::string(conv_bwd_filter_algo_name(algo)));
