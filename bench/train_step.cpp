@@ -13,7 +13,7 @@
 // --disable-pass fold_batchnorm and no epilogue fusion through batch norm).
 //
 // Prints the plan's memory and the median / min step time over --steps steps after 3 warm-up
-// steps, then the median time of evaluate() (the forward and the loss) and the difference.
+// steps (on CUDA also with the batch already in device memory, as PyTorch's side keeps it), then the median time of evaluate() (the forward and the loss) and the difference.
 // --profile then runs profiled steps (Trainer::set_profiling) and prints where the step's time
 // goes: by phase and op type, and the slowest parts. CUDA:
 // each step is timed to the end of its work (the loss is read back, one synchronization per
@@ -26,6 +26,10 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#if defined(JET_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 #include "jet/trainer.h"
 #include "write_model.h"
@@ -234,6 +238,40 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   std::printf("step: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n", ms[ms.size() / 2], ms[0], steps,
               static_cast<double>(loss));
+#if defined(JET_HAVE_CUDA)
+  // The same steps with the batch already in device memory (TrainBatch::on_device): what PyTorch's
+  // side times, whose batch stays on the GPU; the difference is the batch's upload from pageable
+  // host memory.
+  if (device == "cuda") {
+    void* dev_images = nullptr;
+    void* dev_labels = nullptr;
+    const size_t ib = images.size() * sizeof(float), lb = labels.size() * sizeof(int32_t);
+    if (cudaMalloc(&dev_images, ib) != cudaSuccess || cudaMalloc(&dev_labels, lb) != cudaSuccess ||
+        cudaMemcpy(dev_images, images.data(), ib, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dev_labels, labels.data(), lb, cudaMemcpyHostToDevice) != cudaSuccess) {
+      std::fprintf(stderr, "jet_bench_train_step: could not stage the batch in device memory\n");
+      return 1;
+    }
+    TrainBatch on_device{dev_images, static_cast<const int32_t*>(dev_labels), nullptr};
+    on_device.on_device = true;
+    std::vector<double> dms;
+    for (int i = 0; i < steps + 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      st = trainer->step(on_device, &loss);
+      const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!st.ok()) {
+        std::fprintf(stderr, "jet_bench_train_step: step %d (batch on the device): %s\n", i, st.message().c_str());
+        return 1;
+      }
+      if (i >= 3) dms.push_back(t);
+    }
+    std::sort(dms.begin(), dms.end());
+    std::printf("step, batch in device memory: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n",
+                dms[dms.size() / 2], dms[0], steps, static_cast<double>(loss));
+    cudaFree(dev_images);
+    cudaFree(dev_labels);
+  }
+#endif
   // Where the step's time goes, roughly: evaluate() is the forward (inference-mode batch norm)
   // and the loss with the same upload and read-back, so step - evaluate is about the backward
   // and the optimizer.

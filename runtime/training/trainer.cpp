@@ -212,7 +212,8 @@ struct Trainer::Impl {
   const float* zero = nullptr;  // stays 0 (the block is cleared at create)
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
-  std::vector<float> host_logits;  // evaluate() on CUDA: the logits copied back (sized at create)
+  std::vector<float> host_logits;    // count_correct on CUDA: the logits copied back (sized at create)
+  std::vector<int32_t> host_labels;  // and the batch's labels (from `labels`, wherever the batch was)
   int64_t steps = 0;
 
   // Profiling (set_profiling): a mark before the step's first part and after each part; part i
@@ -265,7 +266,7 @@ struct Trainer::Impl {
   Status run_loss(bool with_gradient);
   // Cross-entropy: the samples whose largest logit (the loss output as the last forward left it)
   // is their label; predictions (may be null) gets each argmax. Synchronizes the stream.
-  Status count_correct(const int32_t* host_labels, int64_t* correct, int32_t* predictions);
+  Status count_correct(int64_t* correct, int32_t* predictions);
 };
 
 namespace {
@@ -775,7 +776,10 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   grad_norm = loss + 1;
   zero = loss + 2;
   workspace = base + workspace_at;
-  if (backend == Backend::CUDA && classes > 0) host_logits.assign(static_cast<size_t>(out_desc.elements()), 0.f);
+  if (backend == Backend::CUDA && classes > 0) {
+    host_logits.assign(static_cast<size_t>(out_desc.elements()), 0.f);
+    host_labels.assign(static_cast<size_t>(batch), 0);
+  }
   return synchronize(backend, nullptr);
 }
 
@@ -815,12 +819,16 @@ Status Trainer::Impl::run_loss(bool with_gradient) {
   return mse_loss(handle, d, y, target, targets, workspace, workspace_bytes, loss, 1.f, 0.f, dy ? d : none, dy);
 }
 
-Status Trainer::Impl::count_correct(const int32_t* host_labels, int64_t* correct, int32_t* predictions) {
+Status Trainer::Impl::count_correct(int64_t* correct, int32_t* predictions) {
   const TensorDesc& d = e->tensors[static_cast<size_t>(loss_tensor)].desc;
   const float* logits = static_cast<const float*>(value[static_cast<size_t>(loss_tensor)]);
+  const int32_t* label = labels;  // the plan's copy of the batch's labels
   if (backend == Backend::CUDA) {
     JET_RETURN_IF_ERROR(copy_bytes(backend, host_logits.data(), logits, d.span_bytes(), false, true, handle.stream()));
+    JET_RETURN_IF_ERROR(copy_bytes(backend, host_labels.data(), labels, host_labels.size() * sizeof(int32_t), false,
+                                   true, handle.stream()));
     logits = host_logits.data();
+    label = host_labels.data();
   }
   JET_RETURN_IF_ERROR(synchronize(backend, handle.stream()));
   *correct = 0;
@@ -829,7 +837,7 @@ Status Trainer::Impl::count_correct(const int32_t* host_labels, int64_t* correct
     for (int64_t c = 1; c < classes; ++c) {
       if (logits[n * d.stride(0) + c * d.stride(1)] > logits[n * d.stride(0) + best * d.stride(1)]) best = c;
     }
-    *correct += best == host_labels[n];
+    *correct += best == label[n];
     if (predictions) predictions[n] = static_cast<int32_t>(best);
   }
   return Status();
@@ -876,12 +884,13 @@ Status Trainer::upload(const TrainBatch& batch, const char* routine) {
     return bad(std::string(routine) + ": softmax cross-entropy needs the batch's labels");
   if (m.targets && !batch.targets) return bad(std::string(routine) + ": MSE needs the batch's targets");
   const cudaStream_t stream = m.handle.stream();
+  const bool from_host = !batch.on_device;  // else device to device (CUDA)
   JET_RETURN_IF_ERROR(copy_bytes(m.backend, m.value[static_cast<size_t>(m.input_tensor)], batch.input, m.input_bytes,
-                                 true, false, stream));
+                                 from_host, false, stream));
   if (m.labels)
-    return copy_bytes(m.backend, m.labels, batch.labels, static_cast<size_t>(m.batch) * 4, true, false, stream);
+    return copy_bytes(m.backend, m.labels, batch.labels, static_cast<size_t>(m.batch) * 4, from_host, false, stream);
   const size_t n = static_cast<size_t>(m.e->tensors[static_cast<size_t>(m.loss_tensor)].desc.elements()) * 4;
-  return copy_bytes(m.backend, m.targets, batch.targets, n, true, false, stream);
+  return copy_bytes(m.backend, m.targets, batch.targets, n, from_host, false, stream);
 }
 
 Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct) {
@@ -897,7 +906,7 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
   if (correct) {
     *correct = 0;
     // The logits of this forward, before the update changes the weights.
-    if (m.classes > 0) JET_RETURN_IF_ERROR(m.count_correct(batch.labels, correct, nullptr));
+    if (m.classes > 0) JET_RETURN_IF_ERROR(m.count_correct(correct, nullptr));
   }
   for (const Impl::Backward& b : m.backward) {
     JET_RETURN_IF_ERROR(m.mark(part++));
@@ -958,7 +967,7 @@ Status Trainer::evaluate(const TrainBatch& batch, EvalResult* out, int32_t* pred
   out->samples = m.batch;
   out->correct = 0;
   if (m.classes > 0) {
-    JET_RETURN_IF_ERROR(m.count_correct(batch.labels, &out->correct, predictions));
+    JET_RETURN_IF_ERROR(m.count_correct(&out->correct, predictions));
   }
   return synchronize(m.backend, stream);
 }

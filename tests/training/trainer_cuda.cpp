@@ -1,7 +1,7 @@
 // jet::Trainer on the CUDA backend against the CPU backend: the same model, batches and
 // optimizer give the same losses (1e-4 relative) and parameters; create makes one device
-// allocation and steps none (host or device); save works from the path form and says why not from
-// an engine that dropped its file. Without a usable CUDA device it exits 77 (ctest: Skipped).
+// allocation and steps none (host or device); batches in device memory train as host batches do;
+// save works from the path form and says why not from an engine that dropped its file. Without a usable CUDA device it exits 77 (ctest: Skipped).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+
+#include <cuda_runtime.h>
 
 #include "common/alloc_counter.h"
 #include "device_memory.h"
@@ -87,6 +89,64 @@ TEST_CASE("CUDA trainer: the CPU trainer's losses and parameters, no allocation 
     const Status st = gpu->save(&saved);
     CHECK(st.code() == StatusCode::NOT_SUPPORTED);
     CHECK(contains(st.message(), "create the trainer from the model's path"));
+  }
+}
+
+TEST_CASE("CUDA trainer: batches already in device memory train as host batches do, allocate nothing") {
+  const Bytes bytes = small_model(false);
+  TrainerConfig cfg;
+  cfg.sgd.lr = 0.05f;
+  cfg.sgd.momentum = 0.9f;
+  std::unique_ptr<Trainer> from_host, from_device;
+  for (std::unique_ptr<Trainer>* t : {&from_host, &from_device}) {
+    std::shared_ptr<Engine> engine;
+    REQUIRE_OK(Engine::load(bytes.data(), bytes.size(), cuda_options(), &engine));
+    REQUIRE_OK(Trainer::create(engine, cfg, t));
+  }
+  // The batches' copies in device memory (the test's own allocations, before any counting).
+  std::vector<Batch> batches(4);
+  std::vector<void*> device_images(batches.size()), device_labels(batches.size());
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const size_t ib = batches[b].images.size() * sizeof(float), lb = batches[b].labels.size() * sizeof(int32_t);
+    REQUIRE(cudaMalloc(&device_images[b], ib) == cudaSuccess);
+    REQUIRE(cudaMalloc(&device_labels[b], lb) == cudaSuccess);
+    REQUIRE(cudaMemcpy(device_images[b], batches[b].images.data(), ib, cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(device_labels[b], batches[b].labels.data(), lb, cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  const auto on_device = [&](size_t b) {
+    TrainBatch t;
+    t.input = device_images[b];
+    t.labels = static_cast<const int32_t*>(device_labels[b]);
+    t.on_device = true;
+    return t;
+  };
+  const bool counting = alloc_counting_available();
+  bool all_ok = true;
+  for (int s = 0; s < 12; ++s) {
+    const size_t b = static_cast<size_t>(s) % batches.size();
+    float lh = 0.f, ld = 0.f;
+    int64_t ch = -1, cd = -1;
+    REQUIRE_OK(from_host->step(batches[b].view(), &lh, &ch));
+    const uint64_t device_before = rt::device_alloc_count();
+    if (counting && s > 0) arm_alloc_counter();
+    all_ok = all_ok && from_device->step(on_device(b), &ld, &cd).ok();
+    if (counting && s > 0) CHECK(disarm_alloc_counter() == 0);
+    CHECK(rt::device_alloc_count() == device_before);
+    // The same kernels on the same values: the same bits.
+    CHECK(lh == ld);
+    CHECK(ch == cd);
+  }
+  CHECK(all_ok);
+  EvalResult eh, ed;
+  std::vector<int32_t> ph(kBatch), pd(kBatch);
+  REQUIRE_OK(from_host->evaluate(batches[1].view(), &eh, ph.data()));
+  REQUIRE_OK(from_device->evaluate(on_device(1), &ed, pd.data()));
+  CHECK(eh.loss == ed.loss);
+  CHECK(eh.correct == ed.correct);
+  CHECK(ph == pd);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    cudaFree(device_images[b]);
+    cudaFree(device_labels[b]);
   }
 }
 

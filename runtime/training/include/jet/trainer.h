@@ -77,13 +77,16 @@ struct TrainerConfig {
   size_t workspace_limit = size_t(512) << 20;
 };
 
-// One batch in host memory, in the model's layout: `input` holds the bytes of the model's one
-// graph input (TensorInfo::bytes, f32); `labels` N class indices (SOFTMAX_CROSS_ENTROPY) or
-// `targets` the output's elements, packed (MSE).
+// One batch, in the model's layout: `input` holds the bytes of the model's one graph input
+// (TensorInfo::bytes, f32); `labels` N class indices (SOFTMAX_CROSS_ENTROPY) or `targets` the
+// output's elements, packed (MSE). In host memory, or with on_device in the CUDA trainer's
+// device memory (frames a camera pipeline left on the GPU): step() and evaluate() then copy them
+// device to device instead of uploading them (on the CPU both are host memory).
 struct TrainBatch {
   const void* input = nullptr;
   const int32_t* labels = nullptr;
   const float* targets = nullptr;
+  bool on_device = false;
 };
 
 struct EvalResult {
