@@ -91,7 +91,10 @@ Status run_conv(const BackwardArgs& a) {
   const ConvPrepared& c = a.op.data.as<ConvPrepared>();
   const TensorDesc& yd = a.op.out_desc;
   if (c.act.mode != ActivationMode::IDENTITY) {
-    JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, a.pre, yd, a.dy, 0.f, yd, a.dy));
+    // ReLU's derivative from its output (y > 0 exactly where the pre-activation is): the forward
+    // keeps no pre-activation for it (conv_needs_pre_activation).
+    const void* x = c.act.mode == ActivationMode::RELU ? a.out : a.pre;
+    JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, x, yd, a.dy, 0.f, yd, a.dy));
   }
   if (a.din[0]) {
     JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv,
@@ -115,7 +118,12 @@ Status run_conv(const BackwardArgs& a) {
   return Status();
 }
 
-constexpr BackwardRule backward_conv{run_conv, plan_conv, params_conv, reads_x_w, nullptr};
+// x and the filter; with a fused ReLU also the output, its derivative's source (run_conv).
+uint32_t reads_conv(const PreparedOp& op) {
+  return 3u | (op.data.as<ConvPrepared>().act.mode == ActivationMode::RELU ? kReadsOutput : 0u);
+}
+
+constexpr BackwardRule backward_conv{run_conv, plan_conv, params_conv, reads_conv, nullptr};
 
 // ---------------------------------------------------------------------------------------------
 // Pool (windowed and global): pool_backward, MAX recomputing the argmax from x.
@@ -587,7 +595,11 @@ const BackwardRule& backward_rule(const PreparedOp& op) {
 }
 
 bool conv_needs_pre_activation(const PreparedOp& op) {
-  return is_op(op, fb::OpParams::ConvParams) && op.data.as<ConvPrepared>().act.mode != ActivationMode::IDENTITY;
+  if (!is_op(op, fb::OpParams::ConvParams)) return false;
+  const ActivationMode m = op.data.as<ConvPrepared>().act.mode;
+  // ReLU's backward reads the output instead (run_conv), so its forward stays fused: no separate
+  // activation pass and no pre-activation buffer.
+  return m != ActivationMode::IDENTITY && m != ActivationMode::RELU;
 }
 
 }  // namespace rt

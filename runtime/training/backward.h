@@ -69,7 +69,7 @@ struct BackwardRule {
 const BackwardRule& backward_rule(const PreparedOp& op);
 
 // Conv: whether the trainer must keep the values before the fused activation (the backward of a
-// non-identity activation reads its input).
+// non-identity activation reads its input; ReLU's reads the output instead).
 bool conv_needs_pre_activation(const PreparedOp& op);
 
 }  // namespace rt
