@@ -115,6 +115,24 @@ class ResNet18Bn {
   uint64_t state_ = 1;
 };
 
+// Times `steps` calls after 3 warm-up calls (wall clock: each call ends when its work has, the
+// loss read back); *ms gets them sorted. False, with a message, when one fails.
+template <class Call>
+bool time_calls(int steps, const char* what, Call call, std::vector<double>* ms) {
+  for (int i = 0; i < steps + 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status st = call();
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!st.ok()) {
+      std::fprintf(stderr, "jet_bench_train_step: %s %d: %s\n", what, i, st.message().c_str());
+      return false;
+    }
+    if (i >= 3) ms->push_back(t);
+  }
+  std::sort(ms->begin(), ms->end());
+  return true;
+}
+
 // Profiled steps: each part's median over 5 steps, summed by phase and op type, and the slowest
 // parts. Events between the parts cost a little: the parts' sum exceeds an unprofiled step.
 int print_profile(Trainer* trainer, const TrainBatch& batch) {
@@ -230,17 +248,7 @@ int main(int argc, char** argv) {
               m.gradients / 1048576.0, m.parameters / 1048576.0, m.optimizer / 1048576.0, m.workspace / 1048576.0);
   std::vector<double> ms;
   float loss = 0.f;
-  for (int i = 0; i < steps + 3; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    st = trainer->step(batch, &loss);
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!st.ok()) {
-      std::fprintf(stderr, "jet_bench_train_step: step %d: %s\n", i, st.message().c_str());
-      return 1;
-    }
-    if (i >= 3) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
+  if (!time_calls(steps, "step", [&] { return trainer->step(batch, &loss); }, &ms)) return 1;
   std::printf("step: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n", ms[ms.size() / 2], ms[0], steps,
               static_cast<double>(loss));
 #if defined(JET_HAVE_CUDA)
@@ -260,17 +268,8 @@ int main(int argc, char** argv) {
     TrainBatch on_device{dev_images, static_cast<const int32_t*>(dev_labels), nullptr};
     on_device.on_device = true;
     std::vector<double> dms;
-    for (int i = 0; i < steps + 3; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      st = trainer->step(on_device, &loss);
-      const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (!st.ok()) {
-        std::fprintf(stderr, "jet_bench_train_step: step %d (batch on the device): %s\n", i, st.message().c_str());
-        return 1;
-      }
-      if (i >= 3) dms.push_back(t);
-    }
-    std::sort(dms.begin(), dms.end());
+    if (!time_calls(steps, "step (batch on the device)", [&] { return trainer->step(on_device, &loss); }, &dms))
+      return 1;
     std::printf("step, batch in device memory: median %.3f ms, min %.3f ms over %d steps (loss %.4f)\n",
                 dms[dms.size() / 2], dms[0], steps, static_cast<double>(loss));
     cudaFree(dev_images);
@@ -281,18 +280,8 @@ int main(int argc, char** argv) {
   // and the loss with the same upload and read-back, so step - evaluate is about the backward
   // and the optimizer.
   std::vector<double> eval_ms;
-  for (int i = 0; i < steps + 3; ++i) {
-    EvalResult r;
-    const auto t0 = std::chrono::steady_clock::now();
-    st = trainer->evaluate(batch, &r);
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!st.ok()) {
-      std::fprintf(stderr, "jet_bench_train_step: evaluate %d: %s\n", i, st.message().c_str());
-      return 1;
-    }
-    if (i >= 3) eval_ms.push_back(t);
-  }
-  std::sort(eval_ms.begin(), eval_ms.end());
+  EvalResult eval;
+  if (!time_calls(steps, "evaluate", [&] { return trainer->evaluate(batch, &eval); }, &eval_ms)) return 1;
   const double fwd = eval_ms[eval_ms.size() / 2];
   std::printf("evaluate (forward + loss): median %.3f ms; step - evaluate (backward + update, about): %.3f ms\n",
               fwd, ms[ms.size() / 2] - fwd);
