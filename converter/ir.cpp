@@ -126,6 +126,35 @@ static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(Op
 
 bool known(OpType op) { return static_cast<size_t>(op) < static_cast<size_t>(OpType::COUNT); }
 
+// How many inputs a node of a known op type (check_node and add_op) has: the inputs column of
+// op_list.h, a number or an expression of the op's attribute struct `a`.
+Status check_input_count(const Node& n) {
+  constexpr int ONE_OR_MORE = -1;
+  int want_inputs = 1;
+  switch (n.op) {
+#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  case OpType::ENUM: {                                                                                          \
+    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
+    static_cast<void>(a);                                                                                       \
+    want_inputs = inputs;                                                                                       \
+    break;                                                                                                      \
+  }
+    JET_OPS(JET_IR_OP_INPUTS)
+#undef JET_IR_OP_INPUTS
+    case OpType::COUNT: break;  // refused by the callers
+  }
+  auto fail = [&](const std::string& what) {
+    return Status(StatusCode::BAD_PARAM, "node '" + n.name + "': " + what);
+  };
+  if (want_inputs == ONE_OR_MORE) {
+    if (n.inputs.empty()) return fail(std::string(op_type_name(n.op)) + " with no inputs, expected one or more");
+  } else if (n.inputs.size() != static_cast<size_t>(want_inputs)) {
+    return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
+                " inputs, expected " + std::to_string(want_inputs));
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 const char* op_type_name(OpType op) { return known(op) ? kOpTraits[static_cast<size_t>(op)].name : "?"; }
@@ -1041,62 +1070,77 @@ flatbuffers::Offset<fb::NmsParams> write_params(flatbuffers::FlatBufferBuilder& 
                              a.has_score_threshold, a.score_threshold);
 }
 
-Status Graph::gather_elements(const std::string& name, int x, int indices, int axis, int* y) {
-  const OpType op = OpType::GATHER_ELEMENTS;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
-  const Tensor& tx = tensors[x];
-  const Tensor& ti = tensors[indices];
+// ---- The ops built by add_op: their attributes are their schema table's struct ----------------
+// infer_output: the op's shape rule, given the node's input tensors (already index-checked, as
+// many as op_list.h's inputs column says). Sets the output's dtype and dims or refuses with bad().
+
+namespace {
+
+struct InferredOutput {
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+};
+
+Status infer_output(const Graph& g, const Node& n, const fb::GatherElementsParamsT& a, InferredOutput* out) {
+  const Tensor& tx = g.tensors[n.inputs[0]];
+  const Tensor& ti = g.tensors[n.inputs[1]];
   if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
-    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
+    return bad(n.op, n.name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
   }
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
+    return bad(n.op, n.name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
   }
   if (ti.dims.size() != tx.dims.size()) {
-    return bad(op, name, "indices " + dims_text(ti.dims) + " and x " + dims_text(tx.dims) + " differ in rank");
+    return bad(n.op, n.name, "indices " + dims_text(ti.dims) + " and x " + dims_text(tx.dims) + " differ in rank");
   }
   for (size_t d = 0; d < tx.dims.size(); ++d) {
-    if (static_cast<int>(d) != axis && ti.dims[d] > tx.dims[d]) {
-      return bad(op, name, "indices " + dims_text(ti.dims) + " are larger than x " + dims_text(tx.dims) + " at dim " +
-                               std::to_string(d));
+    if (static_cast<int>(d) != a.axis && ti.dims[d] > tx.dims[d]) {
+      return bad(n.op, n.name, "indices " + dims_text(ti.dims) + " are larger than x " + dims_text(tx.dims) +
+                                   " at dim " + std::to_string(d));
     }
   }
-  return finish(Node{name, op, {x, indices}, {}, GatherElementsAttrs{axis}}, tx.dtype, ti.dims, y);
+  *out = {tx.dtype, ti.dims};
+  return Status::success();
 }
 
-flatbuffers::Offset<fb::GatherElementsParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherElementsAttrs& a,
-                                                           const ParamsContext&) {
-  return fb::CreateGatherElementsParams(b, a.axis);
+Status infer_output(const Graph& g, const Node& n, const fb::TriluParamsT&, InferredOutput* out) {
+  const Tensor& tx = g.tensors[n.inputs[0]];
+  if (tx.dims.size() < 2) return bad(n.op, n.name, "x " + dims_text(tx.dims) + " has a rank below 2");
+  *out = {tx.dtype, tx.dims};
+  return Status::success();
 }
 
-Status Graph::trilu(const std::string& name, int x, bool upper, int64_t k, int* y) {
-  const OpType op = OpType::TRILU;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dims.size() < 2) return bad(op, name, "x " + dims_text(tx.dims) + " has a rank below 2");
-  return finish(Node{name, op, {x}, {}, TriluAttrs{upper, k}}, tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::TriluParams> write_params(flatbuffers::FlatBufferBuilder& b, const TriluAttrs& a,
-                                                  const ParamsContext&) {
-  return fb::CreateTriluParams(b, a.upper, a.k);
-}
-
-Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y) {
-  const OpType op = OpType::CUMSUM;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dtype == DType::BOOL) return bad(op, name, "x is bool");
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
+Status infer_output(const Graph& g, const Node& n, const fb::CumSumParamsT& a, InferredOutput* out) {
+  const Tensor& tx = g.tensors[n.inputs[0]];
+  if (tx.dtype == DType::BOOL) return bad(n.op, n.name, "x is bool");
+  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
+    return bad(n.op, n.name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
   }
-  return finish(Node{name, op, {x}, {}, CumSumAttrs{axis, exclusive, reverse}}, tx.dtype, tx.dims, y);
+  *out = {tx.dtype, tx.dims};
+  return Status::success();
 }
 
-flatbuffers::Offset<fb::CumSumParams> write_params(flatbuffers::FlatBufferBuilder& b, const CumSumAttrs& a,
-                                                   const ParamsContext&) {
-  return fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse);
+}  // namespace
+
+Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs attrs, int* y) {
+  Node n{name, static_cast<OpType>(attrs.index()), std::move(inputs), {}, std::move(attrs)};
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const std::string what = "input " + std::to_string(i);
+    JET_RETURN_IF_ERROR(check_tensor(name, n.inputs[i], what.c_str()));
+  }
+  JET_RETURN_IF_ERROR(check_input_count(n));
+  InferredOutput out;
+  JET_RETURN_IF_ERROR(std::visit(
+      [&](const auto& a) {
+        using Attrs = std::decay_t<decltype(a)>;
+        if constexpr (is_table_struct<Attrs>) {
+          return infer_output(*this, n, a, &out);
+        } else {
+          return bad(n.op, name, "this op has its own builder (converter/ir.h), not add_op");
+        }
+      },
+      n.attrs));
+  return finish(std::move(n), out.dtype, std::move(out.dims), y);
 }
 
 Status Graph::scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,
@@ -1221,29 +1265,7 @@ Status check_node(const Graph& g, int node) {
                   g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
     }
   }
-  // How many inputs: the inputs column of op_list.h, a number or an expression of the op's
-  // attribute struct `a`.
-  constexpr int ONE_OR_MORE = -1;
-  int want_inputs = 1;
-  switch (n.op) {
-#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
-  case OpType::ENUM: {                                                                                          \
-    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
-    static_cast<void>(a);                                                                                       \
-    want_inputs = inputs;                                                                                       \
-    break;                                                                                                      \
-  }
-    JET_OPS(JET_IR_OP_INPUTS)
-#undef JET_IR_OP_INPUTS
-    case OpType::COUNT: break;  // refused above
-  }
-  if (want_inputs == ONE_OR_MORE) {
-    if (n.inputs.empty()) return fail(std::string(op_type_name(n.op)) + " with no inputs, expected one or more");
-  } else if (n.inputs.size() != static_cast<size_t>(want_inputs)) {
-    return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
-                " inputs, expected " + std::to_string(want_inputs));
-  }
-  return Status::success();
+  return check_input_count(n);
 }
 
 Status check_graph(const Graph& g, std::vector<int>* order) {

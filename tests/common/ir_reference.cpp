@@ -270,14 +270,14 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return nms_forward(h, d, in_desc(0), in(0), in_desc(1), in(1), ws, ws_bytes, y, yp);
     }
     case ir::OpType::GATHER_ELEMENTS:
-      return gather_elements_forward(h, std::get<ir::GatherElementsAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1),
-                                     in(1), y, yp);
+      return gather_elements_forward(h, std::get<fb::GatherElementsParamsT>(n.attrs).axis, in_desc(0), in(0),
+                                     in_desc(1), in(1), y, yp);
     case ir::OpType::TRILU: {
-      const ir::TriluAttrs& a = std::get<ir::TriluAttrs>(n.attrs);
+      const fb::TriluParamsT& a = std::get<fb::TriluParamsT>(n.attrs);
       return trilu_forward(h, a.upper, a.k, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::CUMSUM: {
-      const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
+      const fb::CumSumParamsT& a = std::get<fb::CumSumParamsT>(n.attrs);
       return cumsum_forward(h, a.axis, a.exclusive, a.reverse, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::SCATTER: {
@@ -430,11 +430,26 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
       std::vector<int64_t> v;
       for (int i = 0; i < 2 * 2 * 4 * 7; ++i) v.push_back(i % 9 - 4);
       const int idx = c.exact("idx", DType::I64, {2, 2, 4, 7}, v);
-      if (c.status.ok()) st = g.gather_elements("op", x, idx, 2, &y);
+      fb::GatherElementsParamsT a;
+      a.axis = 2;
+      if (c.status.ok()) st = g.add_op("op", {x, idx}, a, &y);
       break;
     }
-    case ir::OpType::TRILU: st = g.trilu("op", x, false, -1, &y); break;
-    case ir::OpType::CUMSUM: st = g.cumsum("op", x, 1, true, true, &y); break;
+    case ir::OpType::TRILU: {
+      fb::TriluParamsT a;
+      a.upper = false;
+      a.k = -1;
+      st = g.add_op("op", {x}, a, &y);
+      break;
+    }
+    case ir::OpType::CUMSUM: {
+      fb::CumSumParamsT a;
+      a.axis = 1;
+      a.exclusive = true;
+      a.reverse = true;
+      st = g.add_op("op", {x}, a, &y);
+      break;
+    }
     case ir::OpType::SCATTER: {  // ScatterND, slices x[i, j, :, :] accumulated (duplicate tuples too)
       const int idx = c.exact("idx", DType::I64, {3, 2}, {1, 2, 0, -1, 1, 2}), upd = c.uniform("upd", {3, 5, 7}, -1, 1);
       if (c.status.ok()) st = g.scatter("op", x, idx, upd, true, ScatterReduction::ADD, 0, &y);
