@@ -13,6 +13,7 @@
 #include "jet/dnn/conv.h"
 #include "jet/dnn/detection.h"
 #include "op_params.h"
+#include "op_rules.h"
 
 namespace jet {
 namespace ir {
@@ -1070,77 +1071,34 @@ flatbuffers::Offset<fb::NmsParams> write_params(flatbuffers::FlatBufferBuilder& 
                              a.has_score_threshold, a.score_threshold);
 }
 
-// ---- The ops built by add_op: their attributes are their schema table's struct ----------------
-// infer_output: the op's shape rule, given the node's input tensors (already index-checked, as
-// many as op_list.h's inputs column says). Sets the output's dtype and dims or refuses with bad().
-
-namespace {
-
-struct InferredOutput {
-  DType dtype = DType::F32;
-  std::vector<int64_t> dims;
-};
-
-Status infer_output(const Graph& g, const Node& n, const fb::GatherElementsParamsT& a, InferredOutput* out) {
-  const Tensor& tx = g.tensors[n.inputs[0]];
-  const Tensor& ti = g.tensors[n.inputs[1]];
-  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
-    return bad(n.op, n.name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
-  }
-  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
-    return bad(n.op, n.name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
-  }
-  if (ti.dims.size() != tx.dims.size()) {
-    return bad(n.op, n.name, "indices " + dims_text(ti.dims) + " and x " + dims_text(tx.dims) + " differ in rank");
-  }
-  for (size_t d = 0; d < tx.dims.size(); ++d) {
-    if (static_cast<int>(d) != a.axis && ti.dims[d] > tx.dims[d]) {
-      return bad(n.op, n.name, "indices " + dims_text(ti.dims) + " are larger than x " + dims_text(tx.dims) +
-                                   " at dim " + std::to_string(d));
-    }
-  }
-  *out = {tx.dtype, ti.dims};
-  return Status::success();
-}
-
-Status infer_output(const Graph& g, const Node& n, const fb::TriluParamsT&, InferredOutput* out) {
-  const Tensor& tx = g.tensors[n.inputs[0]];
-  if (tx.dims.size() < 2) return bad(n.op, n.name, "x " + dims_text(tx.dims) + " has a rank below 2");
-  *out = {tx.dtype, tx.dims};
-  return Status::success();
-}
-
-Status infer_output(const Graph& g, const Node& n, const fb::CumSumParamsT& a, InferredOutput* out) {
-  const Tensor& tx = g.tensors[n.inputs[0]];
-  if (tx.dtype == DType::BOOL) return bad(n.op, n.name, "x is bool");
-  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
-    return bad(n.op, n.name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
-  }
-  *out = {tx.dtype, tx.dims};
-  return Status::success();
-}
-
-}  // namespace
-
+// The ops whose attributes are their schema table's struct: their shape rule is the runtime's
+// output rule (schema/op_rules.h, runtime/ops.cpp), the one the loader checks the file with.
 Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs attrs, int* y) {
   Node n{name, static_cast<OpType>(attrs.index()), std::move(inputs), {}, std::move(attrs)};
+  std::vector<TensorDesc> in;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const std::string what = "input " + std::to_string(i);
     JET_RETURN_IF_ERROR(check_tensor(name, n.inputs[i], what.c_str()));
+    const Tensor& t = tensors[n.inputs[i]];
+    if (t.dims.size() > static_cast<size_t>(kMaxRank)) {
+      return bad(n.op, name, "input '" + t.name + "' " + dims_text(t.dims) + " has a rank above " + std::to_string(kMaxRank));
+    }
+    in.push_back(t.desc());
   }
   JET_RETURN_IF_ERROR(check_input_count(n));
-  InferredOutput out;
-  JET_RETURN_IF_ERROR(std::visit(
+  rt::OpOutput out;
+  const Status st = std::visit(
       [&](const auto& a) {
         using Attrs = std::decay_t<decltype(a)>;
         if constexpr (is_table_struct<Attrs>) {
-          return infer_output(*this, n, a, &out);
+          return rt::infer_output(a, in.data(), &out);
         } else {
-          return bad(n.op, name, "this op has its own builder (converter/ir.h), not add_op");
+          return Status(StatusCode::BAD_PARAM, "this op has its own builder (converter/ir.h), not add_op");
         }
       },
-      n.attrs));
-  return finish(std::move(n), out.dtype, std::move(out.dims), y);
+      n.attrs);
+  if (!st.ok()) return bad(n.op, name, st.message());
+  return finish(std::move(n), out.dtype, std::vector<int64_t>(out.dims, out.dims + out.rank), y);
 }
 
 Status Graph::scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,

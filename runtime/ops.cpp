@@ -11,6 +11,7 @@
 
 #include "loader.h"
 #include "op_list.h"
+#include "op_rules.h"
 
 namespace jet {
 namespace rt {
@@ -55,6 +56,24 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
   if (same) return Status();
   return bad("output '" + a.infos[p.output].name + "' has dims " + dims_text(y) +
              " but the op's inputs and parameters give " + jet::dims_text(rank, dims));
+}
+
+// prepare_<fn> of an op whose IR attributes are its schema table's struct (op_list.h): the table
+// unpacked into the op's prepared data (execute_<fn> reads it there), the op's output rule
+// (op_rules.h, shared with the converter) run on the inputs and held against the stored output.
+template <typename Table>
+Status prepare_by_rule(const PrepareArgs& a, PreparedOp* p, const Table& table, size_t n_inputs, const char* which) {
+  using Params = typename Table::NativeTableType;
+  Params& params = p->data.emplace<Params>();
+  table.UnPackTo(&params);
+  JET_RETURN_IF_ERROR(expect_inputs(*p, n_inputs, which));
+  std::vector<TensorDesc> in;
+  for (size_t k = 0; k < n_inputs; ++k) in.push_back(input(a, *p, k).desc);
+  OpOutput want;
+  JET_RETURN_IF_ERROR(infer_output(params, in.data(), &want));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, want.dtype,
+                                   "what the op's inputs and parameters give"));
+  return expect_output_dims(a, *p, want.dims, want.rank);
 }
 
 // x (input 0) is N, C and 1 to 3 spatial dims.
@@ -1145,83 +1164,92 @@ Status execute_nms(const Handle& h, const PreparedOp& p, const void* const* in, 
 // GatherElements: gather_elements_forward. inputs: x (any dtype), indices (i32 / i64, x's rank,
 // each dim at most x's); the output has the indices' dims.
 
-Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  p->data.emplace<int>();
-  const fb::GatherElementsParams& gp = *a.op.params_as_GatherElementsParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather_elements keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  const TensorDesc& idx = input(a, *p, 1).desc;
-  const int axis = gp.axis();
-  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::GatherElementsParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  const TensorDesc& idx = in[1];
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad(std::string("indices are ") + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
   if (idx.rank() != x.rank()) return bad("indices " + dims_text(idx) + " and x " + dims_text(x) + " differ in rank");
   for (int d = 0; d < x.rank(); ++d) {
-    if (d != axis && idx.dim(d) > x.dim(d)) {
+    if (d != params.axis && idx.dim(d) > x.dim(d)) {
       return bad("indices " + dims_text(idx) + " are larger than x " + dims_text(x) + " at dim " + std::to_string(d));
     }
   }
-  p->data.as<int>() = axis;
-  return expect_output_dims(a, *p, idx.dims(), idx.rank());
+  *out = OpOutput{x.dtype(), idx.rank(), {}};
+  for (int d = 0; d < idx.rank(); ++d) out->dims[d] = idx.dim(d);
+  return Status();
+}
+
+namespace {
+
+Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  return prepare_by_rule(a, p, *a.op.params_as_GatherElementsParams(), 2, "x, indices");
 }
 
 Status execute_gather_elements(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                                size_t) {
-  return gather_elements_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+  return gather_elements_forward(h, p.data.as<fb::GatherElementsParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1],
+                                 in[1], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Trilu: trilu_forward. inputs: x (any dtype, rank >= 2); the output has x's dims.
 
-struct TriluPrepared {
-  bool upper = true;
-  int64_t k = 0;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::TriluParamsT&, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.rank() < 2) return bad("x " + dims_text(x) + " has a rank below 2");
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_trilu(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  TriluPrepared& r = p->data.emplace<TriluPrepared>();
-  const fb::TriluParams& tp = *a.op.params_as_TriluParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "trilu keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.rank() < 2) return bad("x " + dims_text(x) + " has a rank below 2");
-  r.upper = tp.upper();
-  r.k = tp.k();
-  return expect_output_dims(a, *p, x.dims(), x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_TriluParams(), 1, "x");
 }
 
 Status execute_trilu(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const TriluPrepared& r = p.data.as<TriluPrepared>();
-  return trilu_forward(h, r.upper, r.k, p.in_descs[0], in[0], p.out_desc, out);
+  const fb::TriluParamsT& t = p.data.as<fb::TriluParamsT>();
+  return trilu_forward(h, t.upper, t.k, p.in_descs[0], in[0], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // CumSum: cumsum_forward. inputs: x (f32, f16, i32, i64); the output has x's dims.
 
-struct CumSumPrepared {
-  int axis = 0;
-  bool exclusive = false;
-  bool reverse = false;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::CumSumParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.dtype() == DType::BOOL) return bad("x is bool");
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_cumsum(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  CumSumPrepared& r = p->data.emplace<CumSumPrepared>();
-  const fb::CumSumParams& cp = *a.op.params_as_CumSumParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "cumsum keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.dtype() == DType::BOOL) return bad("'" + input_name(a, *p, 0) + "' is bool");
-  if (cp.axis() < 0 || cp.axis() >= x.rank()) {
-    return bad("axis " + std::to_string(cp.axis()) + " out of range for " + dims_text(x));
-  }
-  r.axis = cp.axis();
-  r.exclusive = cp.exclusive();
-  r.reverse = cp.reverse();
-  return expect_output_dims(a, *p, x.dims(), x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_CumSumParams(), 1, "x");
 }
 
 Status execute_cumsum(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const CumSumPrepared& r = p.data.as<CumSumPrepared>();
-  return cumsum_forward(h, r.axis, r.exclusive, r.reverse, p.in_descs[0], in[0], p.out_desc, out);
+  const fb::CumSumParamsT& c = p.data.as<fb::CumSumParamsT>();
+  return cumsum_forward(h, c.axis, c.exclusive, c.reverse, p.in_descs[0], in[0], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
