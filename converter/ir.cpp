@@ -997,53 +997,6 @@ flatbuffers::Offset<fb::ArgReduceParams> write_params(flatbuffers::FlatBufferBui
   return fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index);
 }
 
-Status Graph::gather(const std::string& name, int x, int indices, int axis, int* y) {
-  const OpType op = OpType::GATHER;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
-  const Tensor& tx = tensors[x];
-  const Tensor& ti = tensors[indices];
-  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
-    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
-  }
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
-  }
-  std::vector<int64_t> out(tx.dims.begin(), tx.dims.begin() + axis);
-  out.insert(out.end(), ti.dims.begin(), ti.dims.end());
-  out.insert(out.end(), tx.dims.begin() + axis + 1, tx.dims.end());
-  if (out.size() > static_cast<size_t>(kMaxRank)) {
-    return bad(op, name, "the result " + dims_text(out) + " has a rank above " + std::to_string(kMaxRank));
-  }
-  return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
-}
-
-flatbuffers::Offset<fb::GatherParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherAttrs& a,
-                                                   const ParamsContext&) {
-  return fb::CreateGatherParams(b, a.axis);
-}
-
-Status Graph::topk(const std::string& name, int x, const TopKAttrs& a, int* y) {
-  const OpType op = OpType::TOPK;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dtype == DType::BOOL) return Status(StatusCode::NOT_SUPPORTED, "TopK '" + name + "': x is bool");
-  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
-  }
-  if (a.k < 1 || a.k > tx.dims[a.axis]) {
-    return bad(op, name, "k = " + std::to_string(a.k) + " outside [1, " + std::to_string(tx.dims[a.axis]) + "]");
-  }
-  std::vector<int64_t> out = tx.dims;
-  out[a.axis] = a.k;
-  return finish(Node{name, op, {x}, {}, a}, a.indices ? DType::I64 : tx.dtype, std::move(out), y);
-}
-
-flatbuffers::Offset<fb::TopKParams> write_params(flatbuffers::FlatBufferBuilder& b, const TopKAttrs& a,
-                                                 const ParamsContext&) {
-  return fb::CreateTopKParams(b, a.axis, a.k, a.largest, a.indices);
-}
-
 Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y) {
   const OpType op = OpType::NMS;
   JET_RETURN_IF_ERROR(check_tensor(name, boxes, "boxes"));
@@ -1097,7 +1050,7 @@ Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs
         }
       },
       n.attrs);
-  if (!st.ok()) return bad(n.op, name, st.message());
+  if (!st.ok()) return Status(st.code(), std::string(op_type_name(n.op)) + " '" + name + "': " + st.message());
   return finish(std::move(n), out.dtype, std::vector<int64_t>(out.dims, out.dims + out.rank), y);
 }
 

@@ -233,21 +233,6 @@ struct ArgReduceAttrs {
   bool select_last_index = false;
 };
 
-// GATHER: gather_forward. inputs: x (any dtype), indices (I32 or I64, computed). The output's dims
-// are x's before axis, the indices', x's after axis.
-struct GatherAttrs {
-  int axis = 0;
-};
-
-// TOPK: topk_forward, one of its outputs. inputs: x (F32, F16, I32, I64). The output is x's dims
-// with k at axis: the values (x's dtype) or, with `indices`, their I64 indices.
-struct TopKAttrs {
-  int axis = 0;
-  int64_t k = 1;
-  bool largest = true;
-  bool indices = false;
-};
-
 // NMS: nms_forward (ONNX NonMaxSuppression). inputs: boxes [B, N, 4], scores [B, C, N] (F32 /
 // F16). The output is I64 [B * C * min(max_output_boxes_per_class, N), 3]: the selected rows,
 // then rows of -1 (docs/onnx.md).
@@ -391,12 +376,6 @@ class Graph {
   Status where(const std::string& name, int cond, int a, int b, int* y);
   // The I64 index of the extreme element along `axis` (in [0, rank)); the rank is kept.
   Status arg_reduce(const std::string& name, int x, ArgReduceOp op, int axis, bool select_last_index, int* y);
-  // x gathered along `axis` (in [0, rank)) at the I32 / I64 `indices`; the result's rank (x's - 1
-  // + the indices') must be at most kMaxRank.
-  Status gather(const std::string& name, int x, int indices, int axis, int* y);
-  // One output of TopK along `axis` (in [0, rank)), 1 <= k <= the dim there: the values or the
-  // I64 indices (a.indices).
-  Status topk(const std::string& name, int x, const TopKAttrs& a, int* y);
   // NonMaxSuppression of boxes [B, N, 4] and scores [B, C, N] (one float dtype): I64 [B * C *
   // min(max_output_boxes_per_class, N), 3], padded with rows of -1.
   Status nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y);

@@ -1048,73 +1048,69 @@ Status execute_arg_reduce(const Handle& h, const PreparedOp& p, const void* cons
   return arg_reduce_forward(h, r.op, r.axis, r.select_last_index, p.in_descs[0], in[0], p.out_desc, out);
 }
 
-// Gather's and GatherElements' shared checks: i32 / i64 indices (input 1), axis inside x's rank.
-Status check_gather_inputs(const PrepareArgs& a, const PreparedOp& p, int axis) {
-  const TensorDesc& x = input(a, p, 0).desc;
-  const TensorDesc& idx = input(a, p, 1).desc;
-  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64)
-    return bad("indices '" + input_name(a, p, 1) + "' are " + dtype_name(idx.dtype()) +
-               ", expected i32 or i64");
-  if (axis < 0 || axis >= x.rank())
-    return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
-  return Status();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Gather: gather_forward. inputs: x (any dtype), indices (i32 / i64); the output is x's dims
 // before axis, the indices', x's after axis.
 
-Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  p->data.emplace<int>();
-  const fb::GatherParams& gp = *a.op.params_as_GatherParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  const TensorDesc& idx = input(a, *p, 1).desc;
-  const int axis = gp.axis();
-  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::GatherParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  const TensorDesc& idx = in[1];
+  const int axis = params.axis;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad(std::string("indices are ") + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
   const int rank = x.rank() - 1 + idx.rank();
   if (rank > kMaxRank) return bad("the output's rank " + std::to_string(rank) + " is above " + std::to_string(kMaxRank));
-  int64_t out[kMaxRank];
-  for (int d = 0; d < rank; ++d) out[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
-  p->data.as<int>() = axis;
-  return expect_output_dims(a, *p, out, rank);
+  *out = OpOutput{x.dtype(), rank, {}};
+  for (int d = 0; d < rank; ++d) {
+    out->dims[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
+  }
+  return Status();
+}
+
+namespace {
+
+Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  return prepare_by_rule(a, p, *a.op.params_as_GatherParams(), 2, "x, indices");
 }
 
 Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  return gather_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+  return gather_forward(h, p.data.as<fb::GatherParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc,
+                        out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // TopK: topk_forward, one of its two outputs (values or indices). inputs: x (f32, f16, i32, i64).
 
-struct TopKPrepared {
-  int axis = 0;
-  int64_t k = 1;
-  bool largest = true, indices = false;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::TopKParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.dtype() == DType::BOOL) return Status(StatusCode::NOT_SUPPORTED, "x is bool; TopK takes f32, f16, i32, i64");
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
+  if (params.k < 1 || params.k > x.dim(params.axis)) {
+    return bad("k = " + std::to_string(params.k) + " outside [1, " + std::to_string(x.dim(params.axis)) + "]");
+  }
+  *out = OpOutput{params.indices ? DType::I64 : x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = d == params.axis ? params.k : x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_topk(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  TopKPrepared& t = p->data.emplace<TopKPrepared>();
-  const fb::TopKParams& tp = *a.op.params_as_TopKParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.dtype() == DType::BOOL) return bad("x '" + input_name(a, *p, 0) + "' is bool; TopK takes f32, f16, i32, i64");
-  t.axis = tp.axis();
-  t.k = tp.k();
-  t.largest = tp.largest();
-  t.indices = tp.indices();
-  if (t.axis < 0 || t.axis >= x.rank()) return bad("axis " + std::to_string(t.axis) + " out of range for " + dims_text(x));
-  if (t.k < 1 || t.k > x.dim(t.axis)) return bad("k = " + std::to_string(t.k) + " outside [1, " + std::to_string(x.dim(t.axis)) + "]");
-  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, t.indices ? DType::I64 : x.dtype(),
-                                   "TopK's values have x's dtype, its indices are i64"));
-  int64_t out[kMaxRank];
-  for (int d = 0; d < x.rank(); ++d) out[d] = d == t.axis ? t.k : x.dim(d);
-  return expect_output_dims(a, *p, out, x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_TopKParams(), 1, "x");
 }
 
 Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const TopKPrepared& t = p.data.as<TopKPrepared>();
+  const fb::TopKParamsT& t = p.data.as<fb::TopKParamsT>();
   return topk_forward(h, t.axis, t.k, t.largest, p.in_descs[0], in[0], p.out_desc, t.indices ? nullptr : out,
                       p.out_desc, t.indices ? out : nullptr);
 }

@@ -77,8 +77,8 @@ enum class OpDTypes { FLOAT, ANY };
   X(LOGIC,           logic,           LogicAttrs,                LogicParams,          "Logic",             false, STRIDED,   false, ANY,   NO_GRADIENT, 2)                                \
   X(WHERE,           where,           WhereAttrs,                WhereParams,          "Where",             false, STRIDED,   false, ANY,   NOT_YET,     3)                                \
   X(ARG_REDUCE,      arg_reduce,      ArgReduceAttrs,            ArgReduceParams,      "ArgReduce",         false, STRIDED,   false, ANY,   NO_GRADIENT, 1)                                \
-  X(GATHER,          gather,          GatherAttrs,               GatherParams,         "Gather",            false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
-  X(TOPK,            topk,            TopKAttrs,                 TopKParams,           "TopK",              false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
+  X(GATHER,          gather,          fb::GatherParamsT,         GatherParams,         "Gather",            false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
+  X(TOPK,            topk,            fb::TopKParamsT,           TopKParams,           "TopK",              false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
   X(NMS,             nms,             NmsAttrs,                  NmsParams,            "NonMaxSuppression", false, PACKED,    false, ANY,   NO_GRADIENT, 2)                                \
   X(GATHER_ELEMENTS, gather_elements, fb::GatherElementsParamsT, GatherElementsParams, "GatherElements",    false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
   X(TRILU,           trilu,           fb::TriluParamsT,          TriluParams,          "Trilu",             false, STRIDED,   false, ANY,   NOT_YET,     1)                                \

@@ -45,13 +45,13 @@ Status import_topk(Importer& im) {
   if (dt == DType::BOOL) return im.bad("X is a bool tensor");
   for (int out = 0; out < 2; ++out) {
     if (!im.output_used(out)) continue;
-    ir::TopKAttrs a;
+    fb::TopKParamsT a;
     a.axis = static_cast<int>(axis);
     a.k = k;
     a.largest = largest != 0;
     a.indices = out == 1;
     int y = -1;
-    st = im.ir_check(im.g->topk(im.ir_name(out ? "indices" : ""), x, a, &y));
+    st = im.ir_check(im.g->add_op(im.ir_name(out ? "indices" : ""), {x}, a, &y));
     if (st.ok()) st = im.set_output(out, y);
     if (!st.ok()) return st;
   }

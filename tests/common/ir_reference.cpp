@@ -249,9 +249,9 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return arg_reduce_forward(h, a.op, a.axis, a.select_last_index, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::GATHER:
-      return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
+      return gather_forward(h, std::get<fb::GatherParamsT>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
     case ir::OpType::TOPK: {
-      const ir::TopKAttrs& a = std::get<ir::TopKAttrs>(n.attrs);
+      const fb::TopKParamsT& a = std::get<fb::TopKParamsT>(n.attrs);
       return topk_forward(h, a.axis, a.k, a.largest, in_desc(0), in(0), y, a.indices ? nullptr : yp, y,
                           a.indices ? yp : nullptr);
     }
@@ -404,16 +404,18 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
     case ir::OpType::ARG_REDUCE: st = g.arg_reduce("op", x, ArgReduceOp::ARGMIN, 2, true, &y); break;
     case ir::OpType::GATHER: {  // indices of rank 2, negative ones too
       const int idx = c.exact("idx", DType::I64, {2, 2}, {4, -1, 0, -5});
-      if (c.status.ok()) st = g.gather("op", x, idx, 2, &y);
+      fb::GatherParamsT a;
+      a.axis = 2;
+      if (c.status.ok()) st = g.add_op("op", {x, idx}, a, &y);
       break;
     }
     case ir::OpType::TOPK: {  // the indices of the 4 smallest along the last axis
-      ir::TopKAttrs a;
+      fb::TopKParamsT a;
       a.axis = 3;
       a.k = 4;
       a.largest = false;
       a.indices = true;
-      st = g.topk("op", x, a, &y);
+      st = g.add_op("op", {x}, a, &y);
       break;
     }
     case ir::OpType::NMS: {  // random boxes, 3 classes, at most 2 per class, a score threshold
