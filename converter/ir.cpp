@@ -835,38 +835,6 @@ flatbuffers::Offset<fb::InstanceNormParams> write_params(flatbuffers::FlatBuffer
   return fb::CreateInstanceNormParams(b, a.epsilon);
 }
 
-Status Graph::layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y) {
-  const OpType op = OpType::LAYERNORM;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  const int rank = static_cast<int>(tx.dims.size());
-  if (rank < 1 || rank > kMaxRank) return bad(op, name, "x " + dims_text(tx.dims) + " must have rank 1..8");
-  if (axis < 0 || axis >= rank) return bad(op, name, "axis " + std::to_string(axis) + " is outside x's rank");
-  if (!(epsilon > 0) || !std::isfinite(epsilon)) return bad(op, name, "epsilon must be finite and > 0");
-  int64_t inner = 1;
-  for (int d = axis; d < rank; ++d) inner *= tx.dims[d];
-  LayerNormAttrs a{axis, epsilon, scale >= 0, bias >= 0};
-  Node nd{name, op, {x}, {}, a};
-  const int params[2] = {scale, bias};
-  const char* pnames[2] = {"scale", "bias"};
-  for (int i = 0; i < 2; ++i) {
-    if (params[i] < 0) continue;
-    JET_RETURN_IF_ERROR(check_tensor(name, params[i], pnames[i]));
-    if (tensors[params[i]].elements() != inner) {
-      return bad(op, name, std::string(pnames[i]) + " has " + std::to_string(tensors[params[i]].elements()) +
-                               " elements, expected " + std::to_string(inner) + " (x's dims from axis " +
-                               std::to_string(axis) + " on)");
-    }
-    nd.inputs.push_back(params[i]);
-  }
-  return finish(std::move(nd), tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::LayerNormParams> write_params(flatbuffers::FlatBufferBuilder& b, const LayerNormAttrs& a,
-                                                      const ParamsContext&) {
-  return fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias);
-}
-
 Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
   const OpType op = OpType::LRN;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));

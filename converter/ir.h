@@ -197,15 +197,6 @@ struct InstanceNormAttrs {
   double epsilon = 1e-5;
 };
 
-// LAYERNORM: layernorm_forward over the dims from `axis` on. inputs: x[, scale][, bias] (f32,
-// one value per element of a normalized group each)
-struct LayerNormAttrs {
-  int axis = 0;
-  double epsilon = 1e-5;
-  bool has_scale = false;
-  bool has_bias = false;
-};
-
 // LRN: lrn_cross_channel_forward. inputs: x
 struct LrnAttrs {
   LrnDesc lrn;
@@ -365,8 +356,6 @@ class Graph {
                         const std::vector<int64_t>& out_spatial, int* y);
   Status instancenorm(const std::string& name, int x, int scale, int bias, double epsilon, int* y);
   Status lrn(const std::string& name, int x, const LrnDesc& lrn, int* y);
-  // scale, bias: -1 when absent; otherwise as many elements as x's dims from `axis` on hold.
-  Status layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y);
   // Reduces the listed axes (each in [0, rank), any order) to size 1; the rank is kept.
   Status reduce(const std::string& name, int x, ReduceOp op, const std::vector<int64_t>& axes, int* y);
   // c = op(a, b) as BOOL, a and b of one dtype broadcast to each other (numpy rules: the shorter
@@ -407,10 +396,9 @@ class Graph {
 };
 
 // Structural checks of one node for code that consumes graphs built by hand (passes, the writer):
-// a known op type, attributes of the op's type, the op's input count (conv: 2 + has_bias +
-// has_residual; gemm: 2 + has_bias; batchnorm: 5; concat: >= 1; conv_transpose: 2 + has_bias;
-// instancenorm: 3; layernorm: 1 + has_scale + has_bias; others: 1 or 2), exactly one
-// output, every index in range, and a TRANSFORM's `to` equal to its output's dtype.
+// a known op type, attributes of the op's type, the op's input count (the inputs column of
+// schema/op_list.h), exactly one output, every index in range, and a TRANSFORM's `to` equal to
+// its output's dtype.
 // BAD_PARAM naming the node otherwise. Shapes are the builders' business and not rechecked.
 Status check_node(const Graph& g, int node);
 

@@ -867,34 +867,47 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 // LayerNorm: layernorm_forward over x's dims from `axis` on. inputs: x[, scale][, bias] (f32, one
 // packed value per element of a group). In place allowed.
 
-Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  LayerNormPrepared& l = p->data.emplace<LayerNormPrepared>();
-  const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();
-  const size_t want = 1 + (lp.has_scale() ? 1 : 0) + (lp.has_bias() ? 1 : 0);
-  JET_RETURN_IF_ERROR(expect_inputs(*p, want, "x[, scale][, bias]"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (lp.axis() < 0 || lp.axis() >= x.rank())
-    return bad("axis " + std::to_string(lp.axis()) + " is outside x's rank " + std::to_string(x.rank()));
-  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "layernorm keeps the dtype"));
-  const int64_t inner = product(x.dims(), lp.axis(), x.rank());
-  for (size_t k = 1; k < want; ++k) {
-    const TensorDesc& t = input(a, *p, k).desc;
-    JET_RETURN_IF_ERROR(expect_dtype(t, input_name(a, *p, k), DType::F32, "layernorm parameters are f32"));
-    if (t.elements() != inner || !t.is_packed())
-      return bad("parameter '" + input_name(a, *p, k) + "' has dims " + dims_text(t) + ", expected " +
-                 std::to_string(inner) + " packed elements (one per element of a normalized group)");
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::LayerNormParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " is outside x's rank " + std::to_string(x.rank()));
   }
-  l.axis = lp.axis();
-  l.scale_input = lp.has_scale() ? 1 : -1;
-  l.bias_input = lp.has_bias() ? (lp.has_scale() ? 2 : 1) : -1;
-  return read_epsilon(lp.epsilon(), &l.epsilon);
+  if (!(params.epsilon > 0) || !std::isfinite(params.epsilon)) {
+    return bad("epsilon " + std::to_string(params.epsilon) + " must be finite and > 0");
+  }
+  const int64_t inner = product(x.dims(), params.axis, x.rank());
+  const char* names[2] = {"scale", "bias"};
+  const bool present[2] = {params.has_scale, params.has_bias};
+  for (int i = 0, k = 1; i < 2; ++i) {
+    if (!present[i]) continue;
+    const TensorDesc& t = in[k++];
+    if (t.dtype() != DType::F32) return bad(std::string(names[i]) + " is " + dtype_name(t.dtype()) + ", expected f32");
+    if (t.elements() != inner || !t.is_packed()) {
+      return bad(std::string(names[i]) + " has dims " + dims_text(t) + ", expected " + std::to_string(inner) +
+                 " packed elements (one per element of a normalized group: x's dims from axis " +
+                 std::to_string(params.axis) + " on)");
+    }
+  }
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
+
+Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();
+  return prepare_by_rule(a, p, lp, 1 + size_t(lp.has_scale()) + size_t(lp.has_bias()), "x[, scale][, bias]");
 }
 
 Status execute_layernorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                          size_t) {
-  const LayerNormPrepared& l = p.data.as<LayerNormPrepared>();
-  const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(in[l.scale_input]);
-  const float* bias = l.bias_input < 0 ? nullptr : static_cast<const float*>(in[l.bias_input]);
+  const fb::LayerNormParamsT& l = p.data.as<fb::LayerNormParamsT>();
+  const float* scale = l.has_scale ? static_cast<const float*>(in[1]) : nullptr;
+  const float* bias = l.has_bias ? static_cast<const float*>(in[l.has_scale ? 2 : 1]) : nullptr;
   return layernorm_forward(h, l.axis, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out, scale, bias, l.epsilon);
 }
 

@@ -73,7 +73,7 @@ enum class OpDTypes { FLOAT, ANY };
   X(INSTANCENORM,    instancenorm,    InstanceNormAttrs,         InstanceNormParams,   "InstanceNorm",      true,  STRIDED_X, true,  FLOAT, RULE,        3)                                \
   X(LRN,             lrn,             LrnAttrs,                  LrnParams,            "LRN",               true,  STRIDED,   false, FLOAT, RULE,        1)                                \
   X(REDUCE,          reduce,          ReduceAttrs,               ReduceParams,         "Reduce",            false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(LAYERNORM,       layernorm,       LayerNormAttrs,            LayerNormParams,      "LayerNorm",         true,  STRIDED_X, true,  FLOAT, RULE,        1 + a.has_scale + a.has_bias)     \
+  X(LAYERNORM,       layernorm,       fb::LayerNormParamsT,      LayerNormParams,      "LayerNorm",         true,  STRIDED_X, true,  FLOAT, RULE,        1 + a.has_scale + a.has_bias)     \
   X(LOGIC,           logic,           LogicAttrs,                LogicParams,          "Logic",             false, STRIDED,   false, ANY,   NO_GRADIENT, 2)                                \
   X(WHERE,           where,           WhereAttrs,                WhereParams,          "Where",             false, STRIDED,   false, ANY,   NOT_YET,     3)                                \
   X(ARG_REDUCE,      arg_reduce,      ArgReduceAttrs,            ArgReduceParams,      "ArgReduce",         false, STRIDED,   false, ANY,   NO_GRADIENT, 1)                                \

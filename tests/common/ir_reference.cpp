@@ -231,7 +231,7 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
     case ir::OpType::LAYERNORM: {
       const Status st = f32_params(g, n, 1, "layernorm");
       if (!st.ok()) return st;
-      const ir::LayerNormAttrs& a = std::get<ir::LayerNormAttrs>(n.attrs);
+      const fb::LayerNormParamsT& a = std::get<fb::LayerNormParamsT>(n.attrs);
       const float* scale = a.has_scale ? static_cast<const float*>(in(1)) : nullptr;
       const float* bias = a.has_bias ? static_cast<const float*>(in(a.has_scale ? 2 : 1)) : nullptr;
       return layernorm_forward(h, a.axis, 1.f, 0.f, in_desc(0), in(0), y, yp, scale, bias, a.epsilon);
@@ -388,7 +388,12 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
     case ir::OpType::REDUCE: st = g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y); break;
     case ir::OpType::LAYERNORM: {
       const int scale = c.uniform("scale", {5, 7}, 0.5f, 2), bias = c.uniform("bias", {35}, -1, 1);
-      if (c.status.ok()) st = g.layernorm("op", x, scale, bias, 2, 1e-5, &y);
+      fb::LayerNormParamsT a;
+      a.axis = 2;
+      a.epsilon = 1e-5;
+      a.has_scale = true;
+      a.has_bias = true;
+      if (c.status.ok()) st = g.add_op("op", {x, scale, bias}, a, &y);
       break;
     }
     case ir::OpType::LOGIC: {  // b of a lower rank: numpy's rank alignment
