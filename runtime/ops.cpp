@@ -1,7 +1,8 @@
 // The op types: for each, prepare_<op> (validate the parameters, re-run shape inference and
 // compare with the stored output, build the descriptors once) and execute_<op> (one kernel call).
-// The table kOpTypes at the bottom lists them; adding an op type is adding its two functions and
-// one table entry.
+// An op whose IR attributes are its schema table's struct (schema/op_list.h) has its shape
+// inference as one output rule, infer_output (schema/op_rules.h), which the converter runs too;
+// its prepare is prepare_by_rule. The op table at the bottom is generated from op_list.h.
 #include "ops.h"
 
 #include <algorithm>
