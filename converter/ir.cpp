@@ -835,21 +835,6 @@ flatbuffers::Offset<fb::InstanceNormParams> write_params(flatbuffers::FlatBuffer
   return fb::CreateInstanceNormParams(b, a.epsilon);
 }
 
-Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
-  const OpType op = OpType::LRN;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dims.size() < 3 || tx.dims.size() > 5) return bad(op, name, "x " + dims_text(tx.dims) + " must have rank 3..5");
-  Status st = l.validate();
-  if (!st.ok()) return bad(op, name, st.message());
-  return finish(Node{name, op, {x}, {}, LrnAttrs{l}}, tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::LrnParams> write_params(flatbuffers::FlatBufferBuilder& b, const LrnAttrs& a,
-                                                const ParamsContext&) {
-  return fb::CreateLrnParams(b, a.lrn.n, a.lrn.alpha, a.lrn.beta, a.lrn.k);
-}
-
 Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::vector<int64_t>& axes, int* y) {
   const OpType op = OpType::REDUCE;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));

@@ -203,11 +203,6 @@ struct InstanceNormAttrs {
   double epsilon = 1e-5;
 };
 
-// LRN: lrn_cross_channel_forward. inputs: x
-struct LrnAttrs {
-  LrnDesc lrn;
-};
-
 // REDUCE: reduce_forward over the dims where y is 1 and x is not. inputs: x
 struct ReduceAttrs {
   ReduceOp op = ReduceOp::SUM;
@@ -355,7 +350,6 @@ class Graph {
   Status conv_transpose(const std::string& name, int x, int w, int bias, ConvTransposeAttrs attrs,
                         const std::vector<int64_t>& out_spatial, int* y);
   Status instancenorm(const std::string& name, int x, int scale, int bias, double epsilon, int* y);
-  Status lrn(const std::string& name, int x, const LrnDesc& lrn, int* y);
   // Reduces the listed axes (each in [0, rank), any order) to size 1; the rank is kept.
   Status reduce(const std::string& name, int x, ReduceOp op, const std::vector<int64_t>& axes, int* y);
   // c = op(a, b) as BOOL, a and b of one dtype broadcast to each other (numpy rules: the shorter

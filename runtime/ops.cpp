@@ -59,22 +59,29 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
              " but the op's inputs and parameters give " + jet::dims_text(rank, dims));
 }
 
+// An op's output rule (op_rules.h, shared with the converter) run on its inputs and held against
+// the stored output.
+template <typename Params>
+Status check_by_rule(const PrepareArgs& a, const PreparedOp& p, const Params& params, size_t n_inputs,
+                     const char* which) {
+  JET_RETURN_IF_ERROR(expect_inputs(p, n_inputs, which));
+  std::vector<TensorDesc> in;
+  for (size_t k = 0; k < n_inputs; ++k) in.push_back(input(a, p, k).desc);
+  OpOutput want;
+  JET_RETURN_IF_ERROR(infer_output(params, in.data(), &want));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, p).desc, a.infos[p.output].name, want.dtype,
+                                   "what the op's inputs and parameters give"));
+  return expect_output_dims(a, p, want.dims, want.rank);
+}
+
 // prepare_<fn> of an op whose IR attributes are its schema table's struct (op_list.h): the table
-// unpacked into the op's prepared data (execute_<fn> reads it there), the op's output rule
-// (op_rules.h, shared with the converter) run on the inputs and held against the stored output.
+// unpacked into the op's prepared data (execute_<fn> reads it there), then check_by_rule.
 template <typename Table>
 Status prepare_by_rule(const PrepareArgs& a, PreparedOp* p, const Table& table, size_t n_inputs, const char* which) {
   using Params = typename Table::NativeTableType;
   Params& params = p->data.emplace<Params>();
   table.UnPackTo(&params);
-  JET_RETURN_IF_ERROR(expect_inputs(*p, n_inputs, which));
-  std::vector<TensorDesc> in;
-  for (size_t k = 0; k < n_inputs; ++k) in.push_back(input(a, *p, k).desc);
-  OpOutput want;
-  JET_RETURN_IF_ERROR(infer_output(params, in.data(), &want));
-  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, want.dtype,
-                                   "what the op's inputs and parameters give"));
-  return expect_output_dims(a, *p, want.dims, want.rank);
+  return check_by_rule(a, *p, params, n_inputs, which);
 }
 
 // x (input 0) is N, C and 1 to 3 spatial dims.
@@ -915,20 +922,39 @@ Status execute_layernorm(const Handle& h, const PreparedOp& p, const void* const
 // ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
 
-Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  LrnDesc& lrn = p->data.emplace<LrnDesc>();
-  const fb::LrnParams& lp = *a.op.params_as_LrnParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
-  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "LRN keeps the dtype"));
-  lrn.n = lp.size();
-  lrn.alpha = lp.alpha();
-  lrn.beta = lp.beta();
-  lrn.k = lp.k();
-  if (!std::isfinite(lrn.alpha) || !std::isfinite(lrn.beta) || !std::isfinite(lrn.k)) {
+LrnDesc lrn_desc(const fb::LrnParamsT& params) {
+  LrnDesc d;
+  d.n = params.size;
+  d.alpha = params.alpha;
+  d.beta = params.beta;
+  d.k = params.k;
+  return d;
+}
+
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::LrnParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.rank() < 3 || x.rank() > 5) return bad("x " + dims_text(x) + " must have rank 3..5");
+  if (!std::isfinite(params.alpha) || !std::isfinite(params.beta) || !std::isfinite(params.k)) {
     return bad("LRN alpha, beta and k must be finite");
   }
-  return lrn.validate();
+  JET_RETURN_IF_ERROR(lrn_desc(params).validate());
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
+
+// The kernel's descriptor is the op's prepared data (the trainer's backward rule reads it too).
+Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  fb::LrnParamsT params;
+  a.op.params_as_LrnParams()->UnPackTo(&params);
+  JET_RETURN_IF_ERROR(check_by_rule(a, *p, params, 1, "x"));
+  p->data.emplace<LrnDesc>() = lrn_desc(params);
+  return Status();
 }
 
 Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,

@@ -71,7 +71,7 @@ enum class OpDTypes { FLOAT, ANY };
   X(RESIZE,          resize,          ResizeAttrs,               ResizeParams,         "Resize",            false, STRIDED,   false, FLOAT, RULE,        1)                                \
   X(CONV_TRANSPOSE,  conv_transpose,  ConvTransposeAttrs,        ConvTransposeParams,  "ConvTranspose",     false, STRIDED_X, false, FLOAT, RULE,        2 + a.has_bias)                   \
   X(INSTANCENORM,    instancenorm,    InstanceNormAttrs,         InstanceNormParams,   "InstanceNorm",      true,  STRIDED_X, true,  FLOAT, RULE,        3)                                \
-  X(LRN,             lrn,             LrnAttrs,                  LrnParams,            "LRN",               true,  STRIDED,   false, FLOAT, RULE,        1)                                \
+  X(LRN,             lrn,             fb::LrnParamsT,            LrnParams,            "LRN",               true,  STRIDED,   false, FLOAT, RULE,        1)                                \
   X(REDUCE,          reduce,          ReduceAttrs,               ReduceParams,         "Reduce",            false, STRIDED,   false, FLOAT, RULE,        1)                                \
   X(LAYERNORM,       layernorm,       fb::LayerNormParamsT,      LayerNormParams,      "LayerNorm",         true,  STRIDED_X, true,  FLOAT, RULE,        1 + a.has_scale + a.has_bias)     \
   X(LOGIC,           logic,           LogicAttrs,                LogicParams,          "Logic",             false, STRIDED,   false, ANY,   NO_GRADIENT, 2)                                \

@@ -1517,8 +1517,13 @@ Status import_lrn(Importer& im) {
   if (!std::isfinite(alpha) || !std::isfinite(beta) || !std::isfinite(bias)) return im.bad("alpha, beta and bias must be finite");
   st = l.validate();
   if (!st.ok()) return im.unsupported("LRN outside the kernel's limits: " + st.message());
+  fb::LrnParamsT a;
+  a.size = l.n;
+  a.alpha = l.alpha;
+  a.beta = l.beta;
+  a.k = l.k;
   int y = -1;
-  st = im.ir_check(im.g->lrn(im.ir_name(), x, l, &y));
+  st = im.ir_check(im.g->add_op(im.ir_name(), {x}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

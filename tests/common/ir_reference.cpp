@@ -236,8 +236,15 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       const float* bias = a.has_bias ? static_cast<const float*>(in(a.has_scale ? 2 : 1)) : nullptr;
       return layernorm_forward(h, a.axis, 1.f, 0.f, in_desc(0), in(0), y, yp, scale, bias, a.epsilon);
     }
-    case ir::OpType::LRN:
-      return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::LRN: {
+      const fb::LrnParamsT& a = std::get<fb::LrnParamsT>(n.attrs);
+      LrnDesc l;
+      l.n = a.size;
+      l.alpha = a.alpha;
+      l.beta = a.beta;
+      l.k = a.k;
+      return lrn_cross_channel_forward(h, l, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    }
     case ir::OpType::REDUCE:
       return reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 0.f, y, yp);
     case ir::OpType::LOGIC:
@@ -379,10 +386,10 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
       break;
     }
     case ir::OpType::LRN: {
-      LrnDesc l;
-      l.n = 3;
-      l.k = 1.0;
-      st = g.lrn("op", x, l, &y);
+      fb::LrnParamsT a;
+      a.size = 3;
+      a.k = 1.0;
+      st = g.add_op("op", {x}, a, &y);
       break;
     }
     case ir::OpType::REDUCE: st = g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y); break;

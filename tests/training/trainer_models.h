@@ -146,11 +146,11 @@ inline Bytes every_rule_model() {
   ir::ResizeAttrs ra;
   ra.mode = ResizeMode::LINEAR;
   REQUIRE_OK(g.resize("resize", pd, ra, {kRuleBatch, 6, 7, 6}, &rs));
-  LrnDesc lrn;
-  lrn.n = 3;
+  fb::LrnParamsT lrn;
+  lrn.size = 3;
   lrn.alpha = 0.5;
   lrn.k = 1.0;
-  REQUIRE_OK(g.lrn("lrn", rs, lrn, &l));
+  REQUIRE_OK(g.add_op("lrn", {rs}, lrn, &l));
   // Layer norm over each image's rows and columns (axis 2: 7 x 6 elements a group, 12 groups).
   fb::LayerNormParamsT lna;
   lna.axis = 2;
