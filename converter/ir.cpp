@@ -996,6 +996,7 @@ Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs
   const Status st = std::visit(
       [&](const auto& a) {
         using Attrs = std::decay_t<decltype(a)>;
+        static_cast<void>(a);  // read by one branch only: gcc 9 would warn (its bug 81676)
         if constexpr (is_table_struct<Attrs>) {
           return rt::infer_output(a, in.data(), &out);
         } else {

@@ -41,6 +41,7 @@ constexpr bool is_table_struct = std::is_base_of<flatbuffers::NativeTable, Attrs
 // compile).
 template <typename Params, typename Attrs>
 flatbuffers::Offset<Params> write_op_params(flatbuffers::FlatBufferBuilder& b, const Attrs& a, const ParamsContext& c) {
+  static_cast<void>(c);  // read by one branch only: gcc 9 would warn (its bug 81676)
   if constexpr (is_table_struct<Attrs>) {
     static_assert(std::is_same<typename Attrs::TableType, Params>::value, "the attributes are another table's struct");
     return Params::Pack(b, &a);
