@@ -950,35 +950,6 @@ flatbuffers::Offset<fb::ArgReduceParams> write_params(flatbuffers::FlatBufferBui
   return fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index);
 }
 
-Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y) {
-  const OpType op = OpType::NMS;
-  JET_RETURN_IF_ERROR(check_tensor(name, boxes, "boxes"));
-  JET_RETURN_IF_ERROR(check_tensor(name, scores, "scores"));
-  const Tensor& tb = tensors[boxes];
-  const Tensor& ts = tensors[scores];
-  if (!dtype_is_float(tb.dtype) || tb.dtype != ts.dtype) {
-    return Status(StatusCode::NOT_SUPPORTED, "NonMaxSuppression '" + name + "': boxes and scores must share a float dtype");
-  }
-  if (tb.dims.size() != 3 || tb.dims[2] != 4) return bad(op, name, "boxes " + dims_text(tb.dims) + " are not [batches, boxes, 4]");
-  if (ts.dims.size() != 3 || ts.dims[0] != tb.dims[0] || ts.dims[2] != tb.dims[1]) {
-    return bad(op, name, "scores " + dims_text(ts.dims) + " do not match boxes " + dims_text(tb.dims));
-  }
-  if (a.max_output_boxes_per_class < 1) return bad(op, name, "max_output_boxes_per_class must be >= 1");
-  if (!std::isfinite(a.iou_threshold) || std::isnan(a.score_threshold)) return bad(op, name, "thresholds must be numbers");
-  NmsDesc d;
-  d.max_output_boxes_per_class = a.max_output_boxes_per_class;
-  const int64_t rows = nms_max_rows(d, tb.dims[0], ts.dims[1], tb.dims[1]);
-  return finish(Node{name, op, {boxes, scores}, {}, a}, DType::I64, {rows, 3}, y);
-}
-
-flatbuffers::Offset<fb::NmsParams> write_params(flatbuffers::FlatBufferBuilder& b, const NmsAttrs& a,
-                                                const ParamsContext&) {
-  return fb::CreateNmsParams(b, a.center_point_box, a.max_output_boxes_per_class, a.iou_threshold,
-                             a.has_score_threshold, a.score_threshold);
-}
-
-// The ops whose attributes are their schema table's struct: their shape rule is the runtime's
-// output rule (schema/op_rules.h, runtime/ops.cpp), the one the loader checks the file with.
 Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs attrs, int* y) {
   Node n{name, static_cast<OpType>(attrs.index()), std::move(inputs), {}, std::move(attrs)};
   std::vector<TensorDesc> in;

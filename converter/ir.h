@@ -225,17 +225,6 @@ struct ArgReduceAttrs {
   bool select_last_index = false;
 };
 
-// NMS: nms_forward (ONNX NonMaxSuppression). inputs: boxes [B, N, 4], scores [B, C, N] (F32 /
-// F16). The output is I64 [B * C * min(max_output_boxes_per_class, N), 3]: the selected rows,
-// then rows of -1 (docs/onnx.md).
-struct NmsAttrs {
-  bool center_point_box = false;
-  int64_t max_output_boxes_per_class = 1;
-  float iou_threshold = 0.f;
-  bool has_score_threshold = false;
-  float score_threshold = 0.f;
-};
-
 // SCATTER: scatter_elements_forward (nd false) or scatter_nd_forward (nd true). inputs: x (any
 // dtype), indices (I32 or I64), updates (x's dtype). The output has x's dims.
 struct ScatterAttrs {
@@ -359,9 +348,6 @@ class Graph {
   Status where(const std::string& name, int cond, int a, int b, int* y);
   // The I64 index of the extreme element along `axis` (in [0, rank)); the rank is kept.
   Status arg_reduce(const std::string& name, int x, ArgReduceOp op, int axis, bool select_last_index, int* y);
-  // NonMaxSuppression of boxes [B, N, 4] and scores [B, C, N] (one float dtype): I64 [B * C *
-  // min(max_output_boxes_per_class, N), 3], padded with rows of -1.
-  Status nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y);
   // The builder of the ops whose attributes are their schema table's struct (fb::<Params>T, see
   // above): checks the input indices and count (op_list.h's inputs column), infers the output's
   // dtype and dims with the op's output rule (schema/op_rules.h: the runtime's, which its loader

@@ -1159,32 +1159,46 @@ Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in,
 // NonMaxSuppression: nms_forward. inputs: boxes [B, N, 4], scores [B, C, N]; the output is i64
 // [B * C * min(max_output_boxes_per_class, N), 3], padded with rows of -1.
 
-Status prepare_nms(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
-  NmsDesc& d = p->data.emplace<NmsDesc>();
-  const fb::NmsParams& np = *a.op.params_as_NmsParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "boxes, scores"));
-  const TensorDesc& boxes = input(a, *p, 0).desc;
-  const TensorDesc& scores = input(a, *p, 1).desc;
-  d.center_point_box = np.center_point_box();
-  d.max_output_boxes_per_class = np.max_output_boxes_per_class();
-  d.iou_threshold = np.iou_threshold();
-  d.has_score_threshold = np.has_score_threshold();
-  d.score_threshold = np.score_threshold();
+NmsDesc nms_desc(const fb::NmsParamsT& params) {
+  NmsDesc d;
+  d.center_point_box = params.center_point_box;
+  d.max_output_boxes_per_class = params.max_output_boxes_per_class;
+  d.iou_threshold = params.iou_threshold;
+  d.has_score_threshold = params.has_score_threshold;
+  d.score_threshold = params.score_threshold;
+  return d;
+}
+
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::NmsParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& boxes = in[0];
+  const TensorDesc& scores = in[1];
   if (!dtype_is_float(boxes.dtype()) || scores.dtype() != boxes.dtype()) {
-    return bad("boxes and scores must share a float dtype");
+    return Status(StatusCode::NOT_SUPPORTED, "boxes and scores must share a float dtype");
   }
   if (boxes.rank() != 3 || boxes.dim(2) != 4 || scores.rank() != 3 || scores.dim(0) != boxes.dim(0) ||
       scores.dim(2) != boxes.dim(1)) {
     return bad("boxes " + dims_text(boxes) + " and scores " + dims_text(scores) + " are not [B, N, 4] and [B, C, N]");
   }
-  if (d.max_output_boxes_per_class < 1) return bad("max_output_boxes_per_class must be >= 1");
-  JET_RETURN_IF_ERROR(expect_finite(d.iou_threshold, "iou_threshold"));
-  if (std::isnan(d.score_threshold)) return bad("score_threshold is NaN");
-  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, DType::I64, "the selected indices are i64"));
-  const int64_t out[2] = {nms_max_rows(d, boxes.dim(0), scores.dim(1), boxes.dim(1)), 3};
-  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, 2));
+  if (params.max_output_boxes_per_class < 1) return bad("max_output_boxes_per_class must be >= 1");
+  JET_RETURN_IF_ERROR(expect_finite(params.iou_threshold, "iou_threshold"));
+  if (std::isnan(params.score_threshold)) return bad("score_threshold is NaN");
+  *out = OpOutput{DType::I64, 2, {nms_max_rows(nms_desc(params), boxes.dim(0), scores.dim(1), boxes.dim(1)), 3}};
+  return Status();
+}
+
+namespace {
+
+// The kernel's descriptor is the op's prepared data; the workspace is sized once here.
+Status prepare_nms(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  fb::NmsParamsT params;
+  a.op.params_as_NmsParams()->UnPackTo(&params);
+  JET_RETURN_IF_ERROR(check_by_rule(a, *p, params, 2, "boxes, scores"));
+  const NmsDesc& d = p->data.emplace<NmsDesc>() = nms_desc(params);
   size_t ws = 0;
-  JET_RETURN_IF_ERROR(nms_workspace_size(a.handle, d, boxes, scores, &ws));
+  JET_RETURN_IF_ERROR(nms_workspace_size(a.handle, d, input(a, *p, 0).desc, input(a, *p, 1).desc, &ws));
   p->workspace_bytes = ws;
   info->workspace_bytes = ws;
   return Status();

@@ -79,7 +79,7 @@ enum class OpDTypes { FLOAT, ANY };
   X(ARG_REDUCE,      arg_reduce,      ArgReduceAttrs,            ArgReduceParams,      "ArgReduce",         false, STRIDED,   false, ANY,   NO_GRADIENT, 1)                                \
   X(GATHER,          gather,          fb::GatherParamsT,         GatherParams,         "Gather",            false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
   X(TOPK,            topk,            fb::TopKParamsT,           TopKParams,           "TopK",              false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
-  X(NMS,             nms,             NmsAttrs,                  NmsParams,            "NonMaxSuppression", false, PACKED,    false, ANY,   NO_GRADIENT, 2)                                \
+  X(NMS,             nms,             fb::NmsParamsT,            NmsParams,            "NonMaxSuppression", false, PACKED,    false, ANY,   NO_GRADIENT, 2)                                \
   X(GATHER_ELEMENTS, gather_elements, fb::GatherElementsParamsT, GatherElementsParams, "GatherElements",    false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
   X(TRILU,           trilu,           fb::TriluParamsT,          TriluParams,          "Trilu",             false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
   X(CUMSUM,          cumsum,          fb::CumSumParamsT,         CumSumParams,         "CumSum",            false, STRIDED,   false, ANY,   NOT_YET,     1)                                \

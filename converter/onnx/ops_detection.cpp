@@ -70,7 +70,7 @@ Status import_nms(Importer& im) {
   st = im.attr_int("center_point_box", 0, &center);
   if (!st.ok()) return st;
   if (center != 0 && center != 1) return im.bad("center_point_box is " + std::to_string(center) + ", not 0 or 1");
-  ir::NmsAttrs a;
+  fb::NmsParamsT a;
   a.center_point_box = center == 1;
   a.max_output_boxes_per_class = 0;
   if (im.has_input(2)) {
@@ -103,7 +103,7 @@ Status import_nms(Importer& im) {
   if (sd.size() != 3 || sd[0] != bd[0] || sd[2] != bd[1]) {
     return im.bad("scores " + dims_text(sd) + " do not match boxes " + dims_text(bd) + " ([batches, classes, boxes])");
   }
-  st = im.ir_check(im.g->nms(im.ir_name(), boxes, scores, a, &y));
+  st = im.ir_check(im.g->add_op(im.ir_name(), {boxes, scores}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

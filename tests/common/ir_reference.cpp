@@ -262,9 +262,8 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return topk_forward(h, a.axis, a.k, a.largest, in_desc(0), in(0), y, a.indices ? nullptr : yp, y,
                           a.indices ? yp : nullptr);
     }
-    case ir::OpType::NMS:
-    {
-      const ir::NmsAttrs& a = std::get<ir::NmsAttrs>(n.attrs);
+    case ir::OpType::NMS: {
+      const fb::NmsParamsT& a = std::get<fb::NmsParamsT>(n.attrs);
       NmsDesc d;
       d.center_point_box = a.center_point_box;
       d.max_output_boxes_per_class = a.max_output_boxes_per_class;
@@ -431,13 +430,13 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
       break;
     }
     case ir::OpType::NMS: {  // random boxes, 3 classes, at most 2 per class, a score threshold
-      ir::NmsAttrs a;
+      fb::NmsParamsT a;
       a.max_output_boxes_per_class = 2;
       a.iou_threshold = 0.3f;
       a.has_score_threshold = true;
       a.score_threshold = -0.5f;
       const int scores = c.uniform("scores", {2, 3, 7}, -1, 1);
-      if (c.status.ok()) st = g.nms("op", x, scores, a, &y);
+      if (c.status.ok()) st = g.add_op("op", {x, scores}, a, &y);
       break;
     }
     case ir::OpType::GATHER_ELEMENTS: {  // indices smaller than x at dim 1, negative ones too
