@@ -13,6 +13,7 @@
 #include "jet/dnn/conv.h"
 #include "jet/dnn/detection.h"
 #include "op_params.h"
+#include "op_rules.h"
 
 namespace jet {
 namespace ir {
@@ -125,6 +126,35 @@ static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(Op
               "one op_list.h line per ir::OpType");
 
 bool known(OpType op) { return static_cast<size_t>(op) < static_cast<size_t>(OpType::COUNT); }
+
+// How many inputs a node of a known op type (check_node and add_op) has: the inputs column of
+// op_list.h, a number or an expression of the op's attribute struct `a`.
+Status check_input_count(const Node& n) {
+  constexpr int ONE_OR_MORE = -1;
+  int want_inputs = 1;
+  switch (n.op) {
+#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  case OpType::ENUM: {                                                                                          \
+    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
+    static_cast<void>(a);                                                                                       \
+    want_inputs = inputs;                                                                                       \
+    break;                                                                                                      \
+  }
+    JET_OPS(JET_IR_OP_INPUTS)
+#undef JET_IR_OP_INPUTS
+    case OpType::COUNT: break;  // refused by the callers
+  }
+  auto fail = [&](const std::string& what) {
+    return Status(StatusCode::BAD_PARAM, "node '" + n.name + "': " + what);
+  };
+  if (want_inputs == ONE_OR_MORE) {
+    if (n.inputs.empty()) return fail(std::string(op_type_name(n.op)) + " with no inputs, expected one or more");
+  } else if (n.inputs.size() != static_cast<size_t>(want_inputs)) {
+    return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
+                " inputs, expected " + std::to_string(want_inputs));
+  }
+  return Status::success();
+}
 
 }  // namespace
 
@@ -805,53 +835,6 @@ flatbuffers::Offset<fb::InstanceNormParams> write_params(flatbuffers::FlatBuffer
   return fb::CreateInstanceNormParams(b, a.epsilon);
 }
 
-Status Graph::layernorm(const std::string& name, int x, int scale, int bias, int axis, double epsilon, int* y) {
-  const OpType op = OpType::LAYERNORM;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  const int rank = static_cast<int>(tx.dims.size());
-  if (rank < 1 || rank > kMaxRank) return bad(op, name, "x " + dims_text(tx.dims) + " must have rank 1..8");
-  if (axis < 0 || axis >= rank) return bad(op, name, "axis " + std::to_string(axis) + " is outside x's rank");
-  if (!(epsilon > 0) || !std::isfinite(epsilon)) return bad(op, name, "epsilon must be finite and > 0");
-  int64_t inner = 1;
-  for (int d = axis; d < rank; ++d) inner *= tx.dims[d];
-  LayerNormAttrs a{axis, epsilon, scale >= 0, bias >= 0};
-  Node nd{name, op, {x}, {}, a};
-  const int params[2] = {scale, bias};
-  const char* pnames[2] = {"scale", "bias"};
-  for (int i = 0; i < 2; ++i) {
-    if (params[i] < 0) continue;
-    JET_RETURN_IF_ERROR(check_tensor(name, params[i], pnames[i]));
-    if (tensors[params[i]].elements() != inner) {
-      return bad(op, name, std::string(pnames[i]) + " has " + std::to_string(tensors[params[i]].elements()) +
-                               " elements, expected " + std::to_string(inner) + " (x's dims from axis " +
-                               std::to_string(axis) + " on)");
-    }
-    nd.inputs.push_back(params[i]);
-  }
-  return finish(std::move(nd), tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::LayerNormParams> write_params(flatbuffers::FlatBufferBuilder& b, const LayerNormAttrs& a,
-                                                      const ParamsContext&) {
-  return fb::CreateLayerNormParams(b, a.axis, a.epsilon, a.has_scale, a.has_bias);
-}
-
-Status Graph::lrn(const std::string& name, int x, const LrnDesc& l, int* y) {
-  const OpType op = OpType::LRN;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dims.size() < 3 || tx.dims.size() > 5) return bad(op, name, "x " + dims_text(tx.dims) + " must have rank 3..5");
-  Status st = l.validate();
-  if (!st.ok()) return bad(op, name, st.message());
-  return finish(Node{name, op, {x}, {}, LrnAttrs{l}}, tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::LrnParams> write_params(flatbuffers::FlatBufferBuilder& b, const LrnAttrs& a,
-                                                const ParamsContext&) {
-  return fb::CreateLrnParams(b, a.lrn.n, a.lrn.alpha, a.lrn.beta, a.lrn.k);
-}
-
 Status Graph::reduce(const std::string& name, int x, ReduceOp rop, const std::vector<int64_t>& axes, int* y) {
   const OpType op = OpType::REDUCE;
   JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
@@ -967,136 +950,33 @@ flatbuffers::Offset<fb::ArgReduceParams> write_params(flatbuffers::FlatBufferBui
   return fb::CreateArgReduceParams(b, static_cast<int32_t>(a.op), a.axis, a.select_last_index);
 }
 
-Status Graph::gather(const std::string& name, int x, int indices, int axis, int* y) {
-  const OpType op = OpType::GATHER;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
-  const Tensor& tx = tensors[x];
-  const Tensor& ti = tensors[indices];
-  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
-    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
-  }
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
-  }
-  std::vector<int64_t> out(tx.dims.begin(), tx.dims.begin() + axis);
-  out.insert(out.end(), ti.dims.begin(), ti.dims.end());
-  out.insert(out.end(), tx.dims.begin() + axis + 1, tx.dims.end());
-  if (out.size() > static_cast<size_t>(kMaxRank)) {
-    return bad(op, name, "the result " + dims_text(out) + " has a rank above " + std::to_string(kMaxRank));
-  }
-  return finish(Node{name, op, {x, indices}, {}, GatherAttrs{axis}}, tx.dtype, std::move(out), y);
-}
-
-flatbuffers::Offset<fb::GatherParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherAttrs& a,
-                                                   const ParamsContext&) {
-  return fb::CreateGatherParams(b, a.axis);
-}
-
-Status Graph::topk(const std::string& name, int x, const TopKAttrs& a, int* y) {
-  const OpType op = OpType::TOPK;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dtype == DType::BOOL) return Status(StatusCode::NOT_SUPPORTED, "TopK '" + name + "': x is bool");
-  if (a.axis < 0 || a.axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(a.axis) + " out of range for " + dims_text(tx.dims));
-  }
-  if (a.k < 1 || a.k > tx.dims[a.axis]) {
-    return bad(op, name, "k = " + std::to_string(a.k) + " outside [1, " + std::to_string(tx.dims[a.axis]) + "]");
-  }
-  std::vector<int64_t> out = tx.dims;
-  out[a.axis] = a.k;
-  return finish(Node{name, op, {x}, {}, a}, a.indices ? DType::I64 : tx.dtype, std::move(out), y);
-}
-
-flatbuffers::Offset<fb::TopKParams> write_params(flatbuffers::FlatBufferBuilder& b, const TopKAttrs& a,
-                                                 const ParamsContext&) {
-  return fb::CreateTopKParams(b, a.axis, a.k, a.largest, a.indices);
-}
-
-Status Graph::nms(const std::string& name, int boxes, int scores, const NmsAttrs& a, int* y) {
-  const OpType op = OpType::NMS;
-  JET_RETURN_IF_ERROR(check_tensor(name, boxes, "boxes"));
-  JET_RETURN_IF_ERROR(check_tensor(name, scores, "scores"));
-  const Tensor& tb = tensors[boxes];
-  const Tensor& ts = tensors[scores];
-  if (!dtype_is_float(tb.dtype) || tb.dtype != ts.dtype) {
-    return Status(StatusCode::NOT_SUPPORTED, "NonMaxSuppression '" + name + "': boxes and scores must share a float dtype");
-  }
-  if (tb.dims.size() != 3 || tb.dims[2] != 4) return bad(op, name, "boxes " + dims_text(tb.dims) + " are not [batches, boxes, 4]");
-  if (ts.dims.size() != 3 || ts.dims[0] != tb.dims[0] || ts.dims[2] != tb.dims[1]) {
-    return bad(op, name, "scores " + dims_text(ts.dims) + " do not match boxes " + dims_text(tb.dims));
-  }
-  if (a.max_output_boxes_per_class < 1) return bad(op, name, "max_output_boxes_per_class must be >= 1");
-  if (!std::isfinite(a.iou_threshold) || std::isnan(a.score_threshold)) return bad(op, name, "thresholds must be numbers");
-  NmsDesc d;
-  d.max_output_boxes_per_class = a.max_output_boxes_per_class;
-  const int64_t rows = nms_max_rows(d, tb.dims[0], ts.dims[1], tb.dims[1]);
-  return finish(Node{name, op, {boxes, scores}, {}, a}, DType::I64, {rows, 3}, y);
-}
-
-flatbuffers::Offset<fb::NmsParams> write_params(flatbuffers::FlatBufferBuilder& b, const NmsAttrs& a,
-                                                const ParamsContext&) {
-  return fb::CreateNmsParams(b, a.center_point_box, a.max_output_boxes_per_class, a.iou_threshold,
-                             a.has_score_threshold, a.score_threshold);
-}
-
-Status Graph::gather_elements(const std::string& name, int x, int indices, int axis, int* y) {
-  const OpType op = OpType::GATHER_ELEMENTS;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  JET_RETURN_IF_ERROR(check_tensor(name, indices, "indices"));
-  const Tensor& tx = tensors[x];
-  const Tensor& ti = tensors[indices];
-  if (ti.dtype != DType::I32 && ti.dtype != DType::I64) {
-    return bad(op, name, std::string("indices are ") + dtype_name(ti.dtype) + ", expected i32 or i64");
-  }
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
-  }
-  if (ti.dims.size() != tx.dims.size()) {
-    return bad(op, name, "indices " + dims_text(ti.dims) + " and x " + dims_text(tx.dims) + " differ in rank");
-  }
-  for (size_t d = 0; d < tx.dims.size(); ++d) {
-    if (static_cast<int>(d) != axis && ti.dims[d] > tx.dims[d]) {
-      return bad(op, name, "indices " + dims_text(ti.dims) + " are larger than x " + dims_text(tx.dims) + " at dim " +
-                               std::to_string(d));
+Status Graph::add_op(const std::string& name, std::vector<int> inputs, NodeAttrs attrs, int* y) {
+  Node n{name, static_cast<OpType>(attrs.index()), std::move(inputs), {}, std::move(attrs)};
+  std::vector<TensorDesc> in;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const std::string what = "input " + std::to_string(i);
+    JET_RETURN_IF_ERROR(check_tensor(name, n.inputs[i], what.c_str()));
+    const Tensor& t = tensors[n.inputs[i]];
+    if (t.dims.size() > static_cast<size_t>(kMaxRank)) {
+      return bad(n.op, name, "input '" + t.name + "' " + dims_text(t.dims) + " has a rank above " + std::to_string(kMaxRank));
     }
+    in.push_back(t.desc());
   }
-  return finish(Node{name, op, {x, indices}, {}, GatherElementsAttrs{axis}}, tx.dtype, ti.dims, y);
-}
-
-flatbuffers::Offset<fb::GatherElementsParams> write_params(flatbuffers::FlatBufferBuilder& b, const GatherElementsAttrs& a,
-                                                           const ParamsContext&) {
-  return fb::CreateGatherElementsParams(b, a.axis);
-}
-
-Status Graph::trilu(const std::string& name, int x, bool upper, int64_t k, int* y) {
-  const OpType op = OpType::TRILU;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dims.size() < 2) return bad(op, name, "x " + dims_text(tx.dims) + " has a rank below 2");
-  return finish(Node{name, op, {x}, {}, TriluAttrs{upper, k}}, tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::TriluParams> write_params(flatbuffers::FlatBufferBuilder& b, const TriluAttrs& a,
-                                                  const ParamsContext&) {
-  return fb::CreateTriluParams(b, a.upper, a.k);
-}
-
-Status Graph::cumsum(const std::string& name, int x, int axis, bool exclusive, bool reverse, int* y) {
-  const OpType op = OpType::CUMSUM;
-  JET_RETURN_IF_ERROR(check_tensor(name, x, "x"));
-  const Tensor& tx = tensors[x];
-  if (tx.dtype == DType::BOOL) return bad(op, name, "x is bool");
-  if (axis < 0 || axis >= static_cast<int>(tx.dims.size())) {
-    return bad(op, name, "axis " + std::to_string(axis) + " out of range for " + dims_text(tx.dims));
-  }
-  return finish(Node{name, op, {x}, {}, CumSumAttrs{axis, exclusive, reverse}}, tx.dtype, tx.dims, y);
-}
-
-flatbuffers::Offset<fb::CumSumParams> write_params(flatbuffers::FlatBufferBuilder& b, const CumSumAttrs& a,
-                                                   const ParamsContext&) {
-  return fb::CreateCumSumParams(b, a.axis, a.exclusive, a.reverse);
+  JET_RETURN_IF_ERROR(check_input_count(n));
+  rt::OpOutput out;
+  const Status st = std::visit(
+      [&](const auto& a) {
+        using Attrs = std::decay_t<decltype(a)>;
+        static_cast<void>(a);  // read by one branch only: gcc 9 would warn (its bug 81676)
+        if constexpr (is_table_struct<Attrs>) {
+          return rt::infer_output(a, in.data(), &out);
+        } else {
+          return Status(StatusCode::BAD_PARAM, "this op has its own builder (converter/ir.h), not add_op");
+        }
+      },
+      n.attrs);
+  if (!st.ok()) return Status(st.code(), std::string(op_type_name(n.op)) + " '" + name + "': " + st.message());
+  return finish(std::move(n), out.dtype, std::vector<int64_t>(out.dims, out.dims + out.rank), y);
 }
 
 Status Graph::scatter(const std::string& name, int x, int indices, int updates, bool nd, ScatterReduction reduction,
@@ -1221,29 +1101,7 @@ Status check_node(const Graph& g, int node) {
                   g.tensors[n.outputs[0]].name + "' is " + dtype_name(g.tensors[n.outputs[0]].dtype));
     }
   }
-  // How many inputs: the inputs column of op_list.h, a number or an expression of the op's
-  // attribute struct `a`.
-  constexpr int ONE_OR_MORE = -1;
-  int want_inputs = 1;
-  switch (n.op) {
-#define JET_IR_OP_INPUTS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
-  case OpType::ENUM: {                                                                                          \
-    const Attrs& a = std::get<Attrs>(n.attrs);                                                                  \
-    static_cast<void>(a);                                                                                       \
-    want_inputs = inputs;                                                                                       \
-    break;                                                                                                      \
-  }
-    JET_OPS(JET_IR_OP_INPUTS)
-#undef JET_IR_OP_INPUTS
-    case OpType::COUNT: break;  // refused above
-  }
-  if (want_inputs == ONE_OR_MORE) {
-    if (n.inputs.empty()) return fail(std::string(op_type_name(n.op)) + " with no inputs, expected one or more");
-  } else if (n.inputs.size() != static_cast<size_t>(want_inputs)) {
-    return fail(std::string(op_type_name(n.op)) + " with " + std::to_string(n.inputs.size()) +
-                " inputs, expected " + std::to_string(want_inputs));
-  }
-  return Status::success();
+  return check_input_count(n);
 }
 
 Status check_graph(const Graph& g, std::vector<int>* order) {

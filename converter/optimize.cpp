@@ -685,7 +685,12 @@ Status fuse_layernorm(ir::Graph* g, OptimizeReport* report) {
     ir::Node& ln = g->nodes[last];
     const std::string base = g->nodes[r1].name;
     ln.op = ir::OpType::LAYERNORM;
-    ln.attrs = ir::LayerNormAttrs{axis, eps, !scale.empty(), !bias.empty()};
+    fb::LayerNormParamsT attrs;
+    attrs.axis = axis;
+    attrs.epsilon = eps;
+    attrs.has_scale = !scale.empty();
+    attrs.has_bias = !bias.empty();
+    ln.attrs = attrs;
     ln.inputs = {x};
     const int64_t inner = static_cast<int64_t>(std::max(scale.size(), bias.size()));
     if (!scale.empty()) ln.inputs.push_back(add_constant(g, &names, base + ".scale", {inner}, std::move(scale)));

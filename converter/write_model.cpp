@@ -209,8 +209,9 @@ FileLayout layout_for(size_t flatbuffer_bytes, const std::vector<size_t>& sizes)
 
 using VecI64 = flatbuffers::Offset<flatbuffers::Vector<int64_t>>;
 
-// One op's parameter table: the op's write_params (ir.cpp, next to its builder), chosen by the
-// switch schema/op_list.h generates; the union member is the one op_list.h names for the op.
+// One op's parameter table: Pack of its table struct or the op's write_params (ir.cpp, next to
+// its builder), chosen by the switch schema/op_list.h generates; the union member is the one
+// op_list.h names for the op.
 std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBufferBuilder& b,
                                                              const ir::Node& n, fb::ConvAlgo algo,
                                                              const WriteOptions& o) {
@@ -221,7 +222,8 @@ std::pair<fb::OpParams, flatbuffers::Offset<void>> op_params(flatbuffers::FlatBu
   switch (n.op) {
 #define JET_WRITE_OP_PARAMS(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
   case ir::OpType::ENUM:                                                                                           \
-    return {fb::OpParams::Params, ir::write_params(b, std::get<ir::Attrs>(n.attrs), c).Union()};
+    return {fb::OpParams::Params,                                                                                \
+            ir::write_op_params<fb::Params>(b, std::get<static_cast<size_t>(ir::OpType::ENUM)>(n.attrs), c).Union()};
     JET_OPS(JET_WRITE_OP_PARAMS)
 #undef JET_WRITE_OP_PARAMS
     case ir::OpType::COUNT:

@@ -1,7 +1,8 @@
 // The op types: for each, prepare_<op> (validate the parameters, re-run shape inference and
 // compare with the stored output, build the descriptors once) and execute_<op> (one kernel call).
-// The table kOpTypes at the bottom lists them; adding an op type is adding its two functions and
-// one table entry.
+// An op whose IR attributes are its schema table's struct (schema/op_list.h) has its shape
+// inference as one output rule, infer_output (schema/op_rules.h), which the converter runs too;
+// its prepare is prepare_by_rule. The op table at the bottom is generated from op_list.h.
 #include "ops.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "loader.h"
 #include "op_list.h"
+#include "op_rules.h"
 
 namespace jet {
 namespace rt {
@@ -55,6 +57,31 @@ Status expect_output_dims(const PrepareArgs& a, const PreparedOp& p, const int64
   if (same) return Status();
   return bad("output '" + a.infos[p.output].name + "' has dims " + dims_text(y) +
              " but the op's inputs and parameters give " + jet::dims_text(rank, dims));
+}
+
+// An op's output rule (op_rules.h, shared with the converter) run on its inputs and held against
+// the stored output.
+template <typename Params>
+Status check_by_rule(const PrepareArgs& a, const PreparedOp& p, const Params& params, size_t n_inputs,
+                     const char* which) {
+  JET_RETURN_IF_ERROR(expect_inputs(p, n_inputs, which));
+  std::vector<TensorDesc> in;
+  for (size_t k = 0; k < n_inputs; ++k) in.push_back(input(a, p, k).desc);
+  OpOutput want;
+  JET_RETURN_IF_ERROR(infer_output(params, in.data(), &want));
+  JET_RETURN_IF_ERROR(expect_dtype(output(a, p).desc, a.infos[p.output].name, want.dtype,
+                                   "what the op's inputs and parameters give"));
+  return expect_output_dims(a, p, want.dims, want.rank);
+}
+
+// prepare_<fn> of an op whose IR attributes are its schema table's struct (op_list.h): the table
+// unpacked into the op's prepared data (execute_<fn> reads it there), then check_by_rule.
+template <typename Table>
+Status prepare_by_rule(const PrepareArgs& a, PreparedOp* p, const Table& table, size_t n_inputs, const char* which) {
+  using Params = typename Table::NativeTableType;
+  Params& params = p->data.emplace<Params>();
+  table.UnPackTo(&params);
+  return check_by_rule(a, *p, params, n_inputs, which);
 }
 
 // x (input 0) is N, C and 1 to 3 spatial dims.
@@ -848,54 +875,86 @@ Status execute_instancenorm(const Handle& h, const PreparedOp& p, const void* co
 // LayerNorm: layernorm_forward over x's dims from `axis` on. inputs: x[, scale][, bias] (f32, one
 // packed value per element of a group). In place allowed.
 
-Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  LayerNormPrepared& l = p->data.emplace<LayerNormPrepared>();
-  const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();
-  const size_t want = 1 + (lp.has_scale() ? 1 : 0) + (lp.has_bias() ? 1 : 0);
-  JET_RETURN_IF_ERROR(expect_inputs(*p, want, "x[, scale][, bias]"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (lp.axis() < 0 || lp.axis() >= x.rank())
-    return bad("axis " + std::to_string(lp.axis()) + " is outside x's rank " + std::to_string(x.rank()));
-  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "layernorm keeps the dtype"));
-  const int64_t inner = product(x.dims(), lp.axis(), x.rank());
-  for (size_t k = 1; k < want; ++k) {
-    const TensorDesc& t = input(a, *p, k).desc;
-    JET_RETURN_IF_ERROR(expect_dtype(t, input_name(a, *p, k), DType::F32, "layernorm parameters are f32"));
-    if (t.elements() != inner || !t.is_packed())
-      return bad("parameter '" + input_name(a, *p, k) + "' has dims " + dims_text(t) + ", expected " +
-                 std::to_string(inner) + " packed elements (one per element of a normalized group)");
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::LayerNormParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " is outside x's rank " + std::to_string(x.rank()));
   }
-  l.axis = lp.axis();
-  l.scale_input = lp.has_scale() ? 1 : -1;
-  l.bias_input = lp.has_bias() ? (lp.has_scale() ? 2 : 1) : -1;
-  return read_epsilon(lp.epsilon(), &l.epsilon);
+  if (!(params.epsilon > 0) || !std::isfinite(params.epsilon)) {
+    return bad("epsilon " + std::to_string(params.epsilon) + " must be finite and > 0");
+  }
+  const int64_t inner = product(x.dims(), params.axis, x.rank());
+  const char* names[2] = {"scale", "bias"};
+  const bool present[2] = {params.has_scale, params.has_bias};
+  for (int i = 0, k = 1; i < 2; ++i) {
+    if (!present[i]) continue;
+    const TensorDesc& t = in[k++];
+    if (t.dtype() != DType::F32) return bad(std::string(names[i]) + " is " + dtype_name(t.dtype()) + ", expected f32");
+    if (t.elements() != inner || !t.is_packed()) {
+      return bad(std::string(names[i]) + " has dims " + dims_text(t) + ", expected " + std::to_string(inner) +
+                 " packed elements (one per element of a normalized group: x's dims from axis " +
+                 std::to_string(params.axis) + " on)");
+    }
+  }
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
+
+Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  const fb::LayerNormParams& lp = *a.op.params_as_LayerNormParams();
+  return prepare_by_rule(a, p, lp, 1 + size_t(lp.has_scale()) + size_t(lp.has_bias()), "x[, scale][, bias]");
 }
 
 Status execute_layernorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                          size_t) {
-  const LayerNormPrepared& l = p.data.as<LayerNormPrepared>();
-  const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(in[l.scale_input]);
-  const float* bias = l.bias_input < 0 ? nullptr : static_cast<const float*>(in[l.bias_input]);
+  const fb::LayerNormParamsT& l = p.data.as<fb::LayerNormParamsT>();
+  const float* scale = l.has_scale ? static_cast<const float*>(in[1]) : nullptr;
+  const float* bias = l.has_bias ? static_cast<const float*>(in[l.has_scale ? 2 : 1]) : nullptr;
   return layernorm_forward(h, l.axis, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out, scale, bias, l.epsilon);
 }
 
 // ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
 
-Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  LrnDesc& lrn = p->data.emplace<LrnDesc>();
-  const fb::LrnParams& lp = *a.op.params_as_LrnParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_spatial_x(a, *p));
-  JET_RETURN_IF_ERROR(expect_output_like_x(a, *p, "LRN keeps the dtype"));
-  lrn.n = lp.size();
-  lrn.alpha = lp.alpha();
-  lrn.beta = lp.beta();
-  lrn.k = lp.k();
-  if (!std::isfinite(lrn.alpha) || !std::isfinite(lrn.beta) || !std::isfinite(lrn.k)) {
+LrnDesc lrn_desc(const fb::LrnParamsT& params) {
+  LrnDesc d;
+  d.n = params.size;
+  d.alpha = params.alpha;
+  d.beta = params.beta;
+  d.k = params.k;
+  return d;
+}
+
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::LrnParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.rank() < 3 || x.rank() > 5) return bad("x " + dims_text(x) + " must have rank 3..5");
+  if (!std::isfinite(params.alpha) || !std::isfinite(params.beta) || !std::isfinite(params.k)) {
     return bad("LRN alpha, beta and k must be finite");
   }
-  return lrn.validate();
+  JET_RETURN_IF_ERROR(lrn_desc(params).validate());
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
+
+// The kernel's descriptor is the op's prepared data (the trainer's backward rule reads it too).
+Status prepare_lrn(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  fb::LrnParamsT params;
+  a.op.params_as_LrnParams()->UnPackTo(&params);
+  JET_RETURN_IF_ERROR(check_by_rule(a, *p, params, 1, "x"));
+  p->data.emplace<LrnDesc>() = lrn_desc(params);
+  return Status();
 }
 
 Status execute_lrn(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
@@ -1029,73 +1088,69 @@ Status execute_arg_reduce(const Handle& h, const PreparedOp& p, const void* cons
   return arg_reduce_forward(h, r.op, r.axis, r.select_last_index, p.in_descs[0], in[0], p.out_desc, out);
 }
 
-// Gather's and GatherElements' shared checks: i32 / i64 indices (input 1), axis inside x's rank.
-Status check_gather_inputs(const PrepareArgs& a, const PreparedOp& p, int axis) {
-  const TensorDesc& x = input(a, p, 0).desc;
-  const TensorDesc& idx = input(a, p, 1).desc;
-  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64)
-    return bad("indices '" + input_name(a, p, 1) + "' are " + dtype_name(idx.dtype()) +
-               ", expected i32 or i64");
-  if (axis < 0 || axis >= x.rank())
-    return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
-  return Status();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Gather: gather_forward. inputs: x (any dtype), indices (i32 / i64); the output is x's dims
 // before axis, the indices', x's after axis.
 
-Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  p->data.emplace<int>();
-  const fb::GatherParams& gp = *a.op.params_as_GatherParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  const TensorDesc& idx = input(a, *p, 1).desc;
-  const int axis = gp.axis();
-  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::GatherParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  const TensorDesc& idx = in[1];
+  const int axis = params.axis;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad(std::string("indices are ") + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  if (axis < 0 || axis >= x.rank()) return bad("axis " + std::to_string(axis) + " out of range for " + dims_text(x));
   const int rank = x.rank() - 1 + idx.rank();
   if (rank > kMaxRank) return bad("the output's rank " + std::to_string(rank) + " is above " + std::to_string(kMaxRank));
-  int64_t out[kMaxRank];
-  for (int d = 0; d < rank; ++d) out[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
-  p->data.as<int>() = axis;
-  return expect_output_dims(a, *p, out, rank);
+  *out = OpOutput{x.dtype(), rank, {}};
+  for (int d = 0; d < rank; ++d) {
+    out->dims[d] = d < axis ? x.dim(d) : d < axis + idx.rank() ? idx.dim(d - axis) : x.dim(d - idx.rank() + 1);
+  }
+  return Status();
+}
+
+namespace {
+
+Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  return prepare_by_rule(a, p, *a.op.params_as_GatherParams(), 2, "x, indices");
 }
 
 Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  return gather_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+  return gather_forward(h, p.data.as<fb::GatherParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc,
+                        out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // TopK: topk_forward, one of its two outputs (values or indices). inputs: x (f32, f16, i32, i64).
 
-struct TopKPrepared {
-  int axis = 0;
-  int64_t k = 1;
-  bool largest = true, indices = false;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::TopKParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.dtype() == DType::BOOL) return Status(StatusCode::NOT_SUPPORTED, "x is bool; TopK takes f32, f16, i32, i64");
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
+  if (params.k < 1 || params.k > x.dim(params.axis)) {
+    return bad("k = " + std::to_string(params.k) + " outside [1, " + std::to_string(x.dim(params.axis)) + "]");
+  }
+  *out = OpOutput{params.indices ? DType::I64 : x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = d == params.axis ? params.k : x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_topk(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  TopKPrepared& t = p->data.emplace<TopKPrepared>();
-  const fb::TopKParams& tp = *a.op.params_as_TopKParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.dtype() == DType::BOOL) return bad("x '" + input_name(a, *p, 0) + "' is bool; TopK takes f32, f16, i32, i64");
-  t.axis = tp.axis();
-  t.k = tp.k();
-  t.largest = tp.largest();
-  t.indices = tp.indices();
-  if (t.axis < 0 || t.axis >= x.rank()) return bad("axis " + std::to_string(t.axis) + " out of range for " + dims_text(x));
-  if (t.k < 1 || t.k > x.dim(t.axis)) return bad("k = " + std::to_string(t.k) + " outside [1, " + std::to_string(x.dim(t.axis)) + "]");
-  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, t.indices ? DType::I64 : x.dtype(),
-                                   "TopK's values have x's dtype, its indices are i64"));
-  int64_t out[kMaxRank];
-  for (int d = 0; d < x.rank(); ++d) out[d] = d == t.axis ? t.k : x.dim(d);
-  return expect_output_dims(a, *p, out, x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_TopKParams(), 1, "x");
 }
 
 Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const TopKPrepared& t = p.data.as<TopKPrepared>();
+  const fb::TopKParamsT& t = p.data.as<fb::TopKParamsT>();
   return topk_forward(h, t.axis, t.k, t.largest, p.in_descs[0], in[0], p.out_desc, t.indices ? nullptr : out,
                       p.out_desc, t.indices ? out : nullptr);
 }
@@ -1104,32 +1159,46 @@ Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in,
 // NonMaxSuppression: nms_forward. inputs: boxes [B, N, 4], scores [B, C, N]; the output is i64
 // [B * C * min(max_output_boxes_per_class, N), 3], padded with rows of -1.
 
-Status prepare_nms(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
-  NmsDesc& d = p->data.emplace<NmsDesc>();
-  const fb::NmsParams& np = *a.op.params_as_NmsParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "boxes, scores"));
-  const TensorDesc& boxes = input(a, *p, 0).desc;
-  const TensorDesc& scores = input(a, *p, 1).desc;
-  d.center_point_box = np.center_point_box();
-  d.max_output_boxes_per_class = np.max_output_boxes_per_class();
-  d.iou_threshold = np.iou_threshold();
-  d.has_score_threshold = np.has_score_threshold();
-  d.score_threshold = np.score_threshold();
+NmsDesc nms_desc(const fb::NmsParamsT& params) {
+  NmsDesc d;
+  d.center_point_box = params.center_point_box;
+  d.max_output_boxes_per_class = params.max_output_boxes_per_class;
+  d.iou_threshold = params.iou_threshold;
+  d.has_score_threshold = params.has_score_threshold;
+  d.score_threshold = params.score_threshold;
+  return d;
+}
+
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::NmsParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& boxes = in[0];
+  const TensorDesc& scores = in[1];
   if (!dtype_is_float(boxes.dtype()) || scores.dtype() != boxes.dtype()) {
-    return bad("boxes and scores must share a float dtype");
+    return Status(StatusCode::NOT_SUPPORTED, "boxes and scores must share a float dtype");
   }
   if (boxes.rank() != 3 || boxes.dim(2) != 4 || scores.rank() != 3 || scores.dim(0) != boxes.dim(0) ||
       scores.dim(2) != boxes.dim(1)) {
     return bad("boxes " + dims_text(boxes) + " and scores " + dims_text(scores) + " are not [B, N, 4] and [B, C, N]");
   }
-  if (d.max_output_boxes_per_class < 1) return bad("max_output_boxes_per_class must be >= 1");
-  JET_RETURN_IF_ERROR(expect_finite(d.iou_threshold, "iou_threshold"));
-  if (std::isnan(d.score_threshold)) return bad("score_threshold is NaN");
-  JET_RETURN_IF_ERROR(expect_dtype(output(a, *p).desc, a.infos[p->output].name, DType::I64, "the selected indices are i64"));
-  const int64_t out[2] = {nms_max_rows(d, boxes.dim(0), scores.dim(1), boxes.dim(1)), 3};
-  JET_RETURN_IF_ERROR(expect_output_dims(a, *p, out, 2));
+  if (params.max_output_boxes_per_class < 1) return bad("max_output_boxes_per_class must be >= 1");
+  JET_RETURN_IF_ERROR(expect_finite(params.iou_threshold, "iou_threshold"));
+  if (std::isnan(params.score_threshold)) return bad("score_threshold is NaN");
+  *out = OpOutput{DType::I64, 2, {nms_max_rows(nms_desc(params), boxes.dim(0), scores.dim(1), boxes.dim(1)), 3}};
+  return Status();
+}
+
+namespace {
+
+// The kernel's descriptor is the op's prepared data; the workspace is sized once here.
+Status prepare_nms(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
+  fb::NmsParamsT params;
+  a.op.params_as_NmsParams()->UnPackTo(&params);
+  JET_RETURN_IF_ERROR(check_by_rule(a, *p, params, 2, "boxes, scores"));
+  const NmsDesc& d = p->data.emplace<NmsDesc>() = nms_desc(params);
   size_t ws = 0;
-  JET_RETURN_IF_ERROR(nms_workspace_size(a.handle, d, boxes, scores, &ws));
+  JET_RETURN_IF_ERROR(nms_workspace_size(a.handle, d, input(a, *p, 0).desc, input(a, *p, 1).desc, &ws));
   p->workspace_bytes = ws;
   info->workspace_bytes = ws;
   return Status();
@@ -1145,83 +1214,92 @@ Status execute_nms(const Handle& h, const PreparedOp& p, const void* const* in, 
 // GatherElements: gather_elements_forward. inputs: x (any dtype), indices (i32 / i64, x's rank,
 // each dim at most x's); the output has the indices' dims.
 
-Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  p->data.emplace<int>();
-  const fb::GatherElementsParams& gp = *a.op.params_as_GatherElementsParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 2, "x, indices"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "gather_elements keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  const TensorDesc& idx = input(a, *p, 1).desc;
-  const int axis = gp.axis();
-  JET_RETURN_IF_ERROR(check_gather_inputs(a, *p, axis));
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::GatherElementsParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  const TensorDesc& idx = in[1];
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) {
+    return bad(std::string("indices are ") + dtype_name(idx.dtype()) + ", expected i32 or i64");
+  }
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
   if (idx.rank() != x.rank()) return bad("indices " + dims_text(idx) + " and x " + dims_text(x) + " differ in rank");
   for (int d = 0; d < x.rank(); ++d) {
-    if (d != axis && idx.dim(d) > x.dim(d)) {
+    if (d != params.axis && idx.dim(d) > x.dim(d)) {
       return bad("indices " + dims_text(idx) + " are larger than x " + dims_text(x) + " at dim " + std::to_string(d));
     }
   }
-  p->data.as<int>() = axis;
-  return expect_output_dims(a, *p, idx.dims(), idx.rank());
+  *out = OpOutput{x.dtype(), idx.rank(), {}};
+  for (int d = 0; d < idx.rank(); ++d) out->dims[d] = idx.dim(d);
+  return Status();
+}
+
+namespace {
+
+Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
+  return prepare_by_rule(a, p, *a.op.params_as_GatherElementsParams(), 2, "x, indices");
 }
 
 Status execute_gather_elements(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
                                size_t) {
-  return gather_elements_forward(h, p.data.as<int>(), p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc, out);
+  return gather_elements_forward(h, p.data.as<fb::GatherElementsParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1],
+                                 in[1], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Trilu: trilu_forward. inputs: x (any dtype, rank >= 2); the output has x's dims.
 
-struct TriluPrepared {
-  bool upper = true;
-  int64_t k = 0;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::TriluParamsT&, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.rank() < 2) return bad("x " + dims_text(x) + " has a rank below 2");
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_trilu(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  TriluPrepared& r = p->data.emplace<TriluPrepared>();
-  const fb::TriluParams& tp = *a.op.params_as_TriluParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "trilu keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.rank() < 2) return bad("x " + dims_text(x) + " has a rank below 2");
-  r.upper = tp.upper();
-  r.k = tp.k();
-  return expect_output_dims(a, *p, x.dims(), x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_TriluParams(), 1, "x");
 }
 
 Status execute_trilu(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const TriluPrepared& r = p.data.as<TriluPrepared>();
-  return trilu_forward(h, r.upper, r.k, p.in_descs[0], in[0], p.out_desc, out);
+  const fb::TriluParamsT& t = p.data.as<fb::TriluParamsT>();
+  return trilu_forward(h, t.upper, t.k, p.in_descs[0], in[0], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------
 // CumSum: cumsum_forward. inputs: x (f32, f16, i32, i64); the output has x's dims.
 
-struct CumSumPrepared {
-  int axis = 0;
-  bool exclusive = false;
-  bool reverse = false;
-};
+}  // namespace
+
+// The output rule (op_rules.h): outside the file-local namespace, the converter runs it too.
+Status infer_output(const fb::CumSumParamsT& params, const TensorDesc* in, OpOutput* out) {
+  const TensorDesc& x = in[0];
+  if (x.dtype() == DType::BOOL) return bad("x is bool");
+  if (params.axis < 0 || params.axis >= x.rank()) {
+    return bad("axis " + std::to_string(params.axis) + " out of range for " + dims_text(x));
+  }
+  *out = OpOutput{x.dtype(), x.rank(), {}};
+  for (int d = 0; d < x.rank(); ++d) out->dims[d] = x.dim(d);
+  return Status();
+}
+
+namespace {
 
 Status prepare_cumsum(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
-  CumSumPrepared& r = p->data.emplace<CumSumPrepared>();
-  const fb::CumSumParams& cp = *a.op.params_as_CumSumParams();
-  JET_RETURN_IF_ERROR(expect_inputs(*p, 1, "x"));
-  JET_RETURN_IF_ERROR(expect_same_dtype(a, *p, "cumsum keeps x's dtype"));
-  const TensorDesc& x = input(a, *p, 0).desc;
-  if (x.dtype() == DType::BOOL) return bad("'" + input_name(a, *p, 0) + "' is bool");
-  if (cp.axis() < 0 || cp.axis() >= x.rank()) {
-    return bad("axis " + std::to_string(cp.axis()) + " out of range for " + dims_text(x));
-  }
-  r.axis = cp.axis();
-  r.exclusive = cp.exclusive();
-  r.reverse = cp.reverse();
-  return expect_output_dims(a, *p, x.dims(), x.rank());
+  return prepare_by_rule(a, p, *a.op.params_as_CumSumParams(), 1, "x");
 }
 
 Status execute_cumsum(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const CumSumPrepared& r = p.data.as<CumSumPrepared>();
-  return cumsum_forward(h, r.axis, r.exclusive, r.reverse, p.in_descs[0], in[0], p.out_desc, out);
+  const fb::CumSumParamsT& c = p.data.as<fb::CumSumParamsT>();
+  return cumsum_forward(h, c.axis, c.exclusive, c.reverse, p.in_descs[0], in[0], p.out_desc, out);
 }
 
 // ---------------------------------------------------------------------------------------------

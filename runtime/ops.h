@@ -30,7 +30,8 @@ struct ConvPrepared {
 };
 
 // The prepared data of the ops whose backward rules (the training add-on, runtime/training/)
-// read it too; the other ops' structs are defined next to their functions in ops.cpp.
+// read it too; the other ops' structs are defined next to their functions in ops.cpp (an op
+// prepared by its output rule keeps its table's struct fb::<Params>T, which the rules read).
 struct GemmPrepared {
   GemmDesc gemm;
   float alpha = 1.f;
@@ -65,12 +66,6 @@ struct ConvTransposePrepared {
   ConvDesc conv;
   int bias_input = -1;
   TensorDesc bias_view;  // 1, C_out, 1...
-};
-
-struct LayerNormPrepared {
-  int axis = 0;
-  double epsilon = 1e-5;
-  int scale_input = -1, bias_input = -1;
 };
 
 // What a prepare function gets: the op as stored, the validated tensors, the backend.

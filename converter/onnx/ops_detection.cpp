@@ -45,13 +45,13 @@ Status import_topk(Importer& im) {
   if (dt == DType::BOOL) return im.bad("X is a bool tensor");
   for (int out = 0; out < 2; ++out) {
     if (!im.output_used(out)) continue;
-    ir::TopKAttrs a;
+    fb::TopKParamsT a;
     a.axis = static_cast<int>(axis);
     a.k = k;
     a.largest = largest != 0;
     a.indices = out == 1;
     int y = -1;
-    st = im.ir_check(im.g->topk(im.ir_name(out ? "indices" : ""), x, a, &y));
+    st = im.ir_check(im.g->add_op(im.ir_name(out ? "indices" : ""), {x}, a, &y));
     if (st.ok()) st = im.set_output(out, y);
     if (!st.ok()) return st;
   }
@@ -70,7 +70,7 @@ Status import_nms(Importer& im) {
   st = im.attr_int("center_point_box", 0, &center);
   if (!st.ok()) return st;
   if (center != 0 && center != 1) return im.bad("center_point_box is " + std::to_string(center) + ", not 0 or 1");
-  ir::NmsAttrs a;
+  fb::NmsParamsT a;
   a.center_point_box = center == 1;
   a.max_output_boxes_per_class = 0;
   if (im.has_input(2)) {
@@ -103,7 +103,7 @@ Status import_nms(Importer& im) {
   if (sd.size() != 3 || sd[0] != bd[0] || sd[2] != bd[1]) {
     return im.bad("scores " + dims_text(sd) + " do not match boxes " + dims_text(bd) + " ([batches, classes, boxes])");
   }
-  st = im.ir_check(im.g->nms(im.ir_name(), boxes, scores, a, &y));
+  st = im.ir_check(im.g->add_op(im.ir_name(), {boxes, scores}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

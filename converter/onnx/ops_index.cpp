@@ -26,7 +26,9 @@ Status import_gather_elements(Importer& im) {
   if (it != DType::I32 && it != DType::I64) {
     return im.bad(std::string("indices are ") + dtype_name(it) + ", expected INT32 or INT64");
   }
-  st = im.ir_check(im.g->gather_elements(im.ir_name(), x, i, static_cast<int>(axis), &y));
+  fb::GatherElementsParamsT a;
+  a.axis = static_cast<int>(axis);
+  st = im.ir_check(im.g->add_op(im.ir_name(), {x, i}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }
@@ -46,9 +48,12 @@ Status import_trilu(Importer& im) {
     k = ks[0];
   }
   if (im.input_dims(0).size() < 2) return im.bad("input has a rank below 2");
+  fb::TriluParamsT a;
+  a.upper = upper != 0;
+  a.k = k;
   int x = -1, y = -1;
   st = im.ir_input_any(0, &x);
-  if (st.ok()) st = im.ir_check(im.g->trilu(im.ir_name(), x, upper != 0, k, &y));
+  if (st.ok()) st = im.ir_check(im.g->add_op(im.ir_name(), {x}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }
@@ -73,7 +78,11 @@ Status import_cumsum(Importer& im) {
   st = im.ir_input_any(0, &x);
   if (!st.ok()) return st;
   if (im.g->tensors[x].dtype == DType::BOOL) return im.bad("x is BOOL");
-  st = im.ir_check(im.g->cumsum(im.ir_name(), x, static_cast<int>(axis), exclusive != 0, reverse != 0, &y));
+  fb::CumSumParamsT a;
+  a.axis = static_cast<int>(axis);
+  a.exclusive = exclusive != 0;
+  a.reverse = reverse != 0;
+  st = im.ir_check(im.g->add_op(im.ir_name(), {x}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

@@ -1412,8 +1412,17 @@ Status import_layer_norm(Importer& im) {
     }
     if (!st.ok()) return st;
   }
+  fb::LayerNormParamsT a;
+  a.axis = static_cast<int>(axis);
+  a.epsilon = epsilon;
+  a.has_scale = params[0] >= 0;
+  a.has_bias = params[1] >= 0;
+  std::vector<int> inputs = {x};
+  for (int p : params) {
+    if (p >= 0) inputs.push_back(p);
+  }
   int y = -1;
-  st = im.ir_check(im.g->layernorm(im.ir_name(), x, params[0], params[1], static_cast<int>(axis), epsilon, &y));
+  st = im.ir_check(im.g->add_op(im.ir_name(), inputs, a, &y));
   if (st.ok()) st = im.set_output(0, y);
   if (!st.ok() || (!im.output_used(1) && !im.output_used(2))) return st;
   std::vector<int64_t> axes;
@@ -1473,7 +1482,10 @@ Status import_group_norm(Importer& im) {
   pdims[1] = c;
   int g3 = -1, n3 = -1, n = -1, s = -1, b = -1, scaled = -1, y = -1;
   st = im.ir_check(im.g->reshape(im.ir_name("groups"), x, {xd[0], groups, rest}, &g3));
-  if (st.ok()) st = im.ir_check(im.g->layernorm(im.ir_name("normalize"), g3, -1, -1, 2, epsilon, &n3));
+  fb::LayerNormParamsT normalize;  // over each group, no scale or bias
+  normalize.axis = 2;
+  normalize.epsilon = epsilon;
+  if (st.ok()) st = im.ir_check(im.g->add_op(im.ir_name("normalize"), {g3}, normalize, &n3));
   if (st.ok()) st = im.ir_check(im.g->reshape(im.ir_name("ungroup"), n3, xd, &n));
   if (st.ok()) st = im.ir_constant_values(im.ir_name("scale"), dt, pdims, params[0], &s);
   if (st.ok()) st = im.ir_constant_values(im.ir_name("bias"), dt, pdims, params[1], &b);
@@ -1505,8 +1517,13 @@ Status import_lrn(Importer& im) {
   if (!std::isfinite(alpha) || !std::isfinite(beta) || !std::isfinite(bias)) return im.bad("alpha, beta and bias must be finite");
   st = l.validate();
   if (!st.ok()) return im.unsupported("LRN outside the kernel's limits: " + st.message());
+  fb::LrnParamsT a;
+  a.size = l.n;
+  a.alpha = l.alpha;
+  a.beta = l.beta;
+  a.k = l.k;
   int y = -1;
-  st = im.ir_check(im.g->lrn(im.ir_name(), x, l, &y));
+  st = im.ir_check(im.g->add_op(im.ir_name(), {x}, a, &y));
   if (!st.ok()) return st;
   return im.set_output(0, y);
 }

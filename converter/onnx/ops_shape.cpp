@@ -210,7 +210,9 @@ Status import_gather(Importer& im) {
     if (rank - 1 + static_cast<int64_t>(im.g->tensors[i].dims.size()) > kMaxRank) {
       return im.unsupported("the result would have a rank above " + std::to_string(kMaxRank));
     }
-    st = im.ir_check(im.g->gather(im.ir_name(), x, i, static_cast<int>(axis), &y));
+    fb::GatherParamsT a;
+    a.axis = static_cast<int>(axis);
+    st = im.ir_check(im.g->add_op(im.ir_name(), {x, i}, a, &y));
     if (!st.ok()) return st;
     return im.set_output(0, y);
   }

@@ -514,29 +514,40 @@ constexpr BackwardRule backward_instancenorm{run_instancenorm, plan_instancenorm
 // LayerNorm: layernorm_backward (statistics recomputed from x); scale and bias are parameters.
 // One call when dscale and dbias blend alike, else one per parameter gradient.
 
+// The op's parameters (its table's struct) and the positions of scale and bias among its inputs
+// (-1 when absent).
+struct LayerNormInputs {
+  const fb::LayerNormParamsT& params;
+  int scale_input, bias_input;
+};
+LayerNormInputs layernorm_inputs(const PreparedOp& op) {
+  const fb::LayerNormParamsT& p = op.data.as<fb::LayerNormParamsT>();
+  return {p, p.has_scale ? 1 : -1, p.has_bias ? (p.has_scale ? 2 : 1) : -1};
+}
+
 uint32_t params_layernorm(const PreparedOp& op) {
-  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  const LayerNormInputs l = layernorm_inputs(op);
   return bit(l.scale_input) | bit(l.bias_input);
 }
 
 Status plan_layernorm(const Handle&, const PreparedOp& op, uint32_t grad_inputs, BackwardPlan* plan) {
-  const LayerNormPrepared& l = op.data.as<LayerNormPrepared>();
+  const LayerNormInputs l = layernorm_inputs(op);
   plan->workspace_bytes = wants(grad_inputs, l.scale_input) || wants(grad_inputs, l.bias_input)
-                              ? layernorm_backward_workspace_size(op.in_descs[0], l.axis)
+                              ? layernorm_backward_workspace_size(op.in_descs[0], l.params.axis)
                               : 0;
   return Status();
 }
 
 Status run_layernorm(const BackwardArgs& a) {
-  const LayerNormPrepared& l = a.op.data.as<LayerNormPrepared>();
+  const LayerNormInputs l = layernorm_inputs(a.op);
   const TensorDesc& xd = a.op.in_descs[0];
   const float* scale = l.scale_input < 0 ? nullptr : static_cast<const float*>(a.in[l.scale_input]);
   float* dscale = l.scale_input < 0 ? nullptr : static_cast<float*>(a.din[l.scale_input]);
   float* dbias = l.bias_input < 0 ? nullptr : static_cast<float*>(a.din[l.bias_input]);
   const float beta_s = dscale ? a.din_beta[l.scale_input] : 0.f, beta_b = dbias ? a.din_beta[l.bias_input] : 0.f;
   auto call = [&](void* dx, float* ds, float* db, float beta_p) {
-    return layernorm_backward(a.handle, l.axis, 1.f, a.din_beta[0], 1.f, beta_p, xd, a.in[0], a.op.out_desc, a.dy,
-                              xd, dx, scale, ds, db, l.epsilon, a.workspace, a.workspace_bytes);
+    return layernorm_backward(a.handle, l.params.axis, 1.f, a.din_beta[0], 1.f, beta_p, xd, a.in[0], a.op.out_desc,
+                              a.dy, xd, dx, scale, ds, db, l.params.epsilon, a.workspace, a.workspace_bytes);
   };
   if (!dscale || !dbias || beta_s == beta_b) return call(a.din[0], dscale, dbias, dscale ? beta_s : beta_b);
   JET_RETURN_IF_ERROR(call(a.din[0], dscale, nullptr, beta_s));

@@ -231,13 +231,20 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
     case ir::OpType::LAYERNORM: {
       const Status st = f32_params(g, n, 1, "layernorm");
       if (!st.ok()) return st;
-      const ir::LayerNormAttrs& a = std::get<ir::LayerNormAttrs>(n.attrs);
+      const fb::LayerNormParamsT& a = std::get<fb::LayerNormParamsT>(n.attrs);
       const float* scale = a.has_scale ? static_cast<const float*>(in(1)) : nullptr;
       const float* bias = a.has_bias ? static_cast<const float*>(in(a.has_scale ? 2 : 1)) : nullptr;
       return layernorm_forward(h, a.axis, 1.f, 0.f, in_desc(0), in(0), y, yp, scale, bias, a.epsilon);
     }
-    case ir::OpType::LRN:
-      return lrn_cross_channel_forward(h, std::get<ir::LrnAttrs>(n.attrs).lrn, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    case ir::OpType::LRN: {
+      const fb::LrnParamsT& a = std::get<fb::LrnParamsT>(n.attrs);
+      LrnDesc l;
+      l.n = a.size;
+      l.alpha = a.alpha;
+      l.beta = a.beta;
+      l.k = a.k;
+      return lrn_cross_channel_forward(h, l, 1.f, in_desc(0), in(0), 0.f, y, yp);
+    }
     case ir::OpType::REDUCE:
       return reduce_forward(h, std::get<ir::ReduceAttrs>(n.attrs).op, 1.f, in_desc(0), in(0), 0.f, y, yp);
     case ir::OpType::LOGIC:
@@ -249,15 +256,14 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return arg_reduce_forward(h, a.op, a.axis, a.select_last_index, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::GATHER:
-      return gather_forward(h, std::get<ir::GatherAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
+      return gather_forward(h, std::get<fb::GatherParamsT>(n.attrs).axis, in_desc(0), in(0), in_desc(1), in(1), y, yp);
     case ir::OpType::TOPK: {
-      const ir::TopKAttrs& a = std::get<ir::TopKAttrs>(n.attrs);
+      const fb::TopKParamsT& a = std::get<fb::TopKParamsT>(n.attrs);
       return topk_forward(h, a.axis, a.k, a.largest, in_desc(0), in(0), y, a.indices ? nullptr : yp, y,
                           a.indices ? yp : nullptr);
     }
-    case ir::OpType::NMS:
-    {
-      const ir::NmsAttrs& a = std::get<ir::NmsAttrs>(n.attrs);
+    case ir::OpType::NMS: {
+      const fb::NmsParamsT& a = std::get<fb::NmsParamsT>(n.attrs);
       NmsDesc d;
       d.center_point_box = a.center_point_box;
       d.max_output_boxes_per_class = a.max_output_boxes_per_class;
@@ -270,14 +276,14 @@ Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const
       return nms_forward(h, d, in_desc(0), in(0), in_desc(1), in(1), ws, ws_bytes, y, yp);
     }
     case ir::OpType::GATHER_ELEMENTS:
-      return gather_elements_forward(h, std::get<ir::GatherElementsAttrs>(n.attrs).axis, in_desc(0), in(0), in_desc(1),
-                                     in(1), y, yp);
+      return gather_elements_forward(h, std::get<fb::GatherElementsParamsT>(n.attrs).axis, in_desc(0), in(0),
+                                     in_desc(1), in(1), y, yp);
     case ir::OpType::TRILU: {
-      const ir::TriluAttrs& a = std::get<ir::TriluAttrs>(n.attrs);
+      const fb::TriluParamsT& a = std::get<fb::TriluParamsT>(n.attrs);
       return trilu_forward(h, a.upper, a.k, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::CUMSUM: {
-      const ir::CumSumAttrs& a = std::get<ir::CumSumAttrs>(n.attrs);
+      const fb::CumSumParamsT& a = std::get<fb::CumSumParamsT>(n.attrs);
       return cumsum_forward(h, a.axis, a.exclusive, a.reverse, in_desc(0), in(0), y, yp);
     }
     case ir::OpType::SCATTER: {
@@ -379,16 +385,21 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
       break;
     }
     case ir::OpType::LRN: {
-      LrnDesc l;
-      l.n = 3;
-      l.k = 1.0;
-      st = g.lrn("op", x, l, &y);
+      fb::LrnParamsT a;
+      a.size = 3;
+      a.k = 1.0;
+      st = g.add_op("op", {x}, a, &y);
       break;
     }
     case ir::OpType::REDUCE: st = g.reduce("op", x, ReduceOp::MEAN, {1, 3}, &y); break;
     case ir::OpType::LAYERNORM: {
       const int scale = c.uniform("scale", {5, 7}, 0.5f, 2), bias = c.uniform("bias", {35}, -1, 1);
-      if (c.status.ok()) st = g.layernorm("op", x, scale, bias, 2, 1e-5, &y);
+      fb::LayerNormParamsT a;
+      a.axis = 2;
+      a.epsilon = 1e-5;
+      a.has_scale = true;
+      a.has_bias = true;
+      if (c.status.ok()) st = g.add_op("op", {x, scale, bias}, a, &y);
       break;
     }
     case ir::OpType::LOGIC: {  // b of a lower rank: numpy's rank alignment
@@ -404,37 +415,54 @@ Status op_sample_graph(ir::OpType op, ir::Graph* out) {
     case ir::OpType::ARG_REDUCE: st = g.arg_reduce("op", x, ArgReduceOp::ARGMIN, 2, true, &y); break;
     case ir::OpType::GATHER: {  // indices of rank 2, negative ones too
       const int idx = c.exact("idx", DType::I64, {2, 2}, {4, -1, 0, -5});
-      if (c.status.ok()) st = g.gather("op", x, idx, 2, &y);
+      fb::GatherParamsT a;
+      a.axis = 2;
+      if (c.status.ok()) st = g.add_op("op", {x, idx}, a, &y);
       break;
     }
     case ir::OpType::TOPK: {  // the indices of the 4 smallest along the last axis
-      ir::TopKAttrs a;
+      fb::TopKParamsT a;
       a.axis = 3;
       a.k = 4;
       a.largest = false;
       a.indices = true;
-      st = g.topk("op", x, a, &y);
+      st = g.add_op("op", {x}, a, &y);
       break;
     }
     case ir::OpType::NMS: {  // random boxes, 3 classes, at most 2 per class, a score threshold
-      ir::NmsAttrs a;
+      fb::NmsParamsT a;
       a.max_output_boxes_per_class = 2;
       a.iou_threshold = 0.3f;
       a.has_score_threshold = true;
       a.score_threshold = -0.5f;
       const int scores = c.uniform("scores", {2, 3, 7}, -1, 1);
-      if (c.status.ok()) st = g.nms("op", x, scores, a, &y);
+      if (c.status.ok()) st = g.add_op("op", {x, scores}, a, &y);
       break;
     }
     case ir::OpType::GATHER_ELEMENTS: {  // indices smaller than x at dim 1, negative ones too
       std::vector<int64_t> v;
       for (int i = 0; i < 2 * 2 * 4 * 7; ++i) v.push_back(i % 9 - 4);
       const int idx = c.exact("idx", DType::I64, {2, 2, 4, 7}, v);
-      if (c.status.ok()) st = g.gather_elements("op", x, idx, 2, &y);
+      fb::GatherElementsParamsT a;
+      a.axis = 2;
+      if (c.status.ok()) st = g.add_op("op", {x, idx}, a, &y);
       break;
     }
-    case ir::OpType::TRILU: st = g.trilu("op", x, false, -1, &y); break;
-    case ir::OpType::CUMSUM: st = g.cumsum("op", x, 1, true, true, &y); break;
+    case ir::OpType::TRILU: {
+      fb::TriluParamsT a;
+      a.upper = false;
+      a.k = -1;
+      st = g.add_op("op", {x}, a, &y);
+      break;
+    }
+    case ir::OpType::CUMSUM: {
+      fb::CumSumParamsT a;
+      a.axis = 1;
+      a.exclusive = true;
+      a.reverse = true;
+      st = g.add_op("op", {x}, a, &y);
+      break;
+    }
     case ir::OpType::SCATTER: {  // ScatterND, slices x[i, j, :, :] accumulated (duplicate tuples too)
       const int idx = c.exact("idx", DType::I64, {3, 2}, {1, 2, 0, -1, 1, 2}), upd = c.uniform("upd", {3, 5, 7}, -1, 1);
       if (c.status.ok()) st = g.scatter("op", x, idx, upd, true, ScatterReduction::ADD, 0, &y);

@@ -682,9 +682,9 @@ TEST_CASE("onnx import: a decomposed layer normalization (ReduceMean ... Sqrt, D
     CHECK(report.layernorms_fused == 1);
     CHECK(g.nodes.size() == 1);
     const Node& ln = only_node(g, OpType::LAYERNORM);
-    CHECK(std::get<LayerNormAttrs>(ln.attrs).axis == axis);
-    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_scale == (variant < 2));
-    CHECK(std::get<LayerNormAttrs>(ln.attrs).has_bias == (variant == 0));
+    CHECK(std::get<fb::LayerNormParamsT>(ln.attrs).axis == axis);
+    CHECK(std::get<fb::LayerNormParamsT>(ln.attrs).has_scale == (variant < 2));
+    CHECK(std::get<fb::LayerNormParamsT>(ln.attrs).has_bias == (variant == 0));
     CHECK(rel_error(run(g, {x})[0], want) < 1e-5);
   }
   SUBCASE("not fused: the reduction is not over a suffix of the dims") {

@@ -193,9 +193,9 @@ void check_params(const Graph& g, const Node& n, const fb::Op* op, const WriteOp
       break;
     }
     case OpType::LRN: {
-      const LrnDesc& l = std::get<LrnAttrs>(n.attrs).lrn;
+      const fb::LrnParamsT& l = std::get<fb::LrnParamsT>(n.attrs);
       const auto* p = required_params<fb::LrnParams>(op);
-      CHECK(p->size() == l.n);
+      CHECK(p->size() == l.size);
       CHECK(p->alpha() == l.alpha);
       CHECK(p->beta() == l.beta);
       CHECK(p->k() == l.k);

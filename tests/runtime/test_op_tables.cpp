@@ -57,7 +57,8 @@ const OpRow kRows[] = {JET_OPS(JET_TEST_OP_ROW)};
 // docs/ops.md's generated table, as op_list.h gives it.
 std::string op_types_table() {
   std::ostringstream s;
-  s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`) | runtime "
+  s << "| IR op (`ir::OpType`) | name | schema table (`OpParams`) | attributes (`ir::`, or the table's `fb::` struct) | "
+       "runtime "
        "(`runtime/ops.cpp`) | in place | layout | f32 parameters | dtypes |\n";
   s << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpRow& r : kRows) {

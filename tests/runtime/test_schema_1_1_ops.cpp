@@ -79,12 +79,12 @@ ir::Graph new_ops_graph() {
   const int scale = random_constant(g, "in.scale", {6}, 0.5f, 1.5f);
   const int bias = random_constant(g, "in.bias", {6}, -1.f, 1.f);
   REQUIRE_OK(g.instancenorm("instancenorm", a, scale, bias, 1e-5, &in));
-  LrnDesc l;
-  l.n = 3;
+  fb::LrnParamsT l;
+  l.size = 3;
   l.alpha = 0.2;
   l.beta = 0.75;
   l.k = 1.5;
-  REQUIRE_OK(g.lrn("lrn", in, l, &y));
+  REQUIRE_OK(g.add_op("lrn", {in}, l, &y));
   out(y);
 
   REQUIRE_OK(g.reduce("reduce_max", x, ReduceOp::MAX, {1, 3}, &y));

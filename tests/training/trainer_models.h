@@ -146,14 +146,20 @@ inline Bytes every_rule_model() {
   ir::ResizeAttrs ra;
   ra.mode = ResizeMode::LINEAR;
   REQUIRE_OK(g.resize("resize", pd, ra, {kRuleBatch, 6, 7, 6}, &rs));
-  LrnDesc lrn;
-  lrn.n = 3;
+  fb::LrnParamsT lrn;
+  lrn.size = 3;
   lrn.alpha = 0.5;
   lrn.k = 1.0;
-  REQUIRE_OK(g.lrn("lrn", rs, lrn, &l));
+  REQUIRE_OK(g.add_op("lrn", {rs}, lrn, &l));
   // Layer norm over each image's rows and columns (axis 2: 7 x 6 elements a group, 12 groups).
-  REQUIRE_OK(g.layernorm("lnorm", l, random_constant(g, "lnorm.weight", {7, 6}, 0.5f, 1.5f),
-                         random_constant(g, "lnorm.bias", {7, 6}, -0.2f, 0.2f), 2, 1e-5, &l));
+  fb::LayerNormParamsT lna;
+  lna.axis = 2;
+  lna.epsilon = 1e-5;
+  lna.has_scale = true;
+  lna.has_bias = true;
+  REQUIRE_OK(g.add_op("lnorm", {l, random_constant(g, "lnorm.weight", {7, 6}, 0.5f, 1.5f),
+                                random_constant(g, "lnorm.bias", {7, 6}, -0.2f, 0.2f)},
+                      lna, &l));
   // A transposed convolution (stride 2, bias) of c2 (read a third time), 2x3x12x12, and a slice of
   // it with a step and a permutation (most of ct gets a zero gradient), 2x3x7x6.
   ir::ConvTransposeAttrs ta;
