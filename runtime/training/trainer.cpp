@@ -1000,7 +1000,9 @@ Status Trainer::set_profiling(bool on) {
     add("backward", op, info.name, info.type);
   }
   if (m.config.clip_grad_norm > 0.f) add("clip", -1, "clip_grad_norm", "");
-  add("update", -1, m.config.optimizer == OptimizerKind::SGD ? "sgd" : "adam", "");
+  add("update", -1,
+      m.config.optimizer == OptimizerKind::SGD ? "sgd" : m.config.optimizer == OptimizerKind::ADAMW ? "adamw" : "adam",
+      "");
   const size_t marks = m.parts.size() + 1;
   if (m.backend == Backend::CPU) {
     m.cpu_marks.assign(marks, std::chrono::steady_clock::time_point());

@@ -1,8 +1,10 @@
 // conv_backward_filter, its workspace query and conv_backward_bias: validation and dispatch. The
 // GEMM algorithm is composed here: the backend lowers x and dy into the workspace, then
-// gemm_forward (either backend) computes every group's dw = dy_g @ col_g as one batched GEMM, or,
-// split along the N x output positions it sums over (ungrouped problems), the partial products
-// of the chunks as one batched GEMM into the workspace and their sum by reduce_forward.
+// gemm_forward (either backend) computes every group's dw = dy_g @ col_g^T as one batched GEMM,
+// or, split along the N x output positions it sums over (ungrouped problems), the partial
+// products of the chunks as one batched GEMM into the workspace and their sum by reduce_forward.
+// WINOGRAD likewise: the backend's transforms, one batched gemm_forward of the 16 transformed
+// products (and reduce_forward over the chunks), the backend's output transform into dw.
 #include <algorithm>
 
 #include "../winograd_grad.h"
