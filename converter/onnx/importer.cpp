@@ -218,6 +218,13 @@ Status Importer::ir_constant(int index, DType dtype, std::vector<int64_t> dims, 
   if (c.is_int()) {
     return bad("constant '" + constant_names[index] + "' holds integers, but this input takes float values");
   }
+  // The reverse: float values where the node's other inputs make this one an integer or bool
+  // tensor (Add of an INT64 tensor and a FLOAT constant; ONNX wants one type). The importer's
+  // fuzzer found it reported as the writer's error.
+  if (!dtype_is_float(dtype)) {
+    return bad("constant '" + constant_names[index] + "' holds float values, but this input takes " +
+               dtype_name(dtype) + " values (the node's inputs must share one type)");
+  }
   if (n != c.elements()) {
     return Status(StatusCode::INTERNAL_ERROR, node_label() + ": constant '" + constant_names[index] +
                                                   "' materialized with dims " + dims_text(dims));

@@ -1285,6 +1285,18 @@ TEST_CASE("onnx import: malformed models give errors that name the problem") {
     CHECK(st.code() == StatusCode::BAD_PARAM);
     CHECK(contains(st.message(), "Conv 'conv': constant 'b' holds integers, but this input takes float values"));
   }
+  SUBCASE("a float constant where the node's other input is an integer tensor (fuzzer finding)") {
+    // Add(INT64 x, FLOAT constant): ONNX wants one type. It reached the writer as an INT64
+    // constant holding float values, reported as the writer's error.
+    OnnxModel m(13);
+    m.input("x", {3, 2}, onnx::TensorProto::INT64);
+    m.initializer("c", {}, {1.f});
+    m.node("Add", {"x", "c"}, {"y"}, "add");
+    m.output("y", onnx::TensorProto::INT64);
+    const Status st = import_model(m, &g);
+    CHECK(st.code() == StatusCode::BAD_PARAM);
+    CHECK(contains(st.message(), "Add 'add': constant 'c' holds float values, but this input takes i64 values"));
+  }
   SUBCASE("bad indices and sizes in ops") {
     OnnxModel m(13);
     m.input("x", {2, 3});
