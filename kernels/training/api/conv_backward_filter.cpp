@@ -101,6 +101,14 @@ void gemm_parts(const TensorDesc& x_desc, const TensorDesc& dy_desc, const Filte
 // of the chunk count over ResNet-50's layers at N = 1 and 32 (bench/conv_bwd --filter-chunks,
 // H200, 2026-11-27 seventh session): geomean vs cuDNN over the swept layers 0.57 with two CTAs,
 // 64 chunks and 256 rows, about 0.62 with these (the best chunk count per layer: 0.70).
+// The most chunks worth splitting a sum into on CUDA, for GEMMs whose outputs make `tiles` CTAs
+// of 64 x 64: enough for about eight CTAs an SM, at most 256; 1 when the outputs alone fill it.
+// GEMM's and WINOGRAD's splits take it as their upper bound.
+int64_t chunks_to_fill(const Handle& handle, int64_t tiles) {
+  const int64_t target = 8 * static_cast<int64_t>(handle.sm_count());
+  return tiles >= target ? 1 : std::min<int64_t>(256, (target + tiles - 1) / tiles);
+}
+
 Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, int64_t groups,
                    int64_t rows, int64_t k, int64_t row, int64_t* splits) {
   const int64_t t = conv.tactic();
@@ -116,10 +124,7 @@ Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, i
   }
   *splits = 1;
   if (handle.backend() != Backend::CUDA || groups != 1) return Status();
-  const int64_t tiles = ((k + 63) / 64) * ((row + 63) / 64);
-  const int64_t target = 8 * static_cast<int64_t>(handle.sm_count());
-  if (tiles >= target) return Status();
-  for (int64_t s = std::min<int64_t>(256, (target + tiles - 1) / tiles); s > 1; --s) {
+  for (int64_t s = chunks_to_fill(handle, ((k + 63) / 64) * ((row + 63) / 64)); s > 1; --s) {
     if (rows % s == 0 && rows / s >= 128) {
       *splits = s;
       break;
@@ -151,10 +156,8 @@ Status winograd_plan(const char* fn, const Handle& handle, const TensorDesc& x_d
                          fn, static_cast<long long>(t), static_cast<long long>(one.tiles));
     chunks = t;
   } else if (handle.backend() == Backend::CUDA) {
-    const int64_t tiles = 16 * ((g.kg + 63) / 64) * ((g.cg + 63) / 64);
-    const int64_t target = 8 * static_cast<int64_t>(handle.sm_count());
-    if (tiles < target)
-      chunks = std::max<int64_t>(1, std::min<int64_t>({256, (target + tiles - 1) / tiles, one.tiles / 32}));
+    const int64_t most = chunks_to_fill(handle, 16 * ((g.kg + 63) / 64) * ((g.cg + 63) / 64));
+    chunks = std::max<int64_t>(1, std::min<int64_t>(most, one.tiles / 32));
   }
   *w = make_winograd_grad_geom(g, chunks);
   return Status();
