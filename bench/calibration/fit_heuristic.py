@@ -20,9 +20,11 @@ Usage: fit_heuristic.py CSV [CSV...] [--sms 132] [--start LATENCY,LAUNCH,RATE0,R
 count they match) instead of the generic starting point: the descent only ever improves on its
 start, so this refits from the constants in use. --restarts N also descends from N random
 starting points (random.seed(S), default 1) on a wider grid and keeps the best of all: the
-coordinate descent stops in local minima. --only-tiles moves only those tensor-core tiles' rates
-(f16 only, no restarts): the Hopper tiles (13-16) are fitted so, the rest held, because a fit of
-every rate on Hopper data would move the tiles that the other GPUs choose among.
+coordinate descent stops in local minima. --only-tiles moves only those tiles' rates (no
+restarts; give --start with the engine's constants): the Hopper tiles (f16 13-16) and the f32
+engine's X3 tiles (3-5) are fitted so, the rest held, because a fit of every rate on data from
+one GPU would move the tiles that the other GPUs choose among. A problem is fitted over the
+tactics measured for it (a sweep without the X3 tiles leaves them out of its problems).
 
 --renumber maps tile numbers of older sweeps onto the menu (OLD:- drops a tile the menu no longer
 has).
@@ -59,7 +61,9 @@ ENGINES = {
             (64, 128, 3, 4), (128, 128, 2, 8), (64, 128, 3, 4),
             # the Hopper tiles (wgmma, sm_90a): measured only on the H100 / H200
             (128, 128, 2, 8), (256, 128, 1, 16), (64, 128, 3, 4), (128, 64, 3, 8)],
-    "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2)],
+    "f32": [(128, 128, 2, 8), (128, 64, 4, 4), (64, 64, 8, 2),
+            # the X3 tiles (3xTF32 on tensor cores, sm_80+)
+            (128, 128, 1, 8), (128, 64, 2, 4), (64, 64, 3, 4)],
 }
 FULL_WARPS = {"f16": 8, "f32": 0}  # gemm_config.cu's EngineModel::full_warps
 BYTES_PER_CYCLE = 16.0
@@ -186,8 +190,6 @@ def main():
         grid = {"latency": [50, 100, 150, 220, 300, 400, 600, 800, 1200, 1600, 2400],
                 "launch": [0, 500, 1000, 2000, 3000, 6000, 10000, 20000]}
         rate_grid = [x * unit for x in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0, 2.5, 3.0)]
-        if only is not None and engine != "f16":
-            continue  # --only-tiles names tensor-core tiles
         cur, p = descend(p, tiles, probs, dims, sms, grid, rate_grid, 6, only)
         wide = {"latency": grid["latency"] + [3200], "launch": grid["launch"][:-1]}
         wide_rates = rate_grid + [4.0 * unit]

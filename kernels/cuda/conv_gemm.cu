@@ -109,6 +109,11 @@ Status config_of(const Handle& h, const ConvGeom& g, Engine e, bool allow_split,
                        g.tactic, tactic_count(e));
   c->tile = (g.tactic - 1) / gemm::kSplitChoiceCount;
   c->splits = gemm::kSplitChoices[(g.tactic - 1) % gemm::kSplitChoiceCount];
+  if (e == Engine::F32 && gemm::is_f32x3_tile(c->tile) && !gemm::mma_available(h))
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: tactic %d runs an f32 tile on tensor cores (3xTF32), which needs "
+                       "sm_80+",
+                       routine, g.tactic);
   if (e != Engine::F32 && gemm::is_hopper_tile(c->tile) && !hopper_mma_available(h))
     return make_status(StatusCode::NOT_SUPPORTED,
                        "%s: tactic %d runs a Hopper tile (wgmma): it needs an sm_90 GPU and a "

@@ -50,6 +50,7 @@ struct TileModel {
   int id, bm, bn, blocks_per_sm, warps;
   double rate;
   bool hopper = false;  // a Hopper tile: considered only where hopper_mma_available()
+  bool sm80 = false;    // an f32 X3 tile (tensor cores): considered only where mma_available()
 };
 struct EngineModel {
   double step_latency;  // cycles per depth step (32) of one block, at best
@@ -85,6 +86,14 @@ constexpr TileModel kF32Tiles[] = {
     {static_cast<int>(F32TileId::T128x128), 128, 128, 2, 8, 256},
     {static_cast<int>(F32TileId::T128x64), 128, 64, 4, 4, 256},
     {static_cast<int>(F32TileId::T64x64), 64, 64, 8, 2, 179.2},
+    // The X3 tiles (3xTF32, sm_80+): rates fitted with the others held (2026-11-28, on that
+    // session's H100 sweep of every f32 tactic on ResNet-50's N = 32 layers, channels-first, and
+    // conv_r50_f32.csv; fit_heuristic.py --only-tiles 3,4,5 stopped at 256 / 51 / 256, a grid search
+    // of the three found these): N = 32 picks sum 15.60 -> 15.28 ms (best 14.44); no N = 1
+    // problem takes them. They win only where a layer's grid leaves SMs idle (res4 / res5).
+    {static_cast<int>(F32TileId::T128x128X3), 128, 128, 1, 8, 256, false, true},
+    {static_cast<int>(F32TileId::T128x64X3), 128, 64, 2, 4, 12.8, false, true},
+    {static_cast<int>(F32TileId::T64x64X3), 64, 64, 3, 4, 230.4, false, true},
 };
 static_assert(sizeof(kF32Tiles) / sizeof(kF32Tiles[0]) == kF32TileCount, "a row per f32 tile");
 constexpr EngineModel kF32Model = {3200, 500, 0};
@@ -102,8 +111,10 @@ GemmConfig choose(const Handle& h, const TileModel (&tiles)[NT], const EngineMod
   GemmConfig best;
   double best_cost = 1e300;
   const bool hopper = hopper_mma_available(h);
+  const bool sm80 = mma_available(h);
   for (const TileModel& tm : tiles) {
     if (tm.hopper && !hopper) continue;
+    if (tm.sm80 && !sm80) continue;
     const double blocks_mn =
         static_cast<double>((M + tm.bm - 1) / tm.bm) * ((N + tm.bn - 1) / tm.bn) * nz;
     for (int si = 0; si < (allow_split ? kSplitChoiceCount : 1); ++si) {

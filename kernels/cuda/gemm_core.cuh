@@ -37,11 +37,14 @@
 //                                                        // columns col..col+7, all < N
 //
 // f32 storage runs on CUDA cores with FMA (f32 math, no TF32): on sm_80+ in gemm_f32_async_kernel
-// (cp.async, four depth tiles in flight), on sm_72 in gemm_f32_kernel. f16 storage runs on tensor cores
+// (cp.async, four depth tiles in flight), on sm_72 in gemm_f32_kernel; on sm_80+ the menu also has
+// X3 tiles (gemm_f32x3_kernel): f32-accurate products from three TF32 tensor-core products each
+// ("3xTF32", as accurate as FFMA against float64). f16 storage runs on tensor cores
 // with mma.sync m16n8k16 (f16 inputs, f32 accumulation) on sm_80 and newer; older
 // architectures (sm_72) compute the same fragments with FMA from shared memory.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -219,7 +222,8 @@ struct TcTile {
 // One operand's share of a tile held in registers between the global load and the shared store.
 // Depth-fast mapping: thread t loads depth t % BK of rows t / BK + e * (THREADS / BK).
 // Row-fast mapping: thread t loads row t % BR at depths t / BR + e * (THREADS / BR).
-template <class L, int BR, int BK, int THREADS>
+// The tile in shared memory is [BK][PITCH] (transposed: a depth row of BR elements, padded).
+template <class L, int BR, int BK, int THREADS, int PITCH = BR + 4>
 struct F32Operand {
   static constexpr bool kDF = L::kDepthFast;
   static constexpr int E = BK * BR / THREADS;
@@ -247,14 +251,14 @@ struct F32Operand {
       v[e] = to_f32(l.load(rows[kDF ? e : 0], s, kk, k0 + kk));
     }
   }
-  __device__ __forceinline__ void store(float (*tile)[BR + 4], int tid) const {
+  __device__ __forceinline__ void store(float (*tile)[PITCH], int tid) const {
 #pragma unroll
     for (int e = 0; e < E; ++e) tile[k_of(tid, e)][row_of(tid, e)] = v[e];
   }
   // The pipelined kernel: the same elements copied straight to the tile with cp.async (v unused).
   template <class S>
   __device__ __forceinline__ void copy(const L& l, const S& s, int k0, int tid,
-                                       float (*tile)[BR + 4]) const {
+                                       float (*tile)[PITCH]) const {
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int kk = k_of(tid, e);
@@ -487,6 +491,186 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     }
     cp_async_wait<0>();  // only empty groups are left; nothing lands after the next problem starts
     store_f32_tile<BM, BN>(ep, acc, zz, m0, n0, tm, tn, M, N);
+  }
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// f32 on tensor cores (sm_80+), the f32 engine's X3 tiles: the same operand copies and pipeline
+// as gemm_f32_async_kernel, with f32-accurate products from TF32 mma.sync ("3xTF32"). Each
+// element x is split into big = tf32(x) (rounded to nearest) and small = tf32(x - big); then
+// a * b = big_a * big_b + big_a * small_b + small_a * big_b, short of small_a * small_b and the
+// small parts' own rounding: about 2^-21 of |a * b|, against f32's 2^-24 for one rounding. Three
+// m16n8k8 products (1024 multiply-adds each) cost the tensor pipe less than one FFMA pass.
+//
+// The tensor cores round the sum inside an mma toward zero. Chained over a long depth into the
+// same accumulators that bias grows with the depth (3e-4 of the terms' magnitude at a depth of
+// 32768 on positive data, where FFMA's error is 2e-6), so each 8-deep step's three products
+// start from zero and are added to the f32 accumulators with FADD (rounded to nearest).
+// Measured against float64 (bench/NOTES.md, 2026-11-28): mean error over the terms' magnitude
+// below the FFMA kernels' at depths 576 .. 100352, positive and signed data.
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_>
+struct F32X3Tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 16, WM = WM_, WN = WN_, STAGES = STAGES_;
+  static constexpr int THREADS = WM * WN * 32, MIN_BLOCKS = MIN_BLOCKS_;
+  // A stage is [BK][BM + 8] and [BK][BN + 8] floats: with a pitch of 8 (mod 32) words the
+  // fragment loads (lane (g, t) reads depth t, row g) hit 32 distinct banks.
+  static constexpr int PA = BM + 8, PB = BN + 8;
+  static constexpr int SMEM_BYTES = STAGES * BK * (PA + PB) * 4;
+  static_assert(BM % 32 == 0 && BN % 32 == 0, "rows a multiple of 32: the pitch stays 8 mod 32");
+  static_assert(BM % (16 * WM) == 0 && BN % (8 * WN) == 0, "warp tiles of m16n8 fragments");
+};
+
+// big = tf32(x) and small = tf32(x - big), as mma operands, and cross: big for the cross term
+// (big * the other's small), 0 where big is infinite or NaN. Such an x gets small = 0, and
+// inf * 0 in a cross term would turn inf * b into NaN; big * big still carries inf and NaN.
+// (An x within 2^-12 of FLT_MAX rounds to big = inf: its products are inf where FFMA's may be
+// finite.)
+__device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small,
+                                           uint32_t& cross) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "f"(x));
+  const float rest = x - __uint_as_float(big);  // exact for a finite big
+  const bool finite = fabsf(rest) < INFINITY;      // false for NaN
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(finite ? rest : 0.f));
+  cross = finite ? big : 0u;
+#else
+  big = small = cross = 0;
+  (void)x;
+#endif
+}
+
+// d = a * b for one m16n8k8 TF32 fragment (d starts from zero: see above).
+__device__ __forceinline__ void mma_1688_tf32(float* d, const uint32_t* a, const uint32_t* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)d, (void)a, (void)b;
+#endif
+}
+
+// Warp (wm, wn) owns rows wm * WTM .. + WTM and columns wn * WTN .. + WTN of the block's tile,
+// as MI x NI m16n8 fragments: lane (g = lane / 4, t = lane % 4) holds rows g and g + 8, columns
+// 2t and 2t + 1 of each.
+template <class Cfg, class LA, class LB, class E>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+    gemm_f32x3_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
+                      int k_per_split) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
+  constexpr int S = Cfg::STAGES, PA = Cfg::PA, PB = Cfg::PB;
+  constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN, MI = WTM / 16, NI = WTN / 8;
+  static_assert(S >= 2, "a pipeline of at least two stages");
+  extern __shared__ uint4 smem_u4[];
+  float(*As)[BK][PA] = reinterpret_cast<float(*)[BK][PA]>(smem_u4);
+  float(*Bs)[BK][PB] = reinterpret_cast<float(*)[BK][PB]>(
+      reinterpret_cast<float*>(smem_u4) + S * BK * PA);
+  __shared__ typename LA::template Stage<BK> sa[S];
+  __shared__ typename LB::template Stage<BK> sb[S];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % Cfg::WM, wn = warp / Cfg::WM;
+  const int g = lane >> 2, t = lane & 3;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  for (int zz = blockIdx.z; zz < nz * splits; zz += gridDim.z) {
+    const int z = zz / splits;
+    const int k0 = (zz - z * splits) * k_per_split;
+    const int nk = (min(K, k0 + k_per_split) - k0 + BK - 1) / BK;
+    __syncthreads();  // shared memory of the previous problem is no longer read
+    const LA A = la.bind(z);
+    const LB B = lb.bind(z);
+    F32Operand<LA, BM, BK, THREADS, PA> oa;
+    F32Operand<LB, BN, BK, THREADS, PB> ob;
+    oa.init(A, m0, tid);
+    ob.init(B, n0, tid);
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+    // The pipeline of gemm_f32_async_kernel: one commit group a tile, tile kt landed when at
+    // most S - 2 groups are pending, stage tables written S tiles ahead of their copies.
+    for (int s = 0; s < S && s < nk; ++s) {
+      A.stage(sa[s], k0 + s * BK, tid, THREADS);
+      B.stage(sb[s], k0 + s * BK, tid, THREADS);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < nk) {
+        oa.copy(A, sa[s], k0 + s * BK, tid, As[s]);
+        ob.copy(B, sb[s], k0 + s * BK, tid, Bs[s]);
+      }
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < nk; ++kt) {
+      cp_async_wait<S - 2>();
+      __syncthreads();
+      const int next = kt + S - 1;
+      if (next < nk) {
+        oa.copy(A, sa[next % S], k0 + next * BK, tid, As[next % S]);
+        ob.copy(B, sb[next % S], k0 + next * BK, tid, Bs[next % S]);
+      }
+      cp_async_commit();
+      const float(*as)[PA] = As[kt % S];
+      const float(*bs)[PB] = Bs[kt % S];
+#pragma unroll
+      for (int ks = 0; ks < BK; ks += 8) {
+        // big, small and cross parts of the fragments (split_tf32).
+        uint32_t ab[MI][4], as_[MI][4], ac[MI][4], bb[NI][2], bs_[NI][2], bc[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int r = wm * WTM + i * 16 + g;
+          split_tf32(as[ks + t][r], ab[i][0], as_[i][0], ac[i][0]);
+          split_tf32(as[ks + t][r + 8], ab[i][1], as_[i][1], ac[i][1]);
+          split_tf32(as[ks + t + 4][r], ab[i][2], as_[i][2], ac[i][2]);
+          split_tf32(as[ks + t + 4][r + 8], ab[i][3], as_[i][3], ac[i][3]);
+        }
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+          const int c = wn * WTN + j * 8 + g;
+          split_tf32(bs[ks + t][c], bb[j][0], bs_[j][0], bc[j][0]);
+          split_tf32(bs[ks + t + 4][c], bb[j][1], bs_[j][1], bc[j][1]);
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) {
+            float d[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_1688_tf32(d, as_[i], bc[j]);  // the small terms first
+            mma_1688_tf32(d, ac[i], bs_[j]);
+            mma_1688_tf32(d, ab[i], bb[j]);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[i][j][q] += d[q];
+          }
+      }
+      if (kt + S < nk) {
+        A.stage(sa[kt % S], k0 + (kt + S) * BK, tid, THREADS);
+        B.stage(sb[kt % S], k0 + (kt + S) * BK, tid, THREADS);
+      }
+    }
+    cp_async_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
+        if (r >= M) continue;
+        const typename E::Row er = ep.row(zz, r);
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
+            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
+          }
+      }
   }
 #endif
 }
@@ -747,6 +931,26 @@ Status launch_split(const Handle& h, const E& e, int m, int n, int k, int nz, in
 }
 
 // ---------------------------------------------------------------------------------------------
+// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
+// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
+template <class Kernel>
+Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
+                           const char* routine) {
+  const int dev = h.device();
+  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return make_status(StatusCode::NOT_SUPPORTED,
+                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
+                       "does not allow (%s)",
+                       routine, bytes, dev, cudaGetErrorString(err));
+  }
+  done.fetch_or(bit, std::memory_order_relaxed);
+  return Status();
+}
+
 // Host side of the f32 engine: tile menu, heuristic and launch.
 
 // Values are part of the tactic numbering (conv tactics, tests): append only.
@@ -754,9 +958,17 @@ enum class F32TileId : int {
   T128x128 = 0,  // 256 threads
   T128x64 = 1,   // 128 threads
   T64x64 = 2,    // 64 threads: small problems, with split-K at batch 1
-  COUNT = 3,
+  // 3xTF32 on tensor cores (gemm_f32x3_kernel), sm_80+ only (mma_available): refused elsewhere.
+  T128x128X3 = 3,  // 8 warps of 64 x 32
+  T128x64X3 = 4,   // 4 warps of 64 x 32
+  T64x64X3 = 5,    // 4 warps of 32 x 32
+  COUNT = 6,
 };
 constexpr int kF32TileCount = static_cast<int>(F32TileId::COUNT);
+constexpr bool is_f32x3_tile(int tile) {
+  return tile >= static_cast<int>(F32TileId::T128x128X3) &&
+         tile <= static_cast<int>(F32TileId::T64x64X3);
+}
 
 // The heuristic (gemm_config.cu): smallest estimated time over the menu; splits == 1 only
 // when allow_split is false (no workspace).
@@ -791,10 +1003,37 @@ Status run_gemm_f32(const Handle& h, const LA& a, const LB& b, const E& e, int64
                                 <<<g, C::THREADS, 0, h.stream()>>>(a, b, ep, m, n, k, z, splits, kps);
                         });
   };
+  // The X3 tiles: dynamic shared memory, above the default 48 KB for the larger ones.
+  const auto run_x3 = [&](auto cfg) -> Status {
+    using C = decltype(cfg);
+    if (!pipelined)
+      return make_status(StatusCode::NOT_SUPPORTED,
+                         "%s: f32 tile %d runs on tensor cores (3xTF32), which needs sm_80+",
+                         routine, c.tile);
+    static std::atomic<uint64_t> done_final{0}, done_partial{0};
+    static_assert(C::SMEM_BYTES <= 99 * 1024, "tile exceeds the shared memory of sm_86 / sm_89");
+    if constexpr (C::SMEM_BYTES > 48 * 1024) {
+      JET_TRY(allow_shared_memory(h, gemm_f32x3_kernel<C, LA, LB, E>, C::SMEM_BYTES, done_final,
+                                  routine));
+      JET_TRY(allow_shared_memory(h, gemm_f32x3_kernel<C, LA, LB, PartialEpi>, C::SMEM_BYTES,
+                                  done_partial, routine));
+    }
+    const dim3 grid((m + C::BM - 1) / C::BM, (n + C::BN - 1) / C::BN, 1);
+    return launch_split(h, e, m, n, k, z, c.splits, workspace, routine,
+                        [&](const auto& ep, unsigned gz, int splits, int kps) {
+                          using EP = std::decay_t<decltype(ep)>;
+                          gemm_f32x3_kernel<C, LA, LB, EP>
+                              <<<dim3(grid.x, grid.y, gz), C::THREADS, C::SMEM_BYTES,
+                                 h.stream()>>>(a, b, ep, m, n, k, z, splits, kps);
+                        });
+  };
   switch (static_cast<F32TileId>(c.tile)) {
     case F32TileId::T128x128: return run(F32Tile<128, 128>(), F32AsyncTile<128, 128, 4>());
     case F32TileId::T128x64: return run(F32Tile<128, 64>(), F32AsyncTile<128, 64, 4>());
     case F32TileId::T64x64: return run(F32Tile<64, 64>(), F32AsyncTile<64, 64, 4>());
+    case F32TileId::T128x128X3: return run_x3(F32X3Tile<128, 128, 2, 4, 4, 1>());
+    case F32TileId::T128x64X3: return run_x3(F32X3Tile<128, 64, 2, 2, 4, 2>());
+    case F32TileId::T64x64X3: return run_x3(F32X3Tile<64, 64, 2, 2, 4, 3>());
     case F32TileId::COUNT: break;
   }
   return make_status(StatusCode::INTERNAL_ERROR, "%s: unknown f32 tile %d", routine, c.tile);

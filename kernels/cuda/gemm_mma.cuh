@@ -604,26 +604,6 @@ constexpr int kMmaTileCount = static_cast<int>(MmaTileId::COUNT);
 GemmConfig choose_mma_config(const Handle& h, int64_t M, int64_t N, int64_t K, int64_t nz,
                              bool allow_split);
 
-// Raises the kernel's dynamic shared-memory limit to `bytes` on the handle's device, once per
-// device (a bit per device in `done`). NOT_SUPPORTED when the device does not allow it.
-template <class Kernel>
-Status allow_shared_memory(const Handle& h, Kernel kernel, int bytes, std::atomic<uint64_t>& done,
-                           const char* routine) {
-  const int dev = h.device();
-  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
-  if (bit && (done.load(std::memory_order_relaxed) & bit)) return Status();
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
-      cudaSuccess) {
-    const cudaError_t err = cudaGetLastError();
-    return make_status(StatusCode::NOT_SUPPORTED,
-                       "%s: this tile needs %d bytes of shared memory per block, which device %d "
-                       "does not allow (%s)",
-                       routine, bytes, dev, cudaGetErrorString(err));
-  }
-  done.fetch_or(bit, std::memory_order_relaxed);
-  return Status();
-}
-
 // 99 KB is the smallest opt-in limit of an sm_80+ part (sm_86 / sm_89; Orin's sm_87 and sm_80
 // allow 163 KB, the H100 227 KB, which the Hopper tiles may use); above 48 KB the launch raises
 // the kernel's limit once.

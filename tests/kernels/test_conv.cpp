@@ -481,7 +481,10 @@ constexpr int kMmaTiles = 17;  // kernels/cuda/gemm_mma.cuh MmaTileId::COUNT
 // MmaTileId::T128x128H .. T128x64H: the Hopper tiles, run where hopper_mma_available().
 constexpr int kHopperTiles = 4;
 bool is_hopper_tile(int tile) { return tile >= 13 && tile < 13 + kHopperTiles; }
-constexpr int kF32Tiles = 3;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
+constexpr int kF32Tiles = 6;  // kernels/cuda/gemm_core.cuh F32TileId::COUNT
+// F32TileId::T128x128X3 .. T64x64X3: f32 on tensor cores (3xTF32), run on sm_80+.
+constexpr int kF32X3Tiles = 3;
+bool is_f32x3_tile(int tile) { return tile >= 3 && tile < 3 + kF32X3Tiles; }
 
 // x in `x_layout`; sm72: on CUDA handles limited to sm_72's code paths (Xavier's register-staged
 // f32 kernel) instead of the test handles.
@@ -572,7 +575,10 @@ void check_every_tactic(DType t, Layout x_layout, bool sm72) {
         if (t == DType::F16 && is_cuda(h) && h.compute_capability() == 90 &&
             std::getenv("JET_EXPECT_HOPPER_TILES") != nullptr)
           CHECK(hopper);
-        const int tiles_run = t == DType::F16 && !hopper ? tiles - kHopperTiles : tiles;
+        // The X3 tiles likewise: in the count, refused where sm_80's mma cannot run.
+        const bool x3 = t == DType::F32 && is_cuda(h) && !sm72 && h.compute_capability() >= 80;
+        int tiles_run = t == DType::F16 && !hopper ? tiles - kHopperTiles : tiles;
+        if (t == DType::F32 && !x3) tiles_run -= kF32X3Tiles;
         int ran = 0, split_ran = 0, tried = 0;
         for (int tactic = 1; tactic <= count; ++tactic) {
           CAPTURE(tactic);
@@ -589,7 +595,8 @@ void check_every_tactic(DType t, Layout x_layout, bool sm72) {
           if (!ws.ok()) {
             INFO(ws.to_string());
             CHECK(ws.code() == StatusCode::NOT_SUPPORTED);
-            if (t == DType::F16 && is_hopper_tile(tile) && !hopper) {
+            if ((t == DType::F16 && is_hopper_tile(tile) && !hopper) ||
+                (t == DType::F32 && is_f32x3_tile(tile) && !x3)) {
               --tried;
               continue;
             }
