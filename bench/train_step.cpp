@@ -4,7 +4,7 @@
 //
 //   jet_bench_train_step [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0]
 //                        [--batch 32] [--image 224] [--device cpu|cuda] [--steps 20] [--adam]
-//                        [--profile] [--tune]
+//                        [--profile] [--tune] [--approximate]
 //
 // The zoo networks have batch norm folded into their convolutions' biases. resnet18-bn is
 // torchvision's ResNet-18 layer for layer, built here: convolutions without bias, each followed
@@ -17,7 +17,9 @@
 // --profile then runs profiled steps (Trainer::set_profiling) and prints where the step's time
 // goes: by phase and op type, and the slowest parts. --tune loads the engine with
 // LoadOptions::tune (its forward convolutions chosen by measurement, as PyTorch's side runs with
-// cudnn.benchmark). CUDA:
+// cudnn.benchmark). --approximate loads it with LoadOptions::approximate_convolutions: WINOGRAD's
+// F(4x4, 3x3) for the 3x3 layers' forward and data gradient, as cuDNN's math lets PyTorch's side
+// pick winograd_nonfused. CUDA:
 // each step is timed to the end of its work (the loss is read back, one synchronization per
 // step, as a training loop that prints the loss does).
 #include <algorithm>
@@ -183,7 +185,7 @@ int main(int argc, char** argv) {
   opt.batch = 32;
   opt.image = 224;
   int steps = 20;
-  bool adam = false, profile = false, tune = false;
+  bool adam = false, profile = false, tune = false, approximate = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -195,9 +197,10 @@ int main(int argc, char** argv) {
     else if (a == "--adam") adam = true;
     else if (a == "--profile") profile = true;
     else if (a == "--tune") tune = true;
+    else if (a == "--approximate") approximate = true;
     else {
       std::fprintf(stderr, "usage: %s [--network resnet18|resnet18-bn|resnet50|mobilenet_v2|efficientnet_b0] [--batch N] "
-                           "[--image N] [--device cpu|cuda] [--steps N] [--adam] [--profile] [--tune]\n", argv[0]);
+                           "[--image N] [--device cpu|cuda] [--steps N] [--adam] [--profile] [--tune] [--approximate]\n", argv[0]);
       return 2;
     }
   }
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
   LoadOptions load;
   load.backend = device == "cpu" ? Backend::CPU : Backend::CUDA;
   load.tune = tune;
+  load.approximate_convolutions = approximate;
   std::shared_ptr<Engine> engine;
   if (st.ok()) st = Engine::load(bytes.data(), bytes.size(), load, &engine);
   TrainerConfig cfg;
@@ -238,10 +242,11 @@ int main(int argc, char** argv) {
   const TrainerMemory& m = trainer->memory();
   int64_t trainable = 0;
   for (const TrainerParameter& p : trainer->parameters()) trainable += p.trainable ? p.elements : 0;
-  std::printf("%s batch %lld %lldx%lld f32 on %s, %s, %lld trainable parameters%s\n", network.c_str(),
+  std::printf("%s batch %lld %lldx%lld f32 on %s, %s, %lld trainable parameters%s%s\n", network.c_str(),
               static_cast<long long>(opt.batch), static_cast<long long>(opt.image), static_cast<long long>(opt.image),
               device.c_str(), adam ? "Adam" : "SGD momentum", static_cast<long long>(trainable),
-              tune ? ", forward convolutions tuned at load" : "");
+              tune ? ", forward convolutions tuned at load" : "",
+              approximate ? ", approximate convolutions (F(4x4) Winograd)" : "");
   std::printf("plan: %.1f MiB in one allocation (activations and their gradients %.1f MiB, %.1f unshared; parameter "
               "gradients %.1f, parameters %.1f, optimizer %.1f, workspace %.1f)\n",
               m.total / 1048576.0, m.activations / 1048576.0, m.activations_unshared / 1048576.0,

@@ -225,6 +225,7 @@ Status prepare_conv(const PrepareArgs& a, PreparedOp* p, OpInfo* info) {
   JET_RETURN_IF_ERROR(expect_dtype(y, a.infos[p->output].name, x.dtype(), "the output has x's dtype"));
   ConvPrepared& c = p->data.emplace<ConvPrepared>();
   JET_RETURN_IF_ERROR(read_conv_desc(cp, x.rank() - 2, &c.conv));
+  c.conv = c.conv.with_math(a.conv_math);
   JET_RETURN_IF_ERROR(read_activation(cp.activation(), &c.act));
   JET_RETURN_IF_ERROR(expect_finite(cp.alpha1(), "alpha1"));
   JET_RETURN_IF_ERROR(expect_finite(cp.alpha2(), "alpha2"));
@@ -1431,7 +1432,8 @@ Status prepare_ops(const fb::Model& model, Engine::Impl* impl) {
     p.out_desc = impl->tensors[p.output].desc;
     const PrepareArgs args{*model.ops()->Get(static_cast<flatbuffers::uoffset_t>(s)), impl->tensors,
                            impl->tensor_infos, impl->handle, sole_user, static_cast<int>(s),
-                           impl->stored_choices};
+                           impl->stored_choices,
+                           impl->options.approximate_convolutions ? ConvMath::ALLOW_APPROXIMATE : ConvMath::EXACT};
     if (!p.type->takes_any_dtype) {
       for (size_t k = 0; k <= p.in_descs.size(); ++k) {
         const int t = k < p.in_descs.size() ? p.inputs[k] : p.output;

@@ -77,6 +77,7 @@ struct PrepareArgs {
   const std::vector<int>& sole_user;  // per tensor: the only op reading it, -1 when none or several
   int step;                           // this op's index
   StoredChoices stored_choices;  // conv: whether the stored algo/tactic were tuned on this device
+  ConvMath conv_math;            // conv: from LoadOptions::approximate_convolutions
 };
 
 // Fills out (descriptors, parameters, workspace) and info (algo, flops). The op's kind, inputs

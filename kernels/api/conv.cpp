@@ -236,6 +236,10 @@ Status ConvDesc::validate() const {
   if (tactic_ < 0)
     return make_status(StatusCode::BAD_PARAM, "conv: tactic %d must be >= 0 (0: heuristic)",
                        static_cast<int>(tactic_));
+  if (static_cast<int32_t>(math_) < 0 || math_ >= ConvMath::COUNT)
+    return make_status(StatusCode::BAD_PARAM,
+                       "conv: math %d is not a ConvMath (0 EXACT, 1 ALLOW_APPROXIMATE)",
+                       static_cast<int>(math_));
   if (groups_ < 1)
     return make_status(StatusCode::BAD_PARAM, "conv: groups = %lld must be >= 1",
                        static_cast<long long>(groups_));
@@ -433,7 +437,9 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
     Status s = backend_tactic_count(handle, x_desc, w_desc, conv, y_desc, algo, &tactics);
     if (!s.ok()) s = in_routine(fn, s);
     for (int t = 0; t <= tactics; ++t) {
-      if (x_desc.dtype() == DType::F32 && conv_forward_tactic_is_approximate(algo, t)) continue;
+      if (x_desc.dtype() == DType::F32 && conv.math() != ConvMath::ALLOW_APPROXIMATE &&
+          conv_forward_tactic_is_approximate(algo, t))
+        continue;
       ConvAlgoPerf p;
       p.algo = algo;
       p.tactic = t;

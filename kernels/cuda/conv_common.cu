@@ -17,6 +17,7 @@ ConvGeom make_conv_geom(const TensorDesc& x_desc, const FilterDesc& w_desc, cons
   g.kg = g.k / g.groups;
   g.flip = conv.mode() == ConvMode::CONVOLUTION;
   g.tactic = conv.tactic();
+  g.approximate = conv.math() == ConvMath::ALLOW_APPROXIMATE;
   const TensorDesc wt = w_desc.as_tensor();
   g.xs_n = x_desc.stride(0);
   g.xs_c = x_desc.stride(1);

@@ -26,6 +26,7 @@ struct ConvGeom {
   int64_t ys_n, ys_c, ys[3];  // y strides
   int64_t ws_k, ws_c, ws[3];  // filter strides (from the filter layout)
   int tactic;           // ConvDesc::tactic(): 0 = the heuristic's configuration
+  bool approximate;     // ConvDesc::math() is ALLOW_APPROXIMATE: tactic 0 may take such tactics
 };
 
 ConvGeom make_conv_geom(const TensorDesc& x_desc, const FilterDesc& w_desc, const ConvDesc& conv,

@@ -14,7 +14,7 @@
 // 2.25 floats an input / output element against 4, but it is less accurate: its transforms have
 // coefficients up to 8 and 1/24 (in f32 up to 1.6e-5 of the output's magnitude at 20-60
 // channels, growing with depth; ~1e-6 for F(2x2)), so it is a tactic (3, 4) that f32 callers opt
-// into (conv_forward_tactic_is_approximate), never tactic 0's choice.
+// into (conv_forward_tactic_is_approximate), tactic 0's choice only with ConvMath::ALLOW_APPROXIMATE.
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
 
@@ -74,8 +74,12 @@ struct WinoTx<4> {  // points 0, 1, -1, 2, -2, infinity
   }
 };
 
-// The output tile of a WINOGRAD tactic: 1 and 2 F(2x2), 3 and 4 F(4x4); 0 (the heuristic) F(2x2).
-int wino_tile(const ConvGeom& g) { return g.tactic == 3 || g.tactic == 4 ? 4 : 2; }
+// The output tile of a WINOGRAD tactic: 1 and 2 F(2x2), 3 and 4 F(4x4); 0 (the heuristic)
+// F(2x2), or F(4x4) where the descriptor allows approximate math (ConvMath).
+int wino_tile(const ConvGeom& g) {
+  if (g.tactic == 0) return g.approximate ? 4 : 2;
+  return g.tactic == 3 || g.tactic == 4 ? 4 : 2;
+}
 
 // Sizes of the three workspace arrays, in floats.
 struct WinoSizes {

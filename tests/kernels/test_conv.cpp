@@ -101,6 +101,7 @@ struct SweepOpts {
   bool plain = true;    // alpha 1, beta 0
   bool blended = true;  // alpha 0.5, beta 0.25
   int tactic = 0;       // ConvDesc::with_tactic (0: the heuristic's configuration)
+  ConvMath math = ConvMath::EXACT;  // ConvDesc::with_math
   double f32_tol = 0;   // f32's tolerance when not tol_for(F32): an approximate tactic's
 };
 
@@ -109,7 +110,7 @@ struct SweepOpts {
 void sweep_conv_forward(const Handle& h, ConvAlgo algo, const ConvCase& c,
                         const std::vector<std::pair<Layout, Layout>>& xy_layouts,
                         const SweepOpts& opts = SweepOpts()) {
-  const ConvDesc conv = conv_desc(c).with_tactic(opts.tactic);
+  const ConvDesc conv = conv_desc(c).with_tactic(opts.tactic).with_math(opts.math);
   const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
   std::vector<DType> dtypes;
   if (opts.f32) dtypes.push_back(DType::F32);
@@ -698,6 +699,41 @@ TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
       if (tactic >= 3) opts.f32_tol = 5e-5;
       for (const ConvCase& c : cases) sweep_conv_forward(h, ConvAlgo::WINOGRAD, c, layouts, opts);
     }
+    // ConvMath::ALLOW_APPROXIMATE: tactic 0 runs F(4x4) (its workspace is tactic 3's, not
+    // F(2x2)'s), within the approximate tactics' tolerance, and find measures those tactics.
+    {
+      SweepOpts opts;
+      opts.math = ConvMath::ALLOW_APPROXIMATE;
+      opts.f32_tol = 5e-5;
+      for (const ConvCase& c : cases) sweep_conv_forward(h, ConvAlgo::WINOGRAD, c, layouts, opts);
+      const ConvCase& c = cases[0];
+      const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+      const TensorDesc xd = make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST);
+      const TensorDesc yd = make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST);
+      const FilterDesc wd = filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims);
+      const ConvDesc approx = conv_desc(c).with_math(ConvMath::ALLOW_APPROXIMATE);
+      size_t exact_bytes = 0, approx_bytes = 0, f4_bytes = 0;
+      REQUIRE_OK(conv_forward_workspace_size(h, xd, wd, conv_desc(c), yd, ConvAlgo::WINOGRAD, &exact_bytes));
+      REQUIRE_OK(conv_forward_workspace_size(h, xd, wd, approx, yd, ConvAlgo::WINOGRAD, &approx_bytes));
+      REQUIRE_OK(conv_forward_workspace_size(h, xd, wd, conv_desc(c).with_tactic(3), yd, ConvAlgo::WINOGRAD,
+                                             &f4_bytes));
+      CHECK(approx_bytes == f4_bytes);
+      CHECK(approx_bytes != exact_bytes);
+      const HostTensor x = tensor_with(xd, random_values(DType::F32, c.x_dims));
+      const HostTensor w = tensor_with(wd.as_tensor(), random_values(DType::F32, c.w_dims));
+      HostTensor y(yd);
+      std::vector<ConvAlgoPerf> results(64);
+      int returned = 0;
+      const size_t ws = std::max(exact_bytes, size_t(64) << 20);
+      Staging st(h);
+      REQUIRE_OK(find_conv_forward_algo(h, xd, st.in(x), wd, st.in(w), approx, yd, st.out(y), st.scratch(ws), ws,
+                                        64, &returned, results.data()));
+      st.finish();
+      bool found = false;
+      for (int i = 0; i < returned; ++i)
+        found |= results[i].status.ok() && conv_forward_tactic_is_approximate(results[i].algo, results[i].tactic);
+      CHECK(found);
+    }
     // The count, and a tactic past it refused.
     const ConvCase& c = cases[0];
     const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
@@ -864,6 +900,14 @@ TEST_CASE("conv routines reject invalid input") {
     return conv_forward(h, 1.f, xd, xp, wd, wp, cd, direct, nullptr, 0, 0.f, yd, yp);
   };
   REQUIRE_OK(run(x, w, conv, y));
+  // The math: either value runs (the CPU backend has nothing approximate); an out-of-range one
+  // is named.
+  REQUIRE_OK(run(x, w, conv.with_math(ConvMath::ALLOW_APPROXIMATE), y));
+  {
+    const Status bad_math = run(x, w, conv.with_math(static_cast<ConvMath>(7)), y);
+    CHECK(bad_math.code() == StatusCode::BAD_PARAM);
+    CHECK(bad_math.message().find("math 7") != std::string::npos);
+  }
 
   // Mismatched dims: y wrong, channels vs groups, filters vs groups, spatial ranks.
   CHECK_STATUS(run(x, w, conv, TensorDesc::nchw(f32, 1, 6, 5, 4)), StatusCode::BAD_PARAM);

@@ -291,7 +291,8 @@ void check_identical(const TensorBytes& got, const TensorBytes& want, const char
   }
 }
 
-void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& want, const char* what) {
+void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& want, const char* what,
+                 double f32_tol) {
   INFO(std::string(what));
   REQUIRE(got.size() == want.size());
   for (const auto& kv : want) {
@@ -303,7 +304,7 @@ void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& wan
     // outputs are f32: two backends may round an intermediate activation differently.
     bool half = false;
     for (int i = 0; i < e.num_tensors(); ++i) half = half || e.tensor(i).dtype == DType::F16;
-    const double tol = half ? 1e-2 : 1e-5;
+    const double tol = half ? 1e-2 : f32_tol;
     double rms = 0;
     for (int64_t i = 0; i < n; ++i) rms += element(t.dtype, kv.second.data(), i) * element(t.dtype, kv.second.data(), i);
     rms = std::sqrt(rms / static_cast<double>(n > 0 ? n : 1));

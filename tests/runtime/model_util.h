@@ -76,7 +76,8 @@ TensorBytes reference_run(const Handle& h, const ir::Graph& g, const TensorBytes
 void check_identical(const TensorBytes& got, const TensorBytes& want, const char* what);
 // Within fp32 1e-5 / fp16 1e-2 relative (judged against the output's rms, so that values near
 // zero from cancellation are not over-weighted).
-void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& want, const char* what);
+void check_close(const Engine& e, const TensorBytes& got, const TensorBytes& want, const char* what,
+                 double f32_tol = 1e-5);  // f32_tol: e.g. approximate convolutions' (LoadOptions)
 
 // The runtime (model loaded from memory, context owning its memory) against reference_run, twice
 // with fresh random inputs so that nothing left over from the first run can change the second:

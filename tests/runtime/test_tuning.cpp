@@ -525,3 +525,37 @@ TEST_CASE("load reports its phases with their times; the weight upload is among 
     }
   }
 }
+
+TEST_CASE("approximate_convolutions: every convolution prepared with ALLOW_APPROXIMATE, sized for it, close to exact") {
+  for (const Handle& h : test_handles()) {
+    for (const auto& m : models()) {
+      INFO(m.first << " on " << (h.backend() == Backend::CPU ? "cpu" : "cuda"));
+      LoadOptions o = load_options(h);
+      o.approximate_convolutions = true;
+      std::shared_ptr<Engine> exact = load_engine(m.second, h);
+      std::shared_ptr<Engine> approx = load_with(m.second, o);
+      const std::vector<int> convs = conv_ops(*approx);
+      REQUIRE(convs.size() >= 3);
+      for (int i : convs) {
+        const rt::PreparedOp& p = approx->impl().ops[static_cast<size_t>(i)];
+        const rt::ConvPrepared& c = p.data.as<rt::ConvPrepared>();
+        CHECK(c.conv.math() == ConvMath::ALLOW_APPROXIMATE);
+        CHECK(exact->impl().ops[static_cast<size_t>(i)].data.as<rt::ConvPrepared>().conv.math() == ConvMath::EXACT);
+        size_t need = 0;
+        REQUIRE_OK(conv_forward_workspace_size(h, p.in_descs[0], c.filter, c.conv, p.out_desc, c.algo, &need));
+        CHECK(approx->op(i).workspace_bytes == need);
+      }
+      std::unique_ptr<ExecutionContext> ce, ca;
+      REQUIRE_OK(exact->create_context(&ce));
+      REQUIRE_OK(approx->create_context(&ca));
+      const TensorBytes in = random_inputs(*exact);
+      const TensorBytes want = run_context(*exact, *ce, in), got = run_context(*approx, *ca, in);
+      if (h.backend() == Backend::CPU) {
+        CHECK(got == want);  // the CPU backend has nothing approximate: the same kernels run
+      } else {
+        // F(4x4) Winograd where the heuristic takes WINOGRAD: ~2e-5 of the magnitude a layer.
+        check_close(*exact, got, want, m.first, 2e-4);
+      }
+    }
+  }
+}

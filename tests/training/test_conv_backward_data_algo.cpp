@@ -126,6 +126,54 @@ TEST_CASE("conv_backward_data TRANSPOSED_FORWARD matches the float64 reference")
   }
 }
 
+TEST_CASE("conv_backward_data TRANSPOSED_FORWARD passes ConvMath::ALLOW_APPROXIMATE to its forward convolutions") {
+  // A 3x3 stride-1 layer at a batch where the CUDA heuristic takes WINOGRAD for the transposed
+  // problem: with the math allowed its tactic 0 runs F(4x4) (a workspace of another size), within
+  // the approximate tactics' tolerance; EXACT stays F(2x2) within f32's. The CPU has nothing
+  // approximate: the same workspace and the exact tolerance.
+  const std::vector<int64_t> x_dims = {8, 32, 20, 18}, w_dims = {32, 32, 3, 3};
+  const Case c = make("3x3 pad 1, 32 channels", x_dims, w_dims, {1, 1}, {1, 1}, {1, 1}, 1, false);
+  const std::vector<int64_t> dy_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+  const std::vector<double> dyv = random_values(DType::F32, dy_dims), wv = random_values(DType::F32, c.w_dims);
+  const std::vector<double> want = ref::conv_backward_data(dyv, dy_dims, wv, c.w_dims, c.x_dims, c.p);
+  for (const Handle& h : test_handles()) {
+    CAPTURE(std::string(backend_name(h)));
+    const FilterDesc wd = filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims);
+    const HostTensor w = tensor_with(wd.as_tensor(), wv);
+    const HostTensor dy = tensor_with(make_desc(DType::F32, dy_dims, Layout::CHANNELS_FIRST), dyv);
+    // The transposed problem's forward algorithm (dy as x, the K <-> C transposed filter).
+    ConvAlgo inner = ConvAlgo::DIRECT;
+    REQUIRE_OK(choose_conv_forward_algo(h, dy.desc(), filter_desc(DType::F32, FilterLayout::KCRS, {32, 32, 3, 3}),
+                                        ConvDesc::conv2d(1, 1, 1, 1, 1, 1, 1, ConvMode::CONVOLUTION),
+                                        make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST),
+                                        ConvPreference::PREFER_FASTEST, 0, &inner));
+    size_t exact_bytes = 0, approx_bytes = 0;
+    for (ConvMath math : {ConvMath::EXACT, ConvMath::ALLOW_APPROXIMATE}) {
+      CAPTURE(static_cast<int>(math));
+      const ConvDesc conv = conv_desc(c.p).with_math(math);
+      HostTensor dx(make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST));
+      dx.poison();
+      const HostTensor before = dx;
+      size_t bytes = 0;
+      REQUIRE_OK(conv_backward_data_workspace_size(h, wd, dy.desc(), conv, dx.desc(),
+                                                   ConvBwdDataAlgo::TRANSPOSED_FORWARD, &bytes));
+      (math == ConvMath::EXACT ? exact_bytes : approx_bytes) = bytes;
+      HostTensor ws(TensorDesc::packed(DType::F32, {static_cast<int64_t>(bytes / 4 + 1)}));
+      Staging st(h);
+      const void* wp = st.in(w);
+      const void* dyp = st.in(dy);
+      void* dxp = st.out(dx);
+      void* wsp = st.out(ws);
+      REQUIRE_OK(conv_backward_data(h, 1.f, wd, wp, dy.desc(), dyp, conv, ConvBwdDataAlgo::TRANSPOSED_FORWARD, wsp,
+                                    bytes, 0.f, dx.desc(), dxp));
+      st.finish();
+      check_output(dx, before, want, math == ConvMath::EXACT ? tol_for(DType::F32) : 5e-5);
+    }
+    if (h.backend() == Backend::CUDA && inner == ConvAlgo::WINOGRAD) CHECK(approx_bytes != exact_bytes);
+    if (h.backend() == Backend::CPU) CHECK(approx_bytes == exact_bytes);
+  }
+}
+
 TEST_CASE("conv_backward_data with an algorithm: GATHER, and what TRANSPOSED_FORWARD refuses") {
   const Handle h = Handle::cpu();
   const TensorDesc dx = TensorDesc::nchw(DType::F32, 1, 2, 5, 5);

@@ -168,7 +168,8 @@ Status phase_at(const char* fn, const Handle& h, const TransposedForward& p, int
   ph->wt_dst = TensorDesc::strided(w_desc.dtype(), 3 + sr, src_dims, dst_strides);
   ph->conv = ConvDesc::make(sr, pad_begin, pad_end, nullptr, dilation, groups,
                             flip ? ConvMode::CROSS_CORRELATION : ConvMode::CONVOLUTION,
-                            conv.compute_type());
+                            conv.compute_type())
+                  .with_math(conv.math());
   ph->wt_offset = wt_offset;
   return in_routine(fn, choose_conv_forward_algo(h, ph->dy, ph->wt, ph->conv, ph->dx,
                                                  ConvPreference::PREFER_FASTEST, 0, &ph->algo));

@@ -58,6 +58,11 @@ struct LoadOptions {
   // allocation-free. ModelSummary::tuning_ms says what it cost; OpInfo the per-op times.
   bool tune = false;
   size_t tune_workspace_limit = SIZE_MAX;  // bytes
+  // The convolutions' math (ConvMath in jet/dnn/conv.h). false (EXACT) keeps f32 within 1e-5
+  // of float64; true (ALLOW_APPROXIMATE) lets the heuristic and tuning take WINOGRAD's F(4x4, 3x3)
+  // in f32 (~2e-5 of the output's magnitude), as cuDNN's default math does for PyTorch: faster
+  // 3x3 layers at large batches, and for the training add-on their data gradients too.
+  bool approximate_convolutions = false;
 };
 
 // The device a model's stored convolution choices were measured on (schema Model.tuned_on), or

@@ -19,6 +19,15 @@ enum class ConvMode : int32_t {
 // accumulate in half; backends are free to use more precision (the CPU backend always uses f32).
 enum class ComputeType : int32_t { F32 = 0, F16 = 1 };
 
+// Which tactics the heuristic and find_conv_forward_algo may take, as cudnnSetConvolutionMathType
+// says which math cuDNN may use. EXACT (the default): those within the 1e-5 this library holds
+// f32 to. ALLOW_APPROXIMATE: also the ones conv_forward_tactic_is_approximate names (WINOGRAD's
+// F(4x4, 3x3): ~2e-5 of the output's magnitude in f32, growing with the depth), as cuDNN's
+// default math allows its F(4x4) winograd_nonfused in f32, which PyTorch's cudnn.benchmark picks
+// for training: tactic 0 of WINOGRAD then runs F(4x4). A tactic named explicitly runs whatever
+// the math. The CPU backend has no approximate algorithm: there it changes nothing.
+enum class ConvMath : int32_t { EXACT = 0, ALLOW_APPROXIMATE = 1, COUNT = 2 };
+
 class ConvDesc {
  public:
   ConvDesc() = default;
@@ -46,8 +55,16 @@ class ConvDesc {
   }
   int32_t tactic() const { return tactic_; }
 
+  ConvDesc with_math(ConvMath math) const {
+    ConvDesc c = *this;
+    c.math_ = math;
+    return c;
+  }
+  ConvMath math() const { return math_; }
+
   // BAD_PARAM unless spatial_rank in 1..3, pads >= 0, strides >= 1, dilations >= 1, groups >= 1,
-  // pads, strides and dilations <= 2^31 (so offset arithmetic cannot overflow), tactic >= 0.
+  // pads, strides and dilations <= 2^31 (so offset arithmetic cannot overflow), tactic >= 0,
+  // a ConvMath value.
   Status validate() const;
 
   int spatial_rank() const { return spatial_rank_; }
@@ -69,6 +86,7 @@ class ConvDesc {
   ConvMode mode_ = ConvMode::CROSS_CORRELATION;
   ComputeType compute_ = ComputeType::F32;
   int32_t tactic_ = 0;
+  ConvMath math_ = ConvMath::EXACT;
 };
 
 // Output dims of a convolution: out_dims gets x's rank entries (N, K, spatial...).
@@ -127,7 +145,8 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
 // error reaches ~2e-5 of the output's magnitude at 20-60 channels and grows with the depth, where
 // the other algorithms and tactics stay within the 1e-5 this library holds f32 to. Like a TF32
 // math mode, they are opt-in: find_conv_forward_algo (and so tuning) leaves them out for f32
-// storage, and the heuristic never picks them; a caller who accepts the error names the tactic
+// storage and the heuristic never picks them unless the descriptor's ConvMath is
+// ALLOW_APPROXIMATE; a caller who accepts the error may also name the tactic
 // (ConvDesc::with_tactic). For f16 storage their error is far below f16's own and they are kept.
 bool conv_forward_tactic_is_approximate(ConvAlgo algo, int32_t tactic);
 
@@ -142,7 +161,8 @@ struct ConvAlgoPerf {
 
 // Times every algorithm of the backend on the caller's buffers, like
 // cudnnFindConvolutionForwardAlgorithmEx, and every tactic of each (tactic 0, the heuristic's
-// choice, included; for f32 not the approximate ones, conv_forward_tactic_is_approximate): y is overwritten (alpha = 1, beta = 0), the workspace bounds which can run.
+// choice, included; for f32 not the approximate ones, conv_forward_tactic_is_approximate,
+// unless conv.math() allows them): y is overwritten (alpha = 1, beta = 0), the workspace bounds which can run.
 // Writes up to max_results entries to results, fastest first; algorithms that could not run
 // come last (one entry each; tactics that do not apply are left out); *returned gets the count. Synchronizes the handle's
 // stream (it measures time): call it ahead of inference, never inside it.
