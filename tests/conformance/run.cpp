@@ -6,7 +6,7 @@
 //
 //   jet_conformance_run --manifest DIR/manifest.txt [--device cpu|cuda] [--precision fp32|fp16]
 //                       [--summary FILE.json] [--known-limits FILE] [--filter TEXT]
-//                       [--list-unsupported]
+//                       [--list-unsupported] [--pass-list FILE]
 //
 // Exit status: 0 when no test failed, 1 when any did (a conversion error other than an
 // unsupported op, a runtime error, a wrong shape or a value outside the tolerance), 2 usage or
@@ -14,9 +14,18 @@
 // (known_limits.txt: precision limits such as inputs that fp16 cannot tell apart) that fails is
 // counted as "limit", with its listed reason; one that passes is counted as passed and reported
 // as a stale entry.
+//
+// --pass-list names the precision's committed list of passing tests (passing_fp32.txt,
+// passing_fp16.txt), so that "unsupported" cannot hide a regression: a listed test that does not
+// pass (an importer that stops converting it, a known limit, a test gone from the manifest) is a
+// failure, and so is a passing test the list lacks (the list is stale: a new op's node tests are
+// protected only once listed). With JET_UPDATE_DOCS=1 a CPU run rewrites the list from its passes
+// instead (the tests outside --filter keep their lines), as the docs' generated blocks are
+// rewritten; a CUDA run only checks it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -39,14 +48,17 @@ using jet::conformance::ManifestEntry;
 const char kUsage[] =
     "usage: jet_conformance_run --manifest DIR/manifest.txt [--device cpu|cuda] [--precision fp32|fp16]\n"
     "                           [--summary FILE.json] [--known-limits FILE] [--filter TEXT]\n"
-    "                           [--list-unsupported]\n"
+    "                           [--list-unsupported] [--pass-list FILE]\n"
     "  --manifest          written by jet_conformance_prepare; file names are relative to its folder\n"
     "  --device            backend (default cpu)\n"
     "  --precision         which model of each test to run: model.f32.jet or model.f16.jet (default fp32)\n"
     "  --summary           machine-readable results (JSON)\n"
     "  --known-limits      tests that cannot pass at a precision, with the reason (known_limits.txt)\n"
     "  --filter            only tests whose name contains TEXT\n"
-    "  --list-unsupported  list every unsupported test with its blockers\n";
+    "  --list-unsupported  list every unsupported test with its blockers\n"
+    "  --pass-list         the tests that must pass at this precision (passing_fp32.txt): a listed test that\n"
+    "                      does not pass, or a passing test not listed, fails the run; JET_UPDATE_DOCS=1\n"
+    "                      (CPU) rewrites the list instead\n";
 
 struct Outcome {
   std::string name;
@@ -189,6 +201,27 @@ Status read_known_limits(const std::string& path, const std::string& precision, 
   });
 }
 
+// A pass list: one test name ("suite/test") per line, '#' comments.
+Status read_pass_list(const std::string& path, std::set<std::string>* names) {
+  return jet::conformance::for_each_content_line(path, "pass list", [&](const std::string& line) {
+    if (line.find(' ') != std::string::npos) return Status(StatusCode::BAD_PARAM, "expected one test name a line");
+    if (!names->insert(line).second) return Status(StatusCode::BAD_PARAM, "'" + line + "' listed twice");
+    return Status::success();
+  });
+}
+
+Status write_pass_list(const std::string& path, const char* precision, const std::set<std::string>& names) {
+  std::ofstream f(path, std::ios::trunc);
+  f << "# The ONNX conformance tests that pass in " << precision
+    << " (docs/conformance.md, \"Pass lists\"). Generated: jet_conformance_run\n"
+       "# --pass-list fails when a listed test does not pass or a passing one is missing; JET_UPDATE_DOCS=1\n"
+       "# ctest -R 'conformance\\.cpu' rewrites it. Do not edit by hand.\n";
+  for (const std::string& n : names) f << n << "\n";
+  f.close();
+  if (!f) return Status(StatusCode::BAD_PARAM, "cannot write " + path);
+  return Status::success();
+}
+
 std::string count_text(int n) { return std::to_string(n) + (n == 1 ? " test" : " tests"); }
 
 }  // namespace
@@ -197,7 +230,7 @@ std::string count_text(int n) { return std::to_string(n) + (n == 1 ? " test" : "
 const int kSkipped = 77;
 
 int main(int argc, char** argv) {
-  std::string manifest_path, summary_path, filter, limits_path;
+  std::string manifest_path, summary_path, filter, limits_path, pass_list_path;
   jet::Backend backend = jet::Backend::CPU;
   bool fp16 = false, list_unsupported = false;
   for (int i = 1; i < argc; ++i) {
@@ -220,6 +253,8 @@ int main(int argc, char** argv) {
       limits_path = argv[++i];
     } else if (arg == "--filter" && has_value) {
       filter = argv[++i];
+    } else if (arg == "--pass-list" && has_value) {
+      pass_list_path = argv[++i];
     } else if (arg == "--list-unsupported") {
       list_unsupported = true;
     } else {
@@ -261,6 +296,17 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::set<std::string> pass_list;
+  if (!pass_list_path.empty()) {
+    st = read_pass_list(pass_list_path, &pass_list);
+    if (!st.ok()) {
+      std::fprintf(stderr, "jet_conformance_run: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
+  const char* update_env = std::getenv("JET_UPDATE_DOCS");
+  const bool update_pass_list =
+      !pass_list_path.empty() && backend == jet::Backend::CPU && update_env && std::string(update_env) == "1";
   const auto start = std::chrono::steady_clock::now();
 
   std::vector<Outcome> outcomes;
@@ -309,6 +355,42 @@ int main(int argc, char** argv) {
     outcomes.push_back(o);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // The pass list against this run (the tests the filter selects): what it lists must pass, what
+  // passes must be listed. Its failures are counted apart from the run's own, so that rewriting
+  // the list (JET_UPDATE_DOCS=1) still fails on a test that fails.
+  std::vector<std::string> pass_list_problems;
+  if (!pass_list_path.empty()) {
+    std::set<std::string> seen;
+    for (const Outcome& o : outcomes) {
+      seen.insert(o.name);
+      const bool listed = pass_list.count(o.name) == 1;
+      if (listed && o.result != "pass") {
+        pass_list_problems.push_back(o.name + ": listed as passing, now " + o.result + ": " + o.reason);
+      } else if (!listed && o.result == "pass") {
+        pass_list_problems.push_back(o.name + ": passes but is not listed (the list is stale)");
+      }
+    }
+    for (const std::string& name : pass_list) {
+      if ((filter.empty() || name.find(filter) != std::string::npos) && seen.count(name) == 0) {
+        pass_list_problems.push_back(name + ": listed as passing, not in the manifest");
+      }
+    }
+    if (update_pass_list && !pass_list_problems.empty()) {
+      std::set<std::string> names;  // the tests outside the filter keep their lines
+      for (const std::string& name : pass_list) {
+        if (!filter.empty() && name.find(filter) == std::string::npos) names.insert(name);
+      }
+      for (const Outcome& o : outcomes) {
+        if (o.result == "pass") names.insert(o.name);
+      }
+      st = write_pass_list(pass_list_path, precision, names);
+      if (!st.ok()) {
+        std::fprintf(stderr, "jet_conformance_run: %s\n", st.message().c_str());
+        return 1;
+      }
+    }
+  }
 
   int passed = 0, failed = 0, limited = 0, unsupported = 0, not_present = 0;
   for (const Outcome& o : outcomes) {
@@ -371,6 +453,14 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  if (!pass_list_problems.empty()) {
+    std::printf("\n%s (%s):\n", update_pass_list ? "pass list REWRITTEN" : "PASS LIST FAILURES", pass_list_path.c_str());
+    for (const std::string& p : pass_list_problems) std::printf("  %s\n", p.c_str());
+    if (!update_pass_list) {
+      std::printf("  (a regression, or a change that makes tests pass: JET_UPDATE_DOCS=1 ctest -R 'conformance\\.cpu' "
+                  "rewrites the list; review its diff)\n");
+    }
+  }
   if (failed > 0) {
     std::printf("\nFAILURES:\n");
     for (const Outcome& o : outcomes) {
@@ -391,6 +481,12 @@ int main(int argc, char** argv) {
   std::printf("conformance %s %s: %d passed, %d failed, %d known limits, %d unsupported, %d not present (%s in %.1f s)\n",
               jet::tools::backend_name(backend), precision, passed, failed, limited, unsupported, not_present,
               count_text(static_cast<int>(outcomes.size())).c_str(), seconds);
+  if (!pass_list_path.empty()) {
+    std::printf("pass list %s: %d listed, %s\n", pass_list_path.c_str(), static_cast<int>(pass_list.size()),
+                pass_list_problems.empty() ? "as this run"
+                : update_pass_list         ? "rewritten from this run"
+                                           : (std::to_string(pass_list_problems.size()) + " differences: FAILED").c_str());
+  }
 
   if (!summary_path.empty()) {
     std::ofstream f(summary_path, std::ios::trunc);
@@ -400,7 +496,7 @@ int main(int argc, char** argv) {
       << ", \"atol_scale\": " << jet::tools::json_number(tol.atol_scale)
       << ", \"atol_min\": " << jet::tools::json_number(tol.atol_min) << "},\n  \"passed\": " << passed
       << ",\n  \"failed\": " << failed << ",\n  \"known_limits\": " << limited << ",\n  \"unsupported\": " << unsupported << ",\n  \"not_present\": " << not_present
-      << ",\n  \"seconds\": " << jet::tools::json_number(seconds) << ",\n  \"blocked_by_op\": {";
+      << ",\n  \"pass_list_problems\": " << pass_list_problems.size() << ",\n  \"seconds\": " << jet::tools::json_number(seconds) << ",\n  \"blocked_by_op\": {";
     bool first = true;
     for (const auto& kv : blocked_by_op) {
       f << (first ? "" : ", ") << jet::tools::json_string(kv.first) << ": " << kv.second;
@@ -422,5 +518,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  return failed > 0 ? 1 : 0;
+  return failed > 0 || (!pass_list_problems.empty() && !update_pass_list) ? 1 : 0;
 }

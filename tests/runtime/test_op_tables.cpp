@@ -13,6 +13,7 @@
 // JET_UPDATE_DOCS=1 rewrites the docs' generated blocks instead of checking them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -188,6 +189,142 @@ std::string params_table(const std::string& fbs) {
   return s.str();
 }
 
+// docs/ops.md's routine tables, from the rows the kernels' public headers keep beside each
+// routine's declaration, so that a new routine's row is written in the header its author edits
+// anyway (kernels/include/jet/dnn/<op>.h), not in the doc. A row is a comment that starts
+//   // docs/ops.md TABLE: | `routine` | ... |
+// and goes on over the comment lines after it that start with "//   " (joined by one space; it
+// ends in "|"); TABLE is one of kRoutineTables. The headers are ASCII, so "--" in a row stands for the
+// doc's dash of "not applicable". Each table lists its rows in the order of the headers in
+// jet/dnn.h's includes (then jet/dnn/training.h, the training add-on's, which dnn.h does not
+// include) and of the rows in each header.
+struct RoutineTable {
+  const char* tag;       // TABLE in the headers' rows
+  const char* begin;     // the doc's generated block, between these two lines
+  const char* end;
+  const char* heading;   // its header row and rule
+  int cells;             // cells a row must have
+};
+const RoutineTable kRoutineTables[] = {
+    {"routines",
+     "<!-- routines: generated from the rows of the kernels' headers (kernels/include/jet/dnn/*.h) by "
+     "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+     "<!-- end of routines -->\n",
+     "| routine | modes | CPU f32 | CPU f16 | CUDA f32 | CUDA f16 | forward | backward | ONNX ops (opsets 6..21) |\n"
+     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+     9},
+    {"integer",
+     "<!-- integer routines: generated from the rows of the kernels' headers (kernels/include/jet/dnn/*.h) by "
+     "tests/runtime/test_op_tables.cpp (JET_UPDATE_DOCS=1 rewrites it) -->\n",
+     "<!-- end of integer routines -->\n",
+     "| routine | modes and dtypes | CPU | CUDA | ONNX ops |\n"
+     "| --- | --- | --- | --- | --- |\n",
+     5},
+    {"training",
+     "<!-- training routines: generated from the rows of jet/dnn/training.h by tests/runtime/test_op_tables.cpp "
+     "(JET_UPDATE_DOCS=1 rewrites it) -->\n",
+     "<!-- end of training routines -->\n",
+     "| routine | what | CPU | CUDA | notes |\n"
+     "| --- | --- | --- | --- | --- |\n",
+     5},
+};
+
+// The public headers whose rows make the tables, in order.
+std::vector<std::string> routine_headers() {
+  std::vector<std::string> headers;
+  std::istringstream in(read_source("kernels/include/jet/dnn.h"));
+  const std::string tag = "#include \"jet/dnn/";
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, tag.size(), tag) == 0) {
+      headers.push_back("kernels/include/jet/dnn/" + line.substr(tag.size(), line.find('"', tag.size()) - tag.size()));
+    }
+  }
+  REQUIRE(!headers.empty());
+  headers.push_back("kernels/include/jet/dnn/training.h");
+  return headers;
+}
+
+// A query, not a routine that computes: sizes, algorithm choices and timings, which the
+// convolution tables describe (they need no row).
+bool is_query(const std::string& name) {
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with("_workspace_size") || ends_with("_tactic_count") || name.compare(0, 7, "choose_") == 0 ||
+         name.compare(0, 5, "find_") == 0;
+}
+
+// The rows of every table (by tag), checking that each names routines its header declares and
+// has its table's cells, and that every routine of the headers (a `Status name(const Handle&
+// ...` declaration that is not a query) has a row in some table.
+std::map<std::string, std::string> routine_tables() {
+  std::map<std::string, std::string> rows;  // tag -> the table's rows
+  std::set<std::string> declared, named;
+  for (const std::string& header : routine_headers()) {
+    INFO(header);
+    const std::string text = read_source(header);
+    std::set<std::string> here;  // the routines this header declares
+    {
+      std::istringstream in(text);
+      std::string line;
+      while (std::getline(in, line)) {
+        const std::string decl = "Status ";
+        const size_t paren = line.find('(');
+        if (line.compare(0, decl.size(), decl) != 0 || paren == std::string::npos) continue;
+        if (line.compare(paren + 1, 20, "const Handle& handle") != 0) continue;
+        const std::string name = line.substr(decl.size(), paren - decl.size());
+        here.insert(name);
+        if (!is_query(name)) declared.insert(name);
+      }
+    }
+    std::istringstream in(text);
+    std::string line;
+    const std::string tag = "// docs/ops.md ";
+    while (std::getline(in, line)) {
+      if (line.compare(0, tag.size(), tag) != 0) continue;
+      const size_t colon = line.find(": ", tag.size());
+      REQUIRE_MESSAGE(colon != std::string::npos, "a docs/ops.md row without its table: " << line);
+      const std::string table = line.substr(tag.size(), colon - tag.size());
+      std::string row = trimmed(line.substr(colon + 2));
+      // Its continuation lines start with "//   "; the next line that does not ends the row.
+      std::streampos next = in.tellg();
+      while (std::getline(in, line) && line.compare(0, 5, "//   ") == 0) {
+        row += " " + trimmed(line.substr(5));
+        next = in.tellg();
+      }
+      in.clear();
+      in.seekg(next);
+      REQUIRE_MESSAGE((!row.empty() && row.back() == '|'), "a docs/ops.md row that does not end in '|': " << row);
+      INFO("row " << row);
+      bool known = false;
+      for (const RoutineTable& t : kRoutineTables) {
+        if (table != t.tag) continue;
+        known = true;
+        CHECK(std::count(row.begin(), row.end(), '|') == t.cells + 1);
+      }
+      CHECK_MESSAGE(known, "no docs/ops.md table '" << table << "'");
+      // The first cell: the routines it documents, "`a`" or "`a`, `b`", each declared here.
+      REQUIRE(row.compare(0, 3, "| `") == 0);
+      const std::string first = row.substr(2, row.find(" |", 2) - 2);
+      for (size_t b = first.find('`'); b != std::string::npos;) {
+        const size_t e = first.find('`', b + 1);
+        REQUIRE(e != std::string::npos);
+        const std::string name = first.substr(b + 1, e - b - 1);
+        CHECK_MESSAGE(here.count(name) == 1, "the row's routine " << name << " is not declared in " << header);
+        named.insert(name);
+        b = first.find('`', e + 1);
+      }
+      for (size_t d = row.find("--"); d != std::string::npos; d = row.find("--", d)) row.replace(d, 2, "\xe2\x80\x94");
+      rows[table] += row + "\n";
+    }
+  }
+  for (const std::string& name : declared) {
+    CHECK_MESSAGE(named.count(name) == 1, name << " has no docs/ops.md row in its header");
+  }
+  return rows;
+}
+
 #if JET_HAVE_ONNX_IMPORT
 // docs/onnx.md's op table, as the op rows of converter/onnx/ops_*.cpp give it: a table row per op row
 // with an IR, holding the rows after it whose IR is ""; an op added after opset 1 shows its first opset.
@@ -266,6 +403,15 @@ TEST_CASE("op tables: every op type written, loaded and run against the referenc
 
 TEST_CASE("op tables: docs/ops.md lists every op type (its generated table)") {
   check_generated_block("docs/ops.md", kBegin, kEnd, op_types_table());
+}
+
+TEST_CASE("op tables: docs/ops.md's routine tables are the rows of the kernels' headers") {
+  std::map<std::string, std::string> rows = routine_tables();
+  for (const RoutineTable& t : kRoutineTables) {
+    INFO("table " << t.tag);
+    CHECK(!rows[t.tag].empty());
+    check_generated_block("docs/ops.md", t.begin, t.end, std::string(t.heading) + rows[t.tag]);
+  }
 }
 
 TEST_CASE("op tables: docs/format.md's parameter tables are schema/model.fbs's") {

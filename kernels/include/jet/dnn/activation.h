@@ -102,6 +102,13 @@ struct ActivationDesc {
 
 // y = alpha * act(x) + beta * y. x and y have the same dims and dtype, any strides
 // (rank 1..8). In-place (x == y with the same layout) is allowed.
+// docs/ops.md routines: | `activation_forward` | identity, relu, sigmoid, tanh, clipped relu
+//   (relu6), leaky relu, elu, swish/silu, hard-swish, hard-sigmoid, clip, selu, softplus, mish,
+//   exp, log, sqrt, reciprocal, abs, neg, floor, ceil, round (halves to even), sign, sin, cos, tan,
+//   erf, softsign, gelu, gelu (tanh approximation); in place | yes | yes | yes | yes | yes | -- |
+//   Relu, Sigmoid, Tanh, LeakyRelu, Elu, Selu, HardSigmoid, Softplus, Clip, HardSwish (14+), Mish
+//   (18+), Exp, Log, Sqrt, Reciprocal, Abs, Neg, Floor, Ceil, Round, Sign, Sin, Cos, Tan, Erf,
+//   Softsign, Gelu (20+); Mul(x, Sigmoid(x)) as swish |
 Status activation_forward(const Handle& handle, const ActivationDesc& act, float alpha,
                           const TensorDesc& x_desc, const void* x, float beta,
                           const TensorDesc& y_desc, void* y);

@@ -176,6 +176,9 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
 // x: N, C, spatial (rank 3..5); w: K, C/groups, spatial; y: N, K, out spatial as
 // conv_output_dims gives. All three share one dtype. The workspace must hold at least
 // conv_forward_workspace_size(algo) bytes (it may be null when that is 0).
+// docs/ops.md routines: | `conv_forward` | 1D/2D/3D, groups, depthwise, dilation, stride,
+//   asymmetric pads, convolution and cross-correlation, KCRS/KRSC filters | see algorithms | see
+//   algorithms | see algorithms | see algorithms | yes | -- | Conv |
 Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                     const FilterDesc& w_desc, const void* w, const ConvDesc& conv, ConvAlgo algo,
                     void* workspace, size_t workspace_bytes, float beta,
@@ -185,6 +188,9 @@ Status conv_forward(const Handle& handle, float alpha, const TensorDesc& x_desc,
 // z (the residual) has y's dims and may alias y (then with y's layout); z == nullptr means no
 // residual (alpha2 ignored). Convolutions never run in place: x must not be y.
 // bias has dims 1, K, 1... (one value per output channel) in y's dtype; nullptr means no bias.
+// docs/ops.md routines: | `conv_bias_act_forward` | `act(alpha1*conv + alpha2*z + bias)`, every
+//   activation, z may alias y | see algorithms | see algorithms | see algorithms | see algorithms |
+//   yes | -- | Conv with fused BatchNormalization, bias / residual Add and activation |
 Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDesc& x_desc,
                              const void* x, const FilterDesc& w_desc, const void* w,
                              const ConvDesc& conv, ConvAlgo algo, void* workspace,
@@ -209,6 +215,12 @@ Status conv_bias_act_forward(const Handle& handle, float alpha1, const TensorDes
 // storage, f32 accumulation); any strides and either filter layout. Deterministic (each dx
 // element is gathered by one thread, no atomics), needs no workspace, and never runs in place
 // (dx != dy).
+// docs/ops.md routines: | `conv_backward_data` | dx = conv^T(dy, w), cudnnConvolutionBackwardData,
+//   also ONNX ConvTranspose's forward: 1D/2D/3D, groups, depthwise, dilation, stride, asymmetric
+//   pads, both modes, KCRS/KRSC filters; dx's size picked by the caller
+//   (`conv_transpose_output_dims` with output_padding < stride, or ONNX output_shape); direct
+//   gather per dx element (deterministic, no workspace) | yes | yes | yes | yes | yes
+//   (ConvTranspose) | data | ConvTranspose |
 Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w_desc,
                           const void* w, const TensorDesc& dy_desc, const void* dy,
                           const ConvDesc& conv, float beta, const TensorDesc& dx_desc, void* dx);

@@ -14,6 +14,13 @@ namespace jet {
 // first (smallest first when !largest); equal values keep x's order (the lower index first, as
 // ONNX specifies); NaN is larger than every number (numpy's sort order: first for largest, last
 // for smallest). Any strides; outputs may not alias x or each other.
+// docs/ops.md routines: | `topk_forward` | the k largest or smallest along one axis, sorted (ties:
+//   the lower index first; NaN above every number); values (x's dtype: f32, f16, i32, i64) and/or
+//   i64 indices, either output optional; any strides; O(n k) per row (one CUDA thread per row: for
+//   detection heads and classifiers, not for long sorts) | yes | yes | yes | yes | yes | -- | TopK
+//   |
+// docs/ops.md integer: | `topk_forward` | i32, i64 values (and their i64 indices), as for floats
+//   above | yes | yes | TopK of integer tensors |
 Status topk_forward(const Handle& handle, int axis, int64_t k, bool largest,
                     const TensorDesc& x_desc, const void* x, const TensorDesc& values_desc,
                     void* values, const TensorDesc& indices_desc, void* indices);
@@ -45,6 +52,11 @@ Status nms_workspace_size(const Handle& handle, const NmsDesc& nms, const Tensor
 // (batch, class, box) triples in ONNX's order (batch, then class, then selection order), then
 // rows of -1 up to the fixed size. The number of valid rows is the count of rows before the first
 // -1 row. NaN scores are never candidates. IoU in f32.
+// docs/ops.md routines: | `nms_forward` | ONNX NonMaxSuppression: boxes [B, N, 4] (corners in any
+//   order, or center_point_box), scores [B, C, N], max_output_boxes_per_class, iou_threshold,
+//   score_threshold; packed f32 / f16; a fixed-size i64 output of B x C x min(max, N) rows, the
+//   selected (batch, class, box) rows first, then rows of -1; workspace `nms_workspace_size` | yes
+//   | yes | yes | yes | yes | -- | NonMaxSuppression (10+) |
 Status nms_forward(const Handle& handle, const NmsDesc& nms, const TensorDesc& boxes_desc,
                    const void* boxes, const TensorDesc& scores_desc, const void* scores,
                    void* workspace, size_t workspace_bytes, const TensorDesc& y_desc, void* y);

@@ -18,6 +18,8 @@ struct GemmDesc {
   bool trans_b = false;
 };
 
+// docs/ops.md routines: | `gemm_forward` | transposes, batched (rank 3, batch-1 broadcast), bias
+//   broadcast | yes | yes | yes | yes | yes | -- | Gemm, MatMul |
 Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
                     const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                     const void* b, const TensorDesc& bias_desc, const void* bias, float beta,

@@ -95,6 +95,11 @@ Status image_preprocess_transform(const ImagePreprocessDesc& desc, const ImageDe
 // once per image on y.subregion(0, n, 1). `transform` (may be null) receives the mapping back to
 // source pixels. Sampling positions are computed in exact integer arithmetic, so every backend
 // samples the same pixels with the same weights.
+// docs/ops.md routines: | `image_preprocess` | uint8 RGB8/BGR8/RGBA8/BGRA8/GRAY8 image with any row
+//   pitch -> [1, C, H, W] (C 3, or 1 from GRAY8), any strides (NCHW, NHWC): bilinear or nearest
+//   resize, letterbox (aspect kept, pad value) or stretch, RGB/BGR output order, per-channel
+//   scale/offset (mean/std); returns the letterbox transform; one fused CUDA kernel; sampling in
+//   exact integer arithmetic | yes | yes | yes | yes | yes | -- | -- (samples, camera loop) |
 Status image_preprocess(const Handle& handle, const ImagePreprocessDesc& desc,
                         const ImageDesc& src_desc, const void* src, float alpha, float beta,
                         const TensorDesc& y_desc, void* y, ImageTransform* transform);

@@ -20,6 +20,8 @@ struct LrnDesc {
 
 // y = alpha * lrn(x) + beta * y. x, y: rank 3..5, same dims and dtype, any strides; in place
 // (x == y with the same layout) is allowed.
+// docs/ops.md routines: | `lrn_cross_channel_forward` | n 1..16 (odd and even); in place | yes |
+//   yes | yes | yes | yes | -- | LRN |
 Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float alpha,
                                  const TensorDesc& x_desc, const void* x, float beta,
                                  const TensorDesc& y_desc, void* y);
@@ -29,6 +31,8 @@ Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float
 // x, y: rank 3..5, same dims and dtype. scale, bias, mean and var are C floats each (f32 also
 // for f16 tensors, as in cuDNN), in the handle's memory space. epsilon must be >= 1e-5 in cuDNN;
 // we accept any epsilon > 0 (ONNX models use smaller ones).
+// docs/ops.md routines: | `batchnorm_forward_inference` | per channel, f32 parameters; in place |
+//   yes | yes | yes | yes | yes | -- | BatchNormalization (when not folded into a Conv / Gemm) |
 Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
                                    const TensorDesc& x_desc, const void* x,
                                    const TensorDesc& y_desc, void* y, const float* scale,
@@ -44,6 +48,9 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
 // squared deviations from it), so a large mean next to a small spread loses no accuracy.
 // epsilon must be finite and > 0 (INVALID_VALUE otherwise). In place (x == y with the same
 // layout) is allowed.
+// docs/ops.md routines: | `instancenorm_forward` | per (n, c) over the spatial dims, biased
+//   variance (ONNX InstanceNormalization), f32 scale/bias; two-pass statistics in f32 or better; in
+//   place | yes | yes | yes | yes | yes | -- | InstanceNormalization |
 Status instancenorm_forward(const Handle& handle, float alpha, float beta,
                             const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                             void* y, const float* scale, const float* bias, double epsilon);
@@ -57,6 +64,11 @@ Status instancenorm_forward(const Handle& handle, float alpha, float beta,
 // memory space, or null (1 and 0). Statistics in f32 or better, two-pass as instancenorm_forward.
 // epsilon must be finite and > 0 (INVALID_VALUE otherwise). In place (x == y, one layout) is
 // allowed.
+// docs/ops.md routines: | `layernorm_forward` | over the dims from `axis` on (rank 1..8), biased
+//   variance (ONNX LayerNormalization), optional f32 scale/bias per element of the group; one fused
+//   kernel, two-pass statistics in f32 or better; in place | yes | yes | yes | yes | yes | -- |
+//   LayerNormalization (17+); the decomposed ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add)
+//   form; GroupNormalization (18+) |
 Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta,
                          const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y,
                          const float* scale, const float* bias, double epsilon);
@@ -64,6 +76,8 @@ Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta
 // PReLU: y = alpha * (x >= 0 ? x : slope * x) + beta * y, with slope broadcast to x
 // (slope has x's rank and dtype, each dim 1 or equal to x's: per channel is 1, C, 1, 1).
 // Rank 1..8.
+// docs/ops.md routines: | `prelu_forward` | slope broadcast (scalar, per channel, full); rank 1..8;
+//   in place | yes | yes | yes | yes | yes | -- | -- (PRelu is imported as op_tensor, exactly) |
 Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& slope_desc, const void* slope, float beta,
                      const TensorDesc& y_desc, void* y);

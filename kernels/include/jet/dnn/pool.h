@@ -65,6 +65,9 @@ Status pool_output_dims(const TensorDesc& x_desc, const PoolDesc& pool, int64_t*
 // y = alpha * pool(x) + beta * y. x, y: rank 3..5, same N, C and dtype, any strides; not in
 // place. MAX propagates NaN (as PyTorch). With dilation, a window whose taps all miss x (possible
 // even with legal pads) has no defined value: pool_forward rejects such problems with BAD_PARAM.
+// docs/ops.md routines: | `pool_forward` | max, avg incl. pad, avg excl. pad; 1D/2D/3D; asymmetric
+//   pads; dilation; ceil mode; global | yes | yes | yes | yes | yes | -- | MaxPool, AveragePool,
+//   GlobalAveragePool, GlobalMaxPool; ReduceMean/Max/Sum over the spatial dims |
 Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
                     const TensorDesc& x_desc, const void* x, float beta,
                     const TensorDesc& y_desc, void* y);

@@ -29,6 +29,8 @@ struct EnumCount<SoftmaxMode> {
 // In place (x == y with the same layout) is allowed. Statistics are computed in f32 or better,
 // also for f16 storage. A softmax along any axis of an ONNX tensor is
 // the CHANNEL mode over a 3D view (outer, axis, inner) of it.
+// docs/ops.md routines: | `softmax_forward` | FAST, ACCURATE, LOG x INSTANCE, CHANNEL; in place |
+//   yes | yes | yes | yes | yes | -- | Softmax, LogSoftmax |
 Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                        const TensorDesc& x_desc, const void* x, float beta,
                        const TensorDesc& y_desc, void* y);

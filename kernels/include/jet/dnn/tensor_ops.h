@@ -8,6 +8,8 @@ namespace jet {
 
 // c = alpha * b + beta * c, with b broadcast to c (each dim of b is 1 or equal to c's; same
 // rank, same dtype). The bias-add of cudnnAddTensor.
+// docs/ops.md routines: | `add_tensor` | b broadcast to c; rank 1..8 | yes | yes | yes | yes | yes
+//   | -- | -- |
 Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, const void* b,
                   float beta, const TensorDesc& c_desc, void* c);
 
@@ -35,6 +37,16 @@ const char* tensor_op_name(TensorOp op);
 // b's sign; MIN, MAX; POW by repeated squaring (wrapping), a negative exponent gives 1 / a^-b
 // truncated (1 for a = 1, +-1 for a = -1, else 0). A zero divisor of DIV, MOD and MOD_FLOOR gives
 // 0 (a GPU kernel cannot trap), and INT_MIN / -1 wraps to INT_MIN. Bool tensors: NOT_SUPPORTED.
+// docs/ops.md routines: | `op_tensor` | add, sub, mul, div, min, max, pow, mod (C's fmod),
+//   mod_floor (the divisor's sign, Python's %); a and b broadcast (lower ranks padded with leading
+//   1s); c may alias a or b; i32 / i64 too (table below) | yes | yes | yes | yes | yes | -- | Add,
+//   Sub, Mul, Div, Max, Min, Sum, PRelu, Pow, Mod, Expand |
+// docs/ops.md integer: | `op_tensor` | i32, i64 (a, b, c one dtype): add, sub, mul wrap around; div
+//   truncates toward zero; mod (the dividend's sign), mod_floor (the divisor's); min, max; pow by
+//   squaring (a negative exponent truncates 1 / a^-b); a zero divisor gives 0 and INT_MIN / -1
+//   wraps (a GPU kernel cannot trap) | yes | yes | Add, Sub, Mul, Div, Mod (fmod 0 and 1), Max,
+//   Min, Sum, Pow (an integer base; a float exponent computes in f32 and truncates), Neg (0 - x),
+//   Abs (max(x, 0 - x)) of integer tensors |
 Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDesc& a_desc,
                  const void* a, float alpha2, const TensorDesc& b_desc, const void* b, float beta,
                  const TensorDesc& c_desc, void* c);
@@ -42,6 +54,13 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
 // y = alpha * x + beta * y between any two layouts/strides of the same dims, converting
 // f32 <-> f16 as the descriptors say. This is also the slice, split and transpose primitive:
 // describe the source or destination as a strided view.
+// docs/ops.md routines: | `transform_tensor` | any layout to any layout, f32 <-> f16; slices,
+//   transposes | yes | yes | yes | yes | yes | -- | Cast (float types), Transpose, Slice, Split,
+//   Gather (constant indices) |
+// docs/ops.md integer: | `transform_tensor` | between all five dtypes: float -> integer truncates
+//   toward zero (NaN and out of range: the integer's lowest value), -> bool is != 0, bool -> 0 / 1,
+//   i64 -> i32 wraps | yes | yes | Cast (FLOAT, FLOAT16, INT32, INT64, BOOL); Slice, Transpose,
+//   Split, Gather of integer tensors |
 Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_desc,
                         const void* x, float beta, const TensorDesc& y_desc, void* y);
 
@@ -49,6 +68,10 @@ Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_d
 // each into its sub-region view of y, so inputs may be f32 or f16 whatever y is. Inputs match y
 // in every dim but `axis`; their `axis` dims sum to y's; they must not overlap y.
 // y = alpha * cat + beta * y. Everything is validated before anything is written.
+// docs/ops.md routines: | `concat_forward` | any axis, via sub-region views and transform_tensor |
+//   yes | yes | yes | yes | yes | -- | Concat |
+// docs/ops.md integer: | `concat_forward` | any dtype (through transform_tensor) | yes | yes |
+//   Concat of integer tensors |
 Status concat_forward(const Handle& handle, int axis, int count, const TensorDesc* x_descs,
                       const void* const* xs, float alpha, float beta, const TensorDesc& y_desc,
                       void* y);
@@ -66,6 +89,8 @@ struct EnumCount<PadMode> {
 // y = alpha * pad(x) + beta * y. pad_begin/pad_end have x's rank entries; y's dims are
 // x's + pad_begin + pad_end. Negative pads crop, as in ONNX (pad, then crop: REFLECT and EDGE
 // measure from the full x). REFLECT needs each pad < the dim (INVALID_VALUE otherwise).
+// docs/ops.md routines: | `pad_forward` | constant, reflect, edge; negative pads crop | yes | yes |
+//   yes | yes | yes | -- | Pad |
 Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                    const int64_t* pad_end, float value, float alpha, const TensorDesc& x_desc,
                    const void* x, float beta, const TensorDesc& y_desc, void* y);
@@ -119,6 +144,10 @@ struct ResizeDesc {
 // integer c weighs x[c] alone), each tap outside the input reading the edge (exclude_outside:
 // weight 0, renormalized); with pytorch_half_pixel an output of length 1 samples c = -0.5 (ONNX's
 // reference). Weights in double, sums in f32.
+// docs/ops.md routines: | `resize_forward` | nearest (4 rounding modes), linear/bilinear/trilinear,
+//   cubic (ONNX's: coefficient a, exclude_outside; 4 taps per spatial axis, edge taps repeat the
+//   border); half_pixel, align_corners, asymmetric, pytorch_half_pixel, tf_half_pixel_for_nn | yes
+//   | yes | yes | yes | yes | -- | Resize (10+; cubic 11+), Upsample (7, 9) |
 Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alpha,
                       const TensorDesc& x_desc, const void* x, float beta,
                       const TensorDesc& y_desc, void* y);
@@ -132,6 +161,9 @@ struct EnumCount<ReduceOp> {
 // y = alpha * reduce(x) + beta * y. x and y have one rank; every dim where y is 1 and x is not
 // is reduced (as cudnnReduceTensor); other dims must match. Accumulates in at least f32 (the CPU
 // uses double), f16 storage too. MAX and MIN propagate NaN.
+// docs/ops.md routines: | `reduce_forward` | sum, mean, max, min over any set of axes | yes | yes |
+//   yes | yes | yes | -- | ReduceMean, ReduceSum, ReduceMax, ReduceMin; with activations and
+//   op_tensor: ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp |
 Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& x_desc,
                       const void* x, float beta, const TensorDesc& y_desc, void* y);
 
@@ -165,11 +197,17 @@ const char* logic_op_name(LogicOp op);
 
 // c = op(a, b), a BOOL tensor of 0s and 1s. a and b broadcast to c in both directions (ranks
 // aligned by leading 1s, each dim 1 or c's), as op_tensor. c may not alias a or b.
+// docs/ops.md integer: | `logic_tensor` | equal, less, less_or_equal, greater, greater_or_equal
+//   (f32, f16, i32, i64; equal also bool) and and, or, xor (bool); bool result; broadcasting both
+//   ways | yes | yes | Equal, Less, LessOrEqual (12+), Greater, GreaterOrEqual (12+), And, Or, Xor,
+//   Not (as xor with true) |
 Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, const void* a,
                     const TensorDesc& b_desc, const void* b, const TensorDesc& c_desc, void* c);
 
 // y = cond ? a : b element by element (ONNX Where). cond is BOOL; a, b and y share any one dtype;
 // all three inputs broadcast to y as in logic_tensor. y may not alias an input.
+// docs/ops.md integer: | `where_forward` | cond (bool) ? a : b, any dtype, all three broadcast |
+//   yes | yes | Where |
 Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const void* cond,
                      const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                      const void* b, const TensorDesc& y_desc, void* y);
@@ -185,6 +223,9 @@ struct EnumCount<ArgReduceOp> {
 // ArgMax / ArgMin). x is F32, F16, I32 or I64; y is I64 with x's rank and dims, but 1 at `axis`
 // (0 <= axis < rank). Ties give the first index, or the last with select_last_index. A NaN is
 // larger and smaller than everything: the first (last) NaN wins, as numpy's argmax.
+// docs/ops.md integer: | `arg_reduce_forward` | argmax, argmin along one axis of f32, f16, i32, i64
+//   x; i64 indices; first or last index of ties (select_last_index); NaN wins (numpy) | yes | yes |
+//   ArgMax, ArgMin (keepdims, select_last_index) |
 Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool select_last_index,
                           const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                           void* y);
@@ -195,6 +236,10 @@ Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool s
 // [-n, n) (n = x's dim at axis) cannot be reported by a GPU kernel: every backend writes NaN
 // there in a float y, the type's lowest value in an integer y and false in a bool y, so the fault
 // shows instead of passing as data. Any strides; y may not alias x or indices.
+// docs/ops.md integer: | `gather_forward` | x of any dtype gathered along one axis at i32 / i64
+//   indices of any rank (negative from the end); an index out of range gives NaN, the integer's
+//   lowest value or false (a GPU kernel cannot report it) | yes | yes | Gather by computed indices
+//   (embedding lookups) |
 Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& indices_desc, const void* indices,
                       const TensorDesc& y_desc, void* y);
@@ -205,6 +250,10 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
 // indices (I32 or I64, negative from the end) have x's rank and each dim at most x's; y has the
 // indices' dims and x's dtype (any). An index outside [-n, n) (n = x's dim at axis) writes what
 // gather_forward writes (NaN, the lowest integer, false). Any strides; y may not alias x or indices.
+// docs/ops.md integer: | `gather_elements_forward` | x of any dtype; y[.., i_axis, ..] = x[..,
+//   indices[..], ..]: i32 / i64 indices of x's rank (each dim at most x's; negative from the end),
+//   y has the indices' dims; an index out of range gives what `gather_forward` gives | yes | yes |
+//   GatherElements |
 Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc& x_desc, const void* x,
                                const TensorDesc& indices_desc, const void* indices,
                                const TensorDesc& y_desc, void* y);
@@ -212,6 +261,9 @@ Status gather_elements_forward(const Handle& handle, int axis, const TensorDesc&
 // y = the upper (upper = true: elements with col - row >= k) or lower (col - row <= k) triangle of
 // every matrix of x (its last two dims; rank >= 2), zero elsewhere (ONNX Trilu). x and y share
 // dtype (any) and dims; any strides; y may not alias x.
+// docs/ops.md integer: | `trilu_forward` | the upper (col - row >= k) or lower (col - row <= k)
+//   triangle of each matrix (last two dims) of x of any dtype, zeros elsewhere; any k | yes | yes |
+//   Trilu |
 Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDesc& x_desc, const void* x,
                      const TensorDesc& y_desc, void* y);
 
@@ -219,6 +271,8 @@ Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDe
 // (the first sum is 0), reverse sums from the end. x and y share dtype (F32, F16, I32, I64) and
 // dims; floats are summed in f32 in order (f16 stored rounded), integers in their own type
 // (wrapping). Any strides; y may not alias x.
+// docs/ops.md integer: | `cumsum_forward` | running sum along one axis of f32, f16 (summed in f32,
+//   in order), i32, i64 (wrapping) x; exclusive, reverse | yes | yes | CumSum |
 Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool reverse, const TensorDesc& x_desc,
                       const void* x, const TensorDesc& y_desc, void* y);
 
@@ -241,6 +295,14 @@ const char* scatter_reduction_name(ScatterReduction r);
 // meant for gets gather_forward's invalid value (NaN, the lowest integer, false). Each element of y
 // reads its candidate updates (n of them along the axis): no atomics, deterministic on every
 // backend. Any strides; y may not alias indices or updates (it may alias x with x's layout).
+// docs/ops.md integer: | `scatter_elements_forward`, `scatter_nd_forward` | y = x with updates
+//   written along an axis at i32 / i64 indices (ScatterElements) or at index tuples addressing
+//   slices (ScatterND); reduction none, add, mul, max, min (any dtype; bool with none only);
+//   duplicates applied in the updates' order on every backend (each element of y scans its
+//   candidate updates: no atomics, deterministic; ScatterND costs y's elements x tuples). An index
+//   out of range gives the invalid value to the line along the axis it was meant for
+//   (ScatterElements) or to all of y (ScatterND) | yes | yes | ScatterElements, Scatter, ScatterND
+//   |
 Status scatter_elements_forward(const Handle& handle, ScatterReduction reduction, int axis,
                                 const TensorDesc& x_desc, const void* x, const TensorDesc& indices_desc,
                                 const void* indices, const TensorDesc& updates_desc, const void* updates,

@@ -32,6 +32,9 @@ namespace jet {
 // negative side's slope at 0; CLIPPED_RELU (hardtanh) passes the gradient only strictly inside
 // (0, alpha); CLIP (clamp) inclusively in [alpha, beta]; HARD_SWISH is x / 3 + 1/2 on [-3, 3];
 // HARD_SIGMOID passes alpha strictly inside (0, 1). A NaN in x or dy gives a NaN in dx.
+// docs/ops.md training: | `activation_backward` | every activation mode, from the forward input x |
+//   yes | yes | PyTorch's derivative at kinks (listed in the header; floor, ceil, round, sign: 0
+//   everywhere; abs: 0 at 0); NaN in x or dy gives NaN; dx may alias dy |
 Status activation_backward(const Handle& handle, const ActivationDesc& act, float alpha,
                            const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                            const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
@@ -42,6 +45,9 @@ Status activation_backward(const Handle& handle, const ActivationDesc& act, floa
 //   dslope = alpha_param * sum over slope's broadcast dims of dy * (x > 0 ? 0 : x)
 //            + beta_param * dslope                                            (slope's dims)
 // (PyTorch's derivative at 0.) f32, any strides, rank 1..8; dx may alias dy (same layout).
+// docs/ops.md training: | `prelu_backward` | dx and dslope (scalar, per-channel or full slope),
+//   each optional | yes | yes | PyTorch's derivative at 0; dslope sums over the slope's broadcast
+//   dims; dx may alias dy |
 Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& slope_desc, const void* slope,
                       const TensorDesc& dy_desc, const void* dy, float beta,
@@ -54,6 +60,8 @@ Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_des
 //   LOG:            dx = dy - exp(y) * sum(dy)
 // y, dy, dx: rank 3..5, same dims, f32, any strides; dx may alias dy with the same layout.
 // Sums accumulate in double on the CPU, in compensated f32 on CUDA.
+// docs/ops.md training: | `softmax_backward` | FAST/ACCURATE and LOG x INSTANCE/CHANNEL, from the
+//   forward output y | yes | yes | cudnnSoftmaxBackward's formulas; dx may alias dy |
 Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode, float alpha,
                         const TensorDesc& y_desc, const void* y, const TensorDesc& dy_desc,
                         const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
@@ -68,6 +76,12 @@ Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode
 //  - AVG_INCLUDE_PAD / AVG_EXCLUDE_PAD spread dy / divisor over the window's taps inside x, with
 //    the forward's divisor.
 // Each dx element gathers from the windows that contain it (no scatter, no atomics).
+// docs/ops.md training: | `pool_backward` | max, avg incl. pad, avg excl. pad; 1D/2D/3D, pads,
+//   stride, dilation, ceil mode, global | yes | yes | max **recomputes** the argmax from x (no
+//   saved indices): first maximum in window order, or the window's last NaN (PyTorch's rule); each
+//   dx element gathers from its windows (CUDA, 2D max pooling without dilation, windows up to 8: a
+//   block finds the argmax of each window reaching its 32 x 32 tile of dx once, in shared memory,
+//   then gathers; the sums are the CPU's bit for bit) |
 Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
                      const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
                      const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
@@ -76,6 +90,10 @@ Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
 // Bias gradient: db[k] = alpha * sum over n and the spatial dims of dy[n, k, ...] + beta * db[k].
 // dy: rank 3..5; db: dims 1, K, 1... (any strides); f32. Sums in double (CPU) / compensated f32
 // in a fixed-order tree (CUDA).
+// docs/ops.md training: | `conv_backward_bias` | db[k] = sum of dy over N and the spatial dims |
+//   yes | yes | optional workspace (`conv_backward_bias_workspace_size`): CUDA then sums each
+//   channel with several blocks where the channels alone leave SMs idle (fixed chunks, partial sums
+//   added in a fixed order: deterministic), else one block per channel |
 Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
                           const void* dy, float beta, const TensorDesc& db_desc, void* db);
 
@@ -134,6 +152,9 @@ Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDes
 //                 (t flipped in CONVOLUTION mode; taps in the padding contribute 0) + beta * dw.
 // x: N, C, spatial; dy: conv_output_dims(x, dw, conv); dw: either filter layout. f32, any
 // strides, any groups, dilation and padding the forward accepts. Deterministic.
+// docs/ops.md training: | `conv_backward_filter` | dw, 1D/2D/3D, groups, depthwise, dilation,
+//   stride, asymmetric pads, both modes, KCRS/KRSC, any x/dy strides | yes | yes | algorithms below
+//   |
 Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc& x_desc,
                             const void* x, const TensorDesc& dy_desc, const void* dy,
                             const ConvDesc& conv, ConvBwdFilterAlgo algo, void* workspace,
@@ -186,6 +207,9 @@ Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w
 // Composed from gemm_forward and reduce_forward, so it runs on both backends with their
 // accuracy. f32; rank 2 or 3; a batch of 1 that broadcasts in the forward is NOT_SUPPORTED here
 // (its gradient sums over the batch; call per batch entry and accumulate with beta = 1).
+// docs/ops.md training: | `gemm_backward` | da, db, dbias of `gemm_forward` (transposes, rank 2/3)
+//   | yes | yes | composed from `gemm_forward` and `reduce_forward`; a broadcast batch-1 operand is
+//   NOT_SUPPORTED |
 Status gemm_backward(const Handle& handle, const GemmDesc& gemm, float alpha,
                      const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
                      const void* b, const TensorDesc& dy_desc, const void* dy, float beta,
@@ -198,6 +222,9 @@ Status gemm_backward(const Handle& handle, const GemmDesc& gemm, float alpha,
 //   dx_j = dy_j d_j^-beta - 2 (alpha/n) beta x_j sum over the windows i containing j of
 //          dy_i x_i d_i^(-beta-1),  d_i = k + alpha/n * sum of x^2 over i's window.
 // x, dy, dx: rank 3..5, same dims, f32, any strides; dx != dy, dx != x.
+// docs/ops.md training: | `lrn_cross_channel_backward` | cuDNN's LRN across channels, from the
+//   forward input x | yes | yes | window denominators recomputed from x (no saved scale tensor);
+//   one thread per dx element |
 Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, float alpha,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& dy_desc, const void* dy, float beta,
@@ -214,6 +241,11 @@ Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, floa
 // where v == 0, for dv where u == 0 and v >= 0; dv is NaN for u < 0); MOD, C's fmod
 // (1, -trunc(u / v)) as torch.fmod. a, b and their gradients may have lower ranks (leading 1s, as
 // the forward); f32, any strides; da and db must not alias a, b, dc or each other.
+// docs/ops.md training: | `op_tensor_backward` | da, db of op_tensor (add, sub, mul, div, min, max,
+//   pow, mod) with broadcasting both ways and lower-rank operands | yes | yes | sums over each
+//   operand's broadcast dims; min/max: PyTorch's tie rule (half each); pow: torch.pow's (du 0 where
+//   the exponent is 0, dv 0 where the base is 0 and the exponent >= 0, dv NaN for a negative base);
+//   mod (C's fmod): torch.fmod's (1, -trunc(u / v)) |
 Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
                           const TensorDesc& a_desc, const void* a, float alpha2,
                           const TensorDesc& b_desc, const void* b, const TensorDesc& dc_desc,
@@ -223,6 +255,8 @@ Status op_tensor_backward(const Handle& handle, TensorOp op, float alpha1,
 // The gradient of reduce_forward for SUM and MEAN: dx = alpha * dy broadcast over the reduced
 // dims (divided by the reduced count for MEAN) + beta * dx. MAX and MIN give NOT_SUPPORTED.
 // Composed from add_tensor (both backends). x's dims come from dx_desc; f32.
+// docs/ops.md training: | `reduce_backward` | SUM and MEAN: dy broadcast back over the reduced dims
+//   | yes | yes | composed from `add_tensor`; MAX/MIN are NOT_SUPPORTED |
 Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const TensorDesc& dy_desc,
                        const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
 
@@ -230,6 +264,9 @@ Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const Ten
 // element) + beta * dx: the interior for CONSTANT, plus the mirrored (REFLECT) or repeated
 // (EDGE) padding; negative pads (crops) give 0 to the cropped elements. The forward's
 // descriptors and pads (x = dx, y = dy); f32, any strides, dx != dy.
+// docs/ops.md training: | `pad_backward` | constant, reflect, edge; negative pads (crops) | yes |
+//   yes | each dx element gathers dy from the interior position and the padding that mirrors or
+//   repeats it |
 Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
                     const int64_t* pad_end, float alpha, const TensorDesc& dy_desc,
                     const void* dy, float beta, const TensorDesc& dx_desc, void* dx);
@@ -238,6 +275,9 @@ Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin
 // over the outputs that sample it, weighted by the forward's tap weights (NEAREST: 1; LINEAR:
 // the bi/trilinear weights), every coordinate and rounding mode. f32, rank 3..5, any strides,
 // dx != dy. Straightforward: each dx element scans the output positions along each axis.
+// docs/ops.md training: | `resize_backward` | nearest (every rounding) and linear, every coordinate
+//   mode, given scales | yes | yes | each dx element scans the outputs along each axis for those
+//   that sample it (coordinates in double, as the forward); straightforward, not fast |
 Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alpha,
                        const TensorDesc& dy_desc, const void* dy, float beta,
                        const TensorDesc& dx_desc, void* dx);
@@ -253,6 +293,13 @@ Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alp
 // save_inv_std (C floats each) may both be null, else they get mean and inv_std for the
 // backward. x, y: rank 3..5, same dims, f32, any strides. Parameters are C floats in the
 // handle's memory space. epsilon > 0, momentum in [0, 1]; M >= 2 when running_var is updated.
+// docs/ops.md training: | `batchnorm_forward_training` | batch statistics (biased variance
+//   normalizes), running mean/var update with momentum (unbiased variance, cuDNN / PyTorch), saved
+//   mean and 1/std | yes | yes | two-pass statistics; M >= 2 values per channel when the running
+//   variance is updated; optional workspace (`batchnorm_training_workspace_size`, shared with the
+//   backward): CUDA then runs several blocks per channel where the channels alone leave SMs idle
+//   (fixed chunks, partial sums added in a fixed order by the next kernel: deterministic), else one
+//   block per channel |
 Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
                                   const TensorDesc& x_desc, const void* x,
                                   const TensorDesc& y_desc, void* y, const float* scale,
@@ -267,6 +314,9 @@ Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
 //   dbias  = alpha_param * g  + beta_param * dbias
 // saved_mean/saved_inv_std from the forward, or both null to recompute them from x. dscale and
 // dbias may both be null (frozen parameters). x, dy, dx: same dims, f32, any strides, dx != dy.
+// docs/ops.md training: | `batchnorm_backward` | dx, dscale, dbias with saved or recomputed
+//   statistics | yes | yes | dscale/dbias optional (frozen parameters); the same optional workspace
+//   |
 Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
                           float alpha_param, float beta_param, const TensorDesc& x_desc,
                           const void* x, const TensorDesc& dy_desc, const void* dy,
@@ -314,6 +364,11 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
 // 0 <= axis < rank; dx != dy, dx != x. scale, dscale, dbias: M f32 values in the handle's memory.
 // Sums in double (CPU) / compensated f32 in fixed trees (CUDA): deterministic.
 size_t layernorm_backward_workspace_size(const TensorDesc& x_desc, int axis);
+// docs/ops.md training: | `layernorm_backward` | dx, dscale, dbias of `layernorm_forward` (any
+//   axis, rank 1..8, any strides, with or without scale), each optional | yes | yes | statistics
+//   recomputed from x (two-pass); the parameter gradients read each group's mean and 1/std from a
+//   workspace (`layernorm_backward_workspace_size`: 16 bytes a group); CUDA: one block per group
+//   for dx, one thread per group element for dscale/dbias |
 Status layernorm_backward(const Handle& handle, int axis, float alpha_data, float beta_data,
                           float alpha_param, float beta_param, const TensorDesc& x_desc,
                           const void* x, const TensorDesc& dy_desc, const void* dy,
@@ -334,6 +389,9 @@ size_t elementwise_loss_workspace_size(int64_t elements);  // mse_loss, bce_with
 // class indices (handle memory). loss = mean_n (logsumexp(logits[n]) - logits[n, label[n]]),
 // dlogits = (softmax(logits) - onehot(label)) / N. A label outside [0, C) makes that sample's
 // loss and gradient row NaN (a bad label must not pass as a number).
+// docs/ops.md training: | `softmax_cross_entropy_loss` | fused log-softmax + NLL over [N, C] logits
+//   with int32 labels: mean loss and d/dlogits | yes | yes | stable (max subtracted); a label
+//   outside [0, C) gives a NaN loss and NaN gradient row |
 Status softmax_cross_entropy_loss(const Handle& handle, const TensorDesc& logits_desc,
                                   const void* logits, const int32_t* labels, void* workspace,
                                   size_t workspace_bytes, float* loss, float alpha, float beta,
@@ -341,6 +399,9 @@ Status softmax_cross_entropy_loss(const Handle& handle, const TensorDesc& logits
 
 // Mean squared error: loss = mean((x - target)^2), dx = 2 (x - target) / count.
 // x, target, dx: same dims (rank 1..8), f32, any strides.
+// docs/ops.md training: | `mse_loss`, `bce_with_logits_loss` | mean loss and gradient, any rank and
+//   strides | yes | yes | BCE as PyTorch's BCEWithLogitsLoss: max(x,0) - x t + log1p(exp(-abs(x)))
+//   |
 Status mse_loss(const Handle& handle, const TensorDesc& x_desc, const void* x,
                 const TensorDesc& target_desc, const void* target, void* workspace,
                 size_t workspace_bytes, float* loss, float alpha, float beta,
@@ -370,6 +431,9 @@ struct SgdDesc {
   bool nesterov = false;
   Status validate() const;  // INVALID_VALUE for non-finite or negative values, nesterov rules
 };
+// docs/ops.md training: | `sgd_step` | SGD with momentum, dampening, Nesterov, weight decay
+//   (torch.optim.SGD) | yes | yes | one fused kernel; momentum buffer zero-initialized by the
+//   caller |
 Status sgd_step(const Handle& handle, const SgdDesc& sgd, int64_t count, float* param,
                 const float* grad, float* momentum_buf);
 
@@ -386,6 +450,8 @@ struct AdamDesc {
   bool decoupled_weight_decay = false;  // true: AdamW
   Status validate() const;
 };
+// docs/ops.md training: | `adam_step` | Adam, AdamW (`decoupled_weight_decay`), bias-corrected
+//   (torch.optim.Adam/AdamW) | yes | yes | one fused kernel; step is 1-based |
 Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64_t count,
                  float* param, const float* grad, float* m, float* v);
 
@@ -397,6 +463,9 @@ Status adam_step(const Handle& handle, const AdamDesc& adam, int64_t step, int64
 // gradient NaN; an infinity makes total inf and the scale 0 (PyTorch with
 // error_if_nonfinite=False).
 size_t clip_grad_norm_workspace_size(int tensors, const int64_t* counts);
+// docs/ops.md training: | `clip_grad_norm` | global L2 norm over a list of gradients, scaled by
+//   min(1, max_norm / (norm + 1e-6)) | yes | yes | no host synchronization (the coefficient stays
+//   on the device); NaN gradients give a NaN norm and NaN gradients, as PyTorch |
 Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
                       const int64_t* counts, float max_norm, void* workspace,
                       size_t workspace_bytes, float* total_norm);
