@@ -500,8 +500,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 // as gemm_f32_async_kernel, with f32-accurate products from TF32 mma.sync ("3xTF32"). Each
 // element x is split into big = tf32(x) (rounded to nearest) and small = tf32(x - big); then
 // a * b = big_a * big_b + big_a * small_b + small_a * big_b, short of small_a * small_b and the
-// small parts' own rounding: about 2^-21 of |a * b|, against f32's 2^-24 for one rounding. Three
-// m16n8k8 products (1024 multiply-adds each) cost the tensor pipe less than one FFMA pass.
+// small parts' own rounding: about 2^-21 of |a * b|, against f32's 2^-24 for one rounding. The
+// tensor pipe does the three m16n8k8 products (1024 multiply-adds each) faster than FFMA does one
+// pass, but the splits, FADDs and copies cost ~11 instructions a product (ncu, 2026-11-28): the
+// tiles measured faster than the FMA tiles only on grids that leave SMs idle (bench/NOTES.md).
 //
 // The tensor cores round the sum inside an mma toward zero. Chained over a long depth into the
 // same accumulators that bias grows with the depth (3e-4 of the terms' magnitude at a depth of
