@@ -513,6 +513,30 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #endif
 }
 
+// Stores a warp's MI x NI m16n8 accumulator fragments, whose tile starts at row r0 and column
+// c0 of problem zz: lane (g = lane / 4, t = lane % 4) holds rows g and g + 8, columns 2t and
+// 2t + 1 of each (gemm_f32x3_kernel, gemm_tc_kernel).
+template <class E, int MI, int NI>
+__device__ __forceinline__ void store_fragments(const E& ep, const float (&acc)[MI][NI][4], int zz,
+                                                int r0, int c0, int lane, int M, int N) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + i * 16 + g + h * 8;
+      if (r >= M) continue;
+      const typename E::Row er = ep.row(zz, r);
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int c = c0 + j * 8 + 2 * t + q;
+          if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // f32 on tensor cores (sm_80+), the f32 engine's X3 tiles: the same operand copies and pipeline
 // as gemm_f32_async_kernel, with f32-accurate products from TF32 mma.sync ("3xTF32"). Each
@@ -645,21 +669,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       }
     };
     f32_copy_pipeline<S, THREADS>(A, B, oa, ob, sa, sb, As, Bs, k0, nk, tid, math);
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(zz, r);
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
-            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
-          }
-      }
+    store_fragments(ep, acc, zz, m0 + wm * WTM, n0 + wn * WTN, lane, M, N);
   }
 #endif
 }
@@ -800,22 +810,7 @@ __global__ void __launch_bounds__(Cfg::THREADS)
       }
       __syncthreads();
     }
-    const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(z, r);
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
-            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
-          }
-      }
+    store_fragments(ep, acc, z, m0 + wm * WTM, n0 + wn * WTN, lane, M, N);
   }
 }
 
