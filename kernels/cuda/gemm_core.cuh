@@ -417,13 +417,63 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   }
 }
 
+// The main loop of the sm_80+ f32 kernels (gemm_f32_async_kernel, gemm_f32x3_kernel) over one
+// problem's nk depth tiles from depth k0: each operand element copied global -> shared by a
+// 4-byte cp.async (oa, ob: F32Operand) into S tile buffers (As, Bs: [S][BK][pitch]), tiles
+// 0 .. S-2 in flight before the first is used, and math(A tile, B tile) on each tile once it has
+// landed. One commit group a tile, empty groups past the end, so that "tile kt has landed" is
+// always "at most S - 2 groups pending". The loaders' stage tables (the tap entries of a
+// convolution's depth tile) get S slots too: slot s holds tile t's table for t % S == s, written
+// S tiles ahead of its copies.
+template <int S, int THREADS, int BK, int PA, int PB, class LA, class LB, class OA, class OB,
+          class Math>
+__device__ __forceinline__ void f32_copy_pipeline(const LA& A, const LB& B, const OA& oa,
+                                                  const OB& ob,
+                                                  typename LA::template Stage<BK>* sa,
+                                                  typename LB::template Stage<BK>* sb,
+                                                  float (*As)[BK][PA], float (*Bs)[BK][PB], int k0,
+                                                  int nk, int tid, Math&& math) {
+  static_assert(S >= 2, "a pipeline of at least two stages");
+  for (int s = 0; s < S && s < nk; ++s) {
+    A.stage(sa[s], k0 + s * BK, tid, THREADS);
+    B.stage(sb[s], k0 + s * BK, tid, THREADS);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < nk) {
+      oa.copy(A, sa[s], k0 + s * BK, tid, As[s]);
+      ob.copy(B, sb[s], k0 + s * BK, tid, Bs[s]);
+    }
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < nk; ++kt) {
+    cp_async_wait<S - 2>();
+    // Every thread's copies of tile kt are visible, and every thread is done with the math
+    // of tile kt - 1, whose buffer the copies below refill.
+    __syncthreads();
+    const int next = kt + S - 1;
+    if (next < nk) {
+      oa.copy(A, sa[next % S], k0 + next * BK, tid, As[next % S]);
+      ob.copy(B, sb[next % S], k0 + next * BK, tid, Bs[next % S]);
+    }
+    cp_async_commit();
+    math(As[kt % S], Bs[kt % S]);
+    // Tile kt's table slot: its copies were issued S - 1 tiles ago, before the barrier above.
+    if (kt + S < nk) {
+      A.stage(sa[kt % S], k0 + (kt + S) * BK, tid, THREADS);
+      B.stage(sb[kt % S], k0 + (kt + S) * BK, tid, THREADS);
+    }
+  }
+  cp_async_wait<0>();  // only empty groups are left; nothing lands after the next problem starts
+}
+
 // The f32 engine's pipelined kernel for sm_80+ (gemm_f32_kernel stays for sm_72): the same
 // tiles, thread mapping and 8 x 8 step, but each element goes global -> shared with a 4-byte
-// cp.async, STAGES depth tiles in flight. The register-staged kernel holds one tile's loads in
-// registers across one tile's math (2 x 512 FMAs a thread at 128 x 128); here the copies of
-// tile k + STAGES - 1 are issued when tile k's math starts and need no registers to land.
-// Loaders' stage tables (the tap entries of a convolution's depth tile) get STAGES slots too:
-// slot s holds tile t's table for t % STAGES == s, written STAGES tiles ahead of its copies.
+// cp.async, STAGES depth tiles in flight (f32_copy_pipeline). The register-staged kernel holds
+// one tile's loads in registers across one tile's math (2 x 512 FMAs a thread at 128 x 128);
+// here the copies of tile k + STAGES - 1 are issued when tile k's math starts and need no
+// registers to land.
 template <class Cfg, class LA, class LB, class E>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     gemm_f32_async_kernel(LA la, LB lb, E ep, int M, int N, int K, int nz, int splits,
@@ -431,7 +481,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
   constexpr int S = Cfg::STAGES;
-  static_assert(S >= 2, "a pipeline of at least two stages");
   __shared__ __align__(16) float As[S][BK][BM + 4];
   __shared__ __align__(16) float Bs[S][BK][BN + 4];
   __shared__ typename LA::template Stage<BK> sa[S];
@@ -455,44 +504,37 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     for (int i = 0; i < 8; ++i)
 #pragma unroll
       for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
-
-    for (int s = 0; s < S && s < nk; ++s) {
-      A.stage(sa[s], k0 + s * BK, tid, THREADS);
-      B.stage(sb[s], k0 + s * BK, tid, THREADS);
-    }
-    __syncthreads();
-    // Tiles 0 .. S-2 in flight; one commit group a tile, empty groups past the end, so that
-    // "tile kt has landed" is always "at most S - 2 groups pending".
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      if (s < nk) {
-        oa.copy(A, sa[s], k0 + s * BK, tid, As[s]);
-        ob.copy(B, sb[s], k0 + s * BK, tid, Bs[s]);
-      }
-      cp_async_commit();
-    }
-    for (int kt = 0; kt < nk; ++kt) {
-      cp_async_wait<S - 2>();
-      // Every thread's copies of tile kt are visible, and every thread is done with the math
-      // of tile kt - 1, whose buffer the copies below refill.
-      __syncthreads();
-      const int next = kt + S - 1;
-      if (next < nk) {
-        oa.copy(A, sa[next % S], k0 + next * BK, tid, As[next % S]);
-        ob.copy(B, sb[next % S], k0 + next * BK, tid, Bs[next % S]);
-      }
-      cp_async_commit();
-      fma_step_8x8<BM, BN, BK>(As[kt % S], Bs[kt % S], tm, tn, acc);
-      // Tile kt's table slot: its copies were issued S - 1 tiles ago, before the barrier above.
-      if (kt + S < nk) {
-        A.stage(sa[kt % S], k0 + (kt + S) * BK, tid, THREADS);
-        B.stage(sb[kt % S], k0 + (kt + S) * BK, tid, THREADS);
-      }
-    }
-    cp_async_wait<0>();  // only empty groups are left; nothing lands after the next problem starts
+    const auto math = [&](const float(*as)[BM + 4], const float(*bs)[BN + 4]) {
+      fma_step_8x8<BM, BN, BK>(as, bs, tm, tn, acc);
+    };
+    f32_copy_pipeline<S, THREADS>(A, B, oa, ob, sa, sb, As, Bs, k0, nk, tid, math);
     store_f32_tile<BM, BN>(ep, acc, zz, m0, n0, tm, tn, M, N);
   }
 #endif
+}
+
+// Stores a warp's MI x NI m16n8 accumulator fragments, whose tile starts at row r0 and column
+// c0 of problem zz: lane (g = lane / 4, t = lane % 4) holds rows g and g + 8, columns 2t and
+// 2t + 1 of each (gemm_f32x3_kernel, gemm_tc_kernel).
+template <class E, int MI, int NI>
+__device__ __forceinline__ void store_fragments(const E& ep, const float (&acc)[MI][NI][4], int zz,
+                                                int r0, int c0, int lane, int M, int N) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + i * 16 + g + h * 8;
+      if (r >= M) continue;
+      const typename E::Row er = ep.row(zz, r);
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int c = c0 + j * 8 + 2 * t + q;
+          if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,7 +608,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
   constexpr int S = Cfg::STAGES, PA = Cfg::PA, PB = Cfg::PB;
   constexpr int WTM = BM / Cfg::WM, WTN = BN / Cfg::WN, MI = WTM / 16, NI = WTN / 8;
-  static_assert(S >= 2, "a pipeline of at least two stages");
   extern __shared__ uint4 smem_u4[];
   float(*As)[BK][PA] = reinterpret_cast<float(*)[BK][PA]>(smem_u4);
   float(*Bs)[BK][PB] = reinterpret_cast<float(*)[BK][PB]>(
@@ -596,35 +637,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 
-    // The pipeline of gemm_f32_async_kernel: one commit group a tile, tile kt landed when at
-    // most S - 2 groups are pending, stage tables written S tiles ahead of their copies.
-    for (int s = 0; s < S && s < nk; ++s) {
-      A.stage(sa[s], k0 + s * BK, tid, THREADS);
-      B.stage(sb[s], k0 + s * BK, tid, THREADS);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      if (s < nk) {
-        oa.copy(A, sa[s], k0 + s * BK, tid, As[s]);
-        ob.copy(B, sb[s], k0 + s * BK, tid, Bs[s]);
-      }
-      cp_async_commit();
-    }
-    for (int kt = 0; kt < nk; ++kt) {
-      cp_async_wait<S - 2>();
-      __syncthreads();
-      const int next = kt + S - 1;
-      if (next < nk) {
-        oa.copy(A, sa[next % S], k0 + next * BK, tid, As[next % S]);
-        ob.copy(B, sb[next % S], k0 + next * BK, tid, Bs[next % S]);
-      }
-      cp_async_commit();
-      const float(*as)[PA] = As[kt % S];
-      const float(*bs)[PB] = Bs[kt % S];
+    // One depth tile: each fragment's big, small and cross parts (split_tf32), then three
+    // products an m16n8 fragment and 8-deep step.
+    const auto math = [&](const float(*as)[PA], const float(*bs)[PB]) {
 #pragma unroll
       for (int ks = 0; ks < BK; ks += 8) {
-        // big, small and cross parts of the fragments (split_tf32).
         uint32_t ab[MI][4], as_[MI][4], ac[MI][4], bb[NI][2], bs_[NI][2], bc[NI][2];
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
@@ -652,27 +669,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
             for (int q = 0; q < 4; ++q) acc[i][j][q] += d[q];
           }
       }
-      if (kt + S < nk) {
-        A.stage(sa[kt % S], k0 + (kt + S) * BK, tid, THREADS);
-        B.stage(sb[kt % S], k0 + (kt + S) * BK, tid, THREADS);
-      }
-    }
-    cp_async_wait<0>();
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(zz, r);
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
-            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
-          }
-      }
+    };
+    f32_copy_pipeline<S, THREADS>(A, B, oa, ob, sa, sb, As, Bs, k0, nk, tid, math);
+    store_fragments(ep, acc, zz, m0 + wm * WTM, n0 + wn * WTN, lane, M, N);
   }
 #endif
 }
@@ -813,22 +812,7 @@ __global__ void __launch_bounds__(Cfg::THREADS)
       }
       __syncthreads();
     }
-    const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = m0 + wm * WTM + i * 16 + g + h * 8;
-        if (r >= M) continue;
-        const typename E::Row er = ep.row(z, r);
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int c = n0 + wn * WTN + j * 8 + 2 * t + q;
-            if (c < N) ep.store(er, c, acc[i][j][h * 2 + q]);
-          }
-      }
+    store_fragments(ep, acc, z, m0 + wm * WTM, n0 + wn * WTN, lane, M, N);
   }
 }
 
