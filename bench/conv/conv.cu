@@ -15,9 +15,9 @@
 // Correctness: each algorithm's output (from a y pre-filled with NaNs) is compared with cuDNN's:
 // max |ours - cudnn| / max |cudnn| over the whole tensor.
 //
-//   jet_bench_conv [--quick] [--sets paper,resnet50,alexnet,mobilenetv2,mobilenetv2pw,blog]
+//   jet_bench_conv [--quick] [--sets paper,resnet50,resnet18,alexnet,mobilenetv2,mobilenetv2pw,blog]
 //                  [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]
-//                  [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics]
+//                  [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--approximate]
 // --tactics times every tactic (tensor-core tile x split-K factor) of each algorithm and keeps
 // its fastest, as a tuned runtime would choose; "best" then names the tactic (algo#t). --csv FILE
 // writes every timed (layer, algorithm, tactic) for calibrating the heuristic.
@@ -146,7 +146,8 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
                                       : jet::TensorDesc::nchw(dt, l.n, l.k, p, q);
   const jet::ConvDesc cd = jet::ConvDesc::conv2d(l.pad, l.pad, l.stride, l.stride, 1, 1, l.groups,
                                                  jet::ConvMode::CROSS_CORRELATION,
-                                                 jet::ComputeType::F32);
+                                                 jet::ComputeType::F32)
+                                 .with_math(bench_conv_math());
 
   // cuDNN descriptors.
   const cudnnDataType_t cdt = dt == jet::DType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
@@ -379,14 +380,15 @@ int main(int argc, char** argv) {
     else if (a == "--csv" && more) csv_path = argv[++i];
     else if (a == "--no-graph") graph = false;
     else if (a == "--layers" && more) layer_filter = split(argv[++i]);
+    else if (a == "--approximate") bench_conv_math() = jet::ConvMath::ALLOW_APPROXIMATE;
     else if (a == "--n" && more) only_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--quick]\n"
-                   "       [--sets paper,resnet50,alexnet,mobilenetv2,mobilenetv2pw,blog]\n"
+                   "       [--sets paper,resnet50,resnet18,alexnet,mobilenetv2,mobilenetv2pw,blog]\n"
                    "       [--dtypes f32,f16] [--layouts nchw,nhwc] [--runs N] [--max-n N]\n"
-                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE]\n"
+                   "       [--cudnn-ws-mb MB] [--verbose] [--no-graph] [--tactics] [--csv FILE] [--approximate]\n"
                    "       [--layers SUBSTR,...] [--n N]   (only layers whose name contains one of the\n"
                    "       substrings; only the sets of batch size N)\n",
                    argv[0]);
@@ -608,13 +610,13 @@ int main(int argc, char** argv) {
                       gm_algo[a].count, set.layers.size());
         std::printf(" best %s (%d/%zu)\n", gm_best.str().c_str(), gm_best.count,
                     set.layers.size());
-        if (set.family == "resnet50") {
+        if (set.family == "resnet50" || set.family == "resnet18") {
           std::printf("geomean implicit_gemm (zero workspace) / our fastest: %s (%d layers)\n",
                       gm_igemm.str().c_str(), gm_igemm.count);
           if (net_complete)
-            std::printf("network (all 53 convolutions, reps counted): cuDNN %s ms, ours %s ms, "
+            std::printf("network (all %d convolutions, reps counted): cuDNN %s ms, ours %s ms, "
                         "ratio %.3f; ours with the heuristic's choices %s ms\n",
-                        fmt_ms(net_cudnn).c_str(), fmt_ms(net_ours).c_str(),
+                        conv_count(set.layers), fmt_ms(net_cudnn).c_str(), fmt_ms(net_ours).c_str(),
                         net_cudnn / net_ours,
                         net_heur_complete ? fmt_ms(net_heur).c_str() : "n/a");
         }

@@ -73,6 +73,25 @@ inline std::vector<Layer> resnet50(int64_t n) {
   };
 }
 
+// ResNet-18 (torchvision; stride 2 on the first 3x3 of stages 2-4 and on their 1x1 downsample
+// branch), 224x224: the 20 convolutions as 11 distinct shapes, the layers of the training step
+// bench (bench/train_step.cpp), whose ratio against PyTorch eager issue 15 measures.
+inline std::vector<Layer> resnet18(int64_t n) {
+  return {
+      L("conv1 7x7/2", n, 3, 224, 64, 7, 2, 3, 1),
+      L("layer1.* 3x3", n, 64, 56, 64, 3, 1, 1, 4),
+      L("layer2.0.conv1 3x3/2", n, 64, 56, 128, 3, 2, 1, 1),
+      L("layer2.0.downsample 1x1/2", n, 64, 56, 128, 1, 2, 0, 1),
+      L("layer2.* 3x3", n, 128, 28, 128, 3, 1, 1, 3),
+      L("layer3.0.conv1 3x3/2", n, 128, 28, 256, 3, 2, 1, 1),
+      L("layer3.0.downsample 1x1/2", n, 128, 28, 256, 1, 2, 0, 1),
+      L("layer3.* 3x3", n, 256, 14, 256, 3, 1, 1, 3),
+      L("layer4.0.conv1 3x3/2", n, 256, 14, 512, 3, 2, 1, 1),
+      L("layer4.0.downsample 1x1/2", n, 256, 14, 512, 1, 2, 0, 1),
+      L("layer4.* 3x3", n, 512, 7, 512, 3, 1, 1, 3),
+  };
+}
+
 // AlexNet as torchvision defines it (single tower, no groups), 224x224 input.
 inline std::vector<Layer> alexnet(int64_t n) {
   return {
@@ -138,6 +157,21 @@ inline std::vector<Layer> paper(int64_t n) {
 // The cuDNN blog's example (no padding).
 inline std::vector<Layer> blog(int64_t n) { return {L("blog 7x7/2", n, 96, 221, 256, 7, 2, 0)}; }
 
+// The math our convolutions may use: EXACT by default; --approximate (both benches) allows the
+// approximate algorithms (F(4x4) Winograd in f32), as cuDNN's CUDNN_FMA_MATH allows its
+// winograd_nonfused and as the training step's --approximate does (jet::ConvMath).
+inline jet::ConvMath& bench_conv_math() {
+  static jet::ConvMath math = jet::ConvMath::EXACT;
+  return math;
+}
+
+// How many convolutions a set's layers stand for (reps counted).
+inline int conv_count(const std::vector<Layer>& layers) {
+  int n = 0;
+  for (const Layer& l : layers) n += l.reps;
+  return n;
+}
+
 inline std::vector<Set> all_sets(int64_t max_n) {
   auto cap = [max_n](int64_t n) { return max_n > 0 ? std::min(n, max_n) : n; };
   auto key = [&](const char* base, int64_t n) { return std::string(base) + "-n" + std::to_string(cap(n)); };
@@ -145,6 +179,7 @@ inline std::vector<Set> all_sets(int64_t max_n) {
       {"paper", key("paper", 128), "cuDNN paper L1-L5 (commonly cited shapes)", paper(cap(128))},
       {"resnet50", key("resnet50", 1), "ResNet-50 v1 convolutions", resnet50(cap(1))},
       {"resnet50", key("resnet50", 32), "ResNet-50 v1 convolutions", resnet50(cap(32))},
+      {"resnet18", key("resnet18", 32), "ResNet-18 convolutions (torchvision)", resnet18(cap(32))},
       {"alexnet", key("alexnet", 1), "AlexNet conv1-5 (torchvision)", alexnet(cap(1))},
       {"alexnet", key("alexnet", 128), "AlexNet conv1-5 (torchvision)", alexnet(cap(128))},
       {"mobilenetv2", key("mobilenetv2", 1), "MobileNetV2 depthwise 3x3", mobilenetv2_dw(cap(1))},

@@ -12,10 +12,10 @@
 // input rotation past the L2 and the error check are bench/conv's (harness.cuh): dx and dw are
 // pre-filled with NaNs and compared with cuDNN's, max |ours - cuDNN| / max |cuDNN|.
 //
-//   jet_bench_conv_bwd [--sets resnet50,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]
+//   jet_bench_conv_bwd [--sets resnet50,resnet18,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]
 //                      [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]
 //                      [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]
-//                      [--verbose] [--filter-chunks N]
+//                      [--verbose] [--filter-chunks N] [--approximate]
 // Ours: the data gradient has GATHER (every problem) and TRANSPOSED_FORWARD (conv_forward of dy
 // with the transposed filter; strided layers one per output phase), f32 and f16 storage; the
 // filter gradient has IMPLICIT_GEMM and GEMM (im2col + gemm_forward), f32 only (f16 is "n/a").
@@ -211,7 +211,8 @@ LayerResult run_layer(Context& cx, const Layer& l, const Config& cfg) {
                                       : jet::TensorDesc::nchw(dt, l.n, l.k, p, q);
   const jet::ConvDesc cd = jet::ConvDesc::conv2d(l.pad, l.pad, l.stride, l.stride, 1, 1, l.groups,
                                                  jet::ConvMode::CROSS_CORRELATION,
-                                                 jet::ComputeType::F32);
+                                                 jet::ComputeType::F32)
+                                 .with_math(bench_conv_math());
 
   const cudnnDataType_t cdt = dt == jet::DType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
   const cudnnTensorFormat_t cfmt = cfg.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -440,16 +441,17 @@ int main(int argc, char** argv) {
     else if (a == "--max-n" && more) max_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--n" && more) only_n = std::max(1, std::atoi(argv[++i]));
     else if (a == "--layers" && more) layer_filter = split(argv[++i]);
+    else if (a == "--approximate") bench_conv_math() = jet::ConvMath::ALLOW_APPROXIMATE;
     else if (a == "--cudnn-ws-mb" && more) cudnn_ws_mb = static_cast<size_t>(std::atoll(argv[++i]));
     else if (a == "--verbose") verbose = true;
     else if (a == "--no-graph") graph = false;
     else if (a == "--filter-chunks" && more) kFilterTactics[2] = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
-                   "usage: %s [--sets resnet50,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]\n"
+                   "usage: %s [--sets resnet50,resnet18,alexnet,mobilenetv2,paper,blog] [--dtypes f32,f16]\n"
                    "       [--layouts nchw,nhwc] [--which data,filter] [--runs N] [--n N]\n"
                    "       [--layers SUBSTR,...] [--max-n N] [--cudnn-ws-mb MB] [--no-graph]\n"
-                   "       [--verbose] [--filter-chunks N]\n",
+                   "       [--verbose] [--filter-chunks N] [--approximate]\n",
                    argv[0]);
       return 2;
     }
@@ -679,10 +681,10 @@ int main(int argc, char** argv) {
                     third_filter_name().c_str(), tl.filter_algo[2].str().c_str(),
                     tl.filter_algo[3].str().c_str(), tl.filter_algo[3].count, tl.both.str().c_str(),
                     tl.both.count);
-        if (set.family == "resnet50" && tl.net_complete && tl.net_ours > 0)
-          std::printf("network (all 53 convolutions, reps counted; %s): cuDNN %s ms, ours %s ms, "
+        if ((set.family == "resnet50" || set.family == "resnet18") && tl.net_complete && tl.net_ours > 0)
+          std::printf("network (all %d convolutions, reps counted; %s): cuDNN %s ms, ours %s ms, "
                       "ratio %.3f\n",
-                      cx.want_data && cx.want_filter ? "data + filter"
+                      conv_count(set.layers), cx.want_data && cx.want_filter ? "data + filter"
                                                      : (cx.want_data ? "data" : "filter"),
                       fmt_ms(tl.net_cudnn).c_str(), fmt_ms(tl.net_ours).c_str(),
                       tl.net_cudnn / tl.net_ours);

@@ -23,7 +23,10 @@ loss alone (eval mode, torch.no_grad: jet_bench_train_step's evaluate()).
 
   torch_train_step.py [--network resnet18|resnet18-bn|small-cnn] [--device cuda|cpu]
                       [--batch 32] [--image 224] [--steps 20] [--warmup 3] [--threads N] [--adam]
-Prints a human line, then one JSON line ({"peer": "torch", "median_ms": ...}).
+                      [--profile]
+Prints a human line, then one JSON line ({"peer": "torch", "median_ms": ...}). --profile then
+records 5 more steps with torch.profiler and prints the GPU kernels by their time per step (what
+cuDNN and PyTorch ran, to set against jet_bench_train_step --profile's parts).
 """
 import argparse
 import json
@@ -111,6 +114,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: PyTorch's default)")
     ap.add_argument("--adam", action="store_true")
+    ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         print("torch_train_step: skipped: no CUDA device")
@@ -168,7 +172,27 @@ def main():
                       "median_ms": statistics.median(times), "min_ms": min(times), "steps": args.steps,
                       "eval_median_ms": statistics.median(eval_times),
                       "threads": torch.get_num_threads()}))
+    if args.profile and args.device == "cuda":
+        print_kernel_profile(step, 5)
     return 0
+
+
+def print_kernel_profile(step, steps):
+    """The GPU kernels of `steps` steps by their total time, per step."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    def device_us(e):  # torch >= 2.4 names it device_time_total, older ones cuda_time_total
+        return getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0))
+    rows = [(device_us(e) / steps, e.count // steps, e.key) for e in prof.key_averages()
+            if device_us(e) > 0]
+    rows.sort(reverse=True)
+    total = sum(r[0] for r in rows)
+    print("kernel profile (torch.profiler, %d steps): %.3f ms of GPU kernels per step" % (steps, total / 1e3))
+    for us, n, name in rows[:40]:
+        print("  %8.3f ms %4d x  %s" % (us / 1e3, n, name[:150]))
 
 
 if __name__ == "__main__":
