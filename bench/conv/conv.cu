@@ -400,7 +400,7 @@ int main(int argc, char** argv) {
   for (const auto& l : layouts)
     if (l != "nchw" && l != "nhwc") { std::fprintf(stderr, "unknown layout %s\n", l.c_str()); return 2; }
   for (const auto& s : sets)
-    if (s != "paper" && s != "resnet50" && s != "alexnet" && s != "mobilenetv2" &&
+    if (s != "paper" && s != "resnet50" && s != "resnet18" && s != "alexnet" && s != "mobilenetv2" &&
         s != "mobilenetv2pw" && s != "blog") {
       std::fprintf(stderr, "unknown set %s\n", s.c_str());
       return 2;

@@ -57,14 +57,18 @@ TEST_CASE("CUDA conv_backward_filter matches the CPU and is deterministic") {
       HostTensor x(xd), dy(make_desc(DType::F32, std::vector<int64_t>(out, out + xd.rank()), l));
       x.fill_random();
       dy.fill_random();
-      for (int ai = 0; ai < static_cast<int>(ConvBwdFilterAlgo::COUNT); ++ai) {
-        const ConvBwdFilterAlgo algo = static_cast<ConvBwdFilterAlgo>(ai);
+      // Every algorithm; WINOGRAD also with approximate math (F(3x3, 4x4) against F(3x3, 2x2)).
+      for (int ai = 0; ai <= static_cast<int>(ConvBwdFilterAlgo::COUNT); ++ai) {
+        const bool approximate = ai == static_cast<int>(ConvBwdFilterAlgo::COUNT);
+        const ConvBwdFilterAlgo algo = approximate ? ConvBwdFilterAlgo::WINOGRAD : static_cast<ConvBwdFilterAlgo>(ai);
+        const ConvDesc conv = layer.conv.with_math(approximate ? ConvMath::ALLOW_APPROXIMATE : ConvMath::EXACT);
         CAPTURE(std::string(layer.name));
         CAPTURE(std::string(layout_name(l)));
         CAPTURE(std::string(conv_bwd_filter_algo_name(algo)));
+        CAPTURE(approximate);
         size_t bytes = 0;
         const Status ws_status = conv_backward_filter_workspace_size(gpu_handle(), xd, dy.desc(),
-                                                                     layer.conv, layer.w, algo, &bytes);
+                                                                     conv, layer.w, algo, &bytes);
         // WINOGRAD takes only 2D 3x3 stride-1 undilated ungrouped layers.
         if (algo == ConvBwdFilterAlgo::WINOGRAD && ws_status.code() == StatusCode::NOT_SUPPORTED) continue;
         REQUIRE_OK(ws_status);
@@ -72,11 +76,10 @@ TEST_CASE("CUDA conv_backward_filter matches the CPU and is deterministic") {
         HostTensor dw(layer.w.as_tensor());
         if (beta == 0.f) dw.poison(); else dw.fill_random();
         const auto run = [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
-          REQUIRE_OK(conv_backward_filter(h, 1.5f, x.desc(), st.in(x), dy.desc(), st.in(dy),
-                                          layer.conv, algo, st.scratch(bytes), bytes, beta,
-                                          layer.w, st.out(o[0])));
+          REQUIRE_OK(conv_backward_filter(h, 1.5f, x.desc(), st.in(x), dy.desc(), st.in(dy), conv,
+                                          algo, st.scratch(bytes), bytes, beta, layer.w, st.out(o[0])));
         };
-        compare_cuda_with_cpu(run, {dw}, 1e-5);
+        compare_cuda_with_cpu(run, {dw}, approximate ? 5e-5 : 1e-5);
         // Determinism: two CUDA runs give the same bits.
         std::vector<HostTensor> a = {dw}, b = {dw};
         for (std::vector<HostTensor>* o : {&a, &b}) {

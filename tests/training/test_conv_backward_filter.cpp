@@ -154,31 +154,37 @@ TEST_CASE("conv_backward_filter WINOGRAD matches central differences on 3x3 stri
         wv, dyv);
     const HostTensor x = tensor_with(make_desc(DType::F32, pr.x_dims, random_layout()), xv);
     const HostTensor dy = tensor_with(make_desc(DType::F32, pr.y_dims, random_layout()), dyv);
-    const int64_t tiles = pr.y_dims[0] * ((pr.y_dims[2] + 1) / 2) * ((pr.y_dims[3] + 1) / 2);
-    // No split, a random one (possibly leaving the last chunk short), one tile a chunk.
-    for (int64_t chunks : {int64_t(0), uniform_int(2, std::max<int64_t>(2, tiles)), tiles}) {
-      if (chunks > tiles) continue;
-      const ConvDesc conv = pr.conv.with_tactic(static_cast<int32_t>(chunks));
-      const FilterLayout fl = uniform_int(0, 1) ? FilterLayout::KRSC : FilterLayout::KCRS;
-      const float alpha = round % 2 ? 0.5f : 1.f, beta = round % 2 ? -0.25f : 0.f;
-      CAPTURE(dims_str(pr.x_dims));
-      CAPTURE(dims_str(pr.y_dims));
-      CAPTURE(pr.p.flip);
-      CAPTURE(chunks);
-      CAPTURE(static_cast<int>(fl));
-      const FilterDesc wd = filter_of(pr, fl);
-      HostTensor dw(wd.as_tensor());
-      if (beta == 0.f) dw.poison(); else dw.fill_random();
-      const HostTensor before = dw;
-      size_t bytes = 0;
-      REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), conv, wd,
-                                                     ConvBwdFilterAlgo::WINOGRAD, &bytes));
-      // Poisoned workspace: the padding tiles must be written, not assumed zero.
-      std::vector<float> ws(bytes / sizeof(float), std::nanf(""));
-      REQUIRE_OK(conv_backward_filter(h, alpha, x.desc(), x.data(), dy.desc(), dy.data(), conv,
-                                      ConvBwdFilterAlgo::WINOGRAD, ws.data(), bytes, beta, wd,
-                                      dw.data()));
-      check_vjp(dw, before, want, alpha, beta);
+    // Both tile sizes: F(3x3, 2x2) (exact math) and F(3x3, 4x4) (ConvMath::ALLOW_APPROXIMATE),
+    // whose transforms cost accuracy: checked at 5e-5 against the float64 differences.
+    for (ConvMath math : {ConvMath::EXACT, ConvMath::ALLOW_APPROXIMATE}) {
+      const int64_t m = math == ConvMath::EXACT ? 2 : 4;
+      const int64_t tiles = pr.y_dims[0] * ((pr.y_dims[2] + m - 1) / m) * ((pr.y_dims[3] + m - 1) / m);
+      // No split, a random one (possibly leaving the last chunk short), one tile a chunk.
+      for (int64_t chunks : {int64_t(0), uniform_int(2, std::max<int64_t>(2, tiles)), tiles}) {
+        if (chunks > tiles) continue;
+        const ConvDesc conv = pr.conv.with_tactic(static_cast<int32_t>(chunks)).with_math(math);
+        const FilterLayout fl = uniform_int(0, 1) ? FilterLayout::KRSC : FilterLayout::KCRS;
+        const float alpha = round % 2 ? 0.5f : 1.f, beta = round % 2 ? -0.25f : 0.f;
+        CAPTURE(dims_str(pr.x_dims));
+        CAPTURE(dims_str(pr.y_dims));
+        CAPTURE(pr.p.flip);
+        CAPTURE(chunks);
+        CAPTURE(m);
+        CAPTURE(static_cast<int>(fl));
+        const FilterDesc wd = filter_of(pr, fl);
+        HostTensor dw(wd.as_tensor());
+        if (beta == 0.f) dw.poison(); else dw.fill_random();
+        const HostTensor before = dw;
+        size_t bytes = 0;
+        REQUIRE_OK(conv_backward_filter_workspace_size(h, x.desc(), dy.desc(), conv, wd,
+                                                       ConvBwdFilterAlgo::WINOGRAD, &bytes));
+        // Poisoned workspace: the padding tiles must be written, not assumed zero.
+        std::vector<float> ws(bytes / sizeof(float), std::nanf(""));
+        REQUIRE_OK(conv_backward_filter(h, alpha, x.desc(), x.data(), dy.desc(), dy.data(), conv,
+                                        ConvBwdFilterAlgo::WINOGRAD, ws.data(), bytes, beta, wd,
+                                        dw.data()));
+        check_vjp(dw, before, want, alpha, beta, math == ConvMath::EXACT ? 1e-5 : 5e-5);
+      }
     }
   }
 }
@@ -213,6 +219,14 @@ TEST_CASE("conv_backward_filter WINOGRAD refuses the problems it does not take, 
                                                  ConvBwdFilterAlgo::WINOGRAD, &bytes));
   CHECK(bytes == 4u * (16u * 8u * (4u + 8u) + 16u * 8u * 4u * 8u + 16u * 8u * 4u));
   CHECK_STATUS(conv_backward_filter_workspace_size(h, xd, yd, ConvDesc::conv2d(0, 0).with_tactic(9), w3,
+                                                   ConvBwdFilterAlgo::WINOGRAD, &bytes),
+               StatusCode::NOT_SUPPORTED);
+  // Approximate math: 4 x 4 tiles (one an image) and 36 planes.
+  const ConvDesc approx = ConvDesc::conv2d(0, 0).with_math(ConvMath::ALLOW_APPROXIMATE);
+  REQUIRE_OK(conv_backward_filter_workspace_size(h, xd, yd, approx.with_tactic(2), w3,
+                                                 ConvBwdFilterAlgo::WINOGRAD, &bytes));
+  CHECK(bytes == 4u * (36u * 2u * (4u + 8u) + 36u * 8u * 4u * 2u + 36u * 8u * 4u));
+  CHECK_STATUS(conv_backward_filter_workspace_size(h, xd, yd, approx.with_tactic(3), w3,
                                                    ConvBwdFilterAlgo::WINOGRAD, &bytes),
                StatusCode::NOT_SUPPORTED);
 }

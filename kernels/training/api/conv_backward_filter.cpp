@@ -4,7 +4,8 @@
 // or, split along the N x output positions it sums over (ungrouped problems), the partial
 // products of the chunks as one batched GEMM into the workspace and their sum by reduce_forward.
 // WINOGRAD likewise: the backend's transforms, one batched gemm_forward of the 16 transformed
-// products (and reduce_forward over the chunks), the backend's output transform into dw.
+// products (36 with ConvMath::ALLOW_APPROXIMATE: F(3x3, 4x4)) and reduce_forward over the
+// chunks, then the backend's output transform into dw.
 #include <algorithm>
 
 #include "../winograd_grad.h"
@@ -27,7 +28,7 @@ JET_BACKEND_ENTRIES(conv_backward_filter_lower, const TensorDesc& x_desc, const 
                     const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     const FilterDesc& dw_desc, float* col, float* dyp);
 // WINOGRAD's transforms (winograd_grad.h): V and U, chunk-major, from x and dy; and dw from the
-// summed products M (16 x K x C), blended with alpha and beta.
+// summed products M (planes x K x C), blended with alpha and beta.
 JET_BACKEND_ENTRIES(conv_backward_filter_winograd_transform, const TensorDesc& x_desc,
                     const void* x, const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     const FilterDesc& dw_desc, int64_t chunks, float* v, float* u);
@@ -135,7 +136,7 @@ Status gemm_splits(const char* fn, const Handle& handle, const ConvDesc& conv, i
 
 // WINOGRAD's geometry and chunks: NOT_SUPPORTED unless the problem is a 2D 3x3 stride-1
 // undilated ungrouped convolution. The chunks: the tactic when one is given (at most the tiles),
-// else on CUDA enough for about eight CTAs of 64 x 64 outputs per SM over the 16 products (up
+// else on CUDA enough for about eight CTAs of 64 x 64 outputs per SM over the 16 or 36 products (up
 // to 256 chunks of at least 32 tiles), else 1.
 Status winograd_plan(const char* fn, const Handle& handle, const TensorDesc& x_desc,
                      const TensorDesc& dy_desc, const ConvDesc& conv, const FilterDesc& dw_desc,
@@ -145,7 +146,8 @@ Status winograd_plan(const char* fn, const Handle& handle, const TensorDesc& x_d
     return make_status(StatusCode::NOT_SUPPORTED,
                        "%s: WINOGRAD takes 2D 3x3 filters with stride 1, no dilation and one "
                        "group", fn);
-  const WinogradGradGeom one = make_winograd_grad_geom(g, 1);
+  const int m = winograd_grad_tile(conv);
+  const WinogradGradGeom one = make_winograd_grad_geom(g, m, 1);
   int64_t chunks = 1;
   const int64_t t = conv.tactic();
   if (t > 0) {
@@ -156,10 +158,10 @@ Status winograd_plan(const char* fn, const Handle& handle, const TensorDesc& x_d
                          fn, static_cast<long long>(t), static_cast<long long>(one.tiles));
     chunks = t;
   } else if (handle.backend() == Backend::CUDA) {
-    const int64_t most = chunks_to_fill(handle, 16 * ((g.kg + 63) / 64) * ((g.cg + 63) / 64));
+    const int64_t most = chunks_to_fill(handle, one.planes * ((g.kg + 63) / 64) * ((g.cg + 63) / 64));
     chunks = std::max<int64_t>(1, std::min<int64_t>(most, one.tiles / 32));
   }
-  *w = make_winograd_grad_geom(g, chunks);
+  *w = make_winograd_grad_geom(g, m, chunks);
   return Status();
 }
 
@@ -249,8 +251,8 @@ Status conv_backward_filter(const Handle& handle, float alpha, const TensorDesc&
                                  handle, x_desc, x, dy_desc, dy, conv, dw_desc, w.chunks, v, u)));
 #endif
     }
-    // Batch entry b = chunk * 16 + z: M_b (K x C) = U_b @ V_b^T over the chunk's tiles.
-    const int64_t b = w.chunks * 16, k = w.g.kg, c = w.g.cg, tc = w.chunk_tiles;
+    // Batch entry b = chunk * planes + z: M_b (K x C) = U_b @ V_b^T over the chunk's tiles.
+    const int64_t b = w.chunks * w.planes, k = w.g.kg, c = w.g.cg, tc = w.chunk_tiles;
     GemmDesc nt;
     nt.trans_b = true;
     const TensorDesc ud = TensorDesc::strided(DType::F32, {b, k, tc}, {k * tc, tc, 1});

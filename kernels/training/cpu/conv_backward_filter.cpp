@@ -72,28 +72,54 @@ Status conv_backward_filter_lower(const TensorDesc& x_desc, const void* x,
   return Status();
 }
 
-Status conv_backward_filter_winograd_transform(const TensorDesc& x_desc, const void* x,
-                                               const TensorDesc& dy_desc, const void* dy,
-                                               const ConvDesc& conv, const FilterDesc& dw_desc,
-                                               int64_t chunks, float* v, float* u) {
-  const WinogradGradGeom w =
-      make_winograd_grad_geom(make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc), chunks);
-  const float* xp = static_cast<const float*>(x);
-  const float* dp = static_cast<const float*>(dy);
-  float tile[16];
+namespace {
+
+template <int M>
+void winograd_transform(const WinogradGradGeom& w, const float* xp, const float* dp, float* v, float* u) {
+  float tile[(M + 2) * (M + 2)];
   for (int64_t t = 0; t < w.chunks * w.chunk_tiles; ++t) {
     int64_t n = 0, ty = 0, tx = 0;
     const bool real = t < w.tiles;  // the last chunk's padding tiles are zeros in both
     if (real) winograd_tile_at(w, t, &n, &ty, &tx);
     for (int64_t c = 0; c < w.g.cg; ++c) {
-      if (real) winograd_data_tile(w, xp, n, c, ty, tx, tile);
-      for (int z = 0; z < 16; ++z) v[w.v_offset(t, z, c)] = real ? tile[z] : 0.f;
+      if (real) winograd_data_tile<M>(w, xp, n, c, ty, tx, tile);
+      for (int z = 0; z < w.planes; ++z) v[w.v_offset(t, z, c)] = real ? tile[z] : 0.f;
     }
     for (int64_t k = 0; k < w.g.kg; ++k) {
-      if (real) winograd_delta_tile(w, dp, n, k, ty, tx, tile);
-      for (int z = 0; z < 16; ++z) u[w.u_offset(t, z, k)] = real ? tile[z] : 0.f;
+      if (real) winograd_delta_tile<M>(w, dp, n, k, ty, tx, tile);
+      for (int z = 0; z < w.planes; ++z) u[w.u_offset(t, z, k)] = real ? tile[z] : 0.f;
     }
   }
+}
+
+template <int M>
+void winograd_output(const ConvGradGeom& g, const float* m, float alpha, float beta, void* dw) {
+  const int64_t kc = g.kg * g.cg;
+  float mm[(M + 2) * (M + 2)], out[9];
+  for (int64_t k = 0; k < g.kg; ++k)
+    for (int64_t c = 0; c < g.cg; ++c) {
+      for (int z = 0; z < (M + 2) * (M + 2); ++z) mm[z] = m[z * kc + k * g.cg + c];
+      winograd_filter_tile<M>(mm, out);
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+          blend_store(DType::F32, dw, winograd_dw_offset(g, k, c, r, q), alpha, out[r * 3 + q], beta);
+    }
+}
+
+}  // namespace
+
+Status conv_backward_filter_winograd_transform(const TensorDesc& x_desc, const void* x,
+                                               const TensorDesc& dy_desc, const void* dy,
+                                               const ConvDesc& conv, const FilterDesc& dw_desc,
+                                               int64_t chunks, float* v, float* u) {
+  const WinogradGradGeom w = make_winograd_grad_geom(make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc),
+                                                     winograd_grad_tile(conv), chunks);
+  const float* xp = static_cast<const float*>(x);
+  const float* dp = static_cast<const float*>(dy);
+  if (w.m == 4)
+    winograd_transform<4>(w, xp, dp, v, u);
+  else
+    winograd_transform<2>(w, xp, dp, v, u);
   return Status();
 }
 
@@ -101,16 +127,10 @@ Status conv_backward_filter_winograd_output(const TensorDesc& x_desc, const Tens
                                             const ConvDesc& conv, const FilterDesc& dw_desc,
                                             const float* m, float alpha, float beta, void* dw) {
   const ConvGradGeom g = make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc);
-  const int64_t kc = g.kg * g.cg;
-  float mm[16], out[9];
-  for (int64_t k = 0; k < g.kg; ++k)
-    for (int64_t c = 0; c < g.cg; ++c) {
-      for (int z = 0; z < 16; ++z) mm[z] = m[z * kc + k * g.cg + c];
-      winograd_filter_tile(mm, out);
-      for (int r = 0; r < 3; ++r)
-        for (int q = 0; q < 3; ++q)
-          blend_store(DType::F32, dw, winograd_dw_offset(g, k, c, r, q), alpha, out[r * 3 + q], beta);
-    }
+  if (winograd_grad_tile(conv) == 4)
+    winograd_output<4>(g, m, alpha, beta, dw);
+  else
+    winograd_output<2>(g, m, alpha, beta, dw);
   return Status();
 }
 

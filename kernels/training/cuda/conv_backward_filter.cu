@@ -157,6 +157,7 @@ struct WinogradSplit {  // tile t -> (chunk, image, tile row, tile column)
   FastDiv padded_tiles, chunk_tiles, per_image, tiles_w;
 };
 
+template <int M>
 __global__ void winograd_transform_kernel(WinogradGradGeom w, WinogradSplit sp,
                                           const float* __restrict__ x,
                                           const float* __restrict__ dy, float* v, float* u,
@@ -167,39 +168,41 @@ __global__ void winograd_transform_kernel(WinogradGradGeom w, WinogradSplit sp,
     const int64_t r = data ? e : e - v_total;
     const int64_t ch = sp.padded_tiles.div(r);  // channel c (V) or k (U)
     const int64_t t = r - ch * sp.padded_tiles.d;
-    float tile[16];
+    constexpr int kPlanes = (M + 2) * (M + 2);
+    float tile[kPlanes];
     if (t < w.tiles) {
       const int64_t n = sp.per_image.div(t);
       const int64_t rest = t - n * sp.per_image.d;
       const int64_t ty = sp.tiles_w.div(rest), tx = rest - ty * sp.tiles_w.d;
       if (data)
-        winograd_data_tile(w, x, n, ch, ty, tx, tile);
+        winograd_data_tile<M>(w, x, n, ch, ty, tx, tile);
       else
-        winograd_delta_tile(w, dy, n, ch, ty, tx, tile);
+        winograd_delta_tile<M>(w, dy, n, ch, ty, tx, tile);
     } else {
 #pragma unroll
-      for (int z = 0; z < 16; ++z) tile[z] = 0.f;
+      for (int z = 0; z < kPlanes; ++z) tile[z] = 0.f;
     }
     const int64_t j = sp.chunk_tiles.div(t);
     const int64_t in_chunk = t - j * w.chunk_tiles;
     const int64_t channels = data ? w.g.cg : w.g.kg;
-    float* out = (data ? v : u) + (j * 16 * channels + ch) * w.chunk_tiles + in_chunk;
+    float* out = (data ? v : u) + (j * kPlanes * channels + ch) * w.chunk_tiles + in_chunk;
     const int64_t plane = channels * w.chunk_tiles;
 #pragma unroll
-    for (int z = 0; z < 16; ++z) out[z * plane] = tile[z];
+    for (int z = 0; z < kPlanes; ++z) out[z * plane] = tile[z];
   }
 }
 
+template <int M>
 __global__ void winograd_output_kernel(ConvGradGeom g, const float* __restrict__ m, float alpha,
                                        float beta, float* dw) {
   const int64_t kc = g.kg * g.cg;
   for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < kc;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t k = e / g.cg, c = e - k * g.cg;
-    float mm[16], out[9];
+    float mm[(M + 2) * (M + 2)], out[9];
 #pragma unroll
-    for (int z = 0; z < 16; ++z) mm[z] = m[z * kc + e];
-    winograd_filter_tile(mm, out);
+    for (int z = 0; z < (M + 2) * (M + 2); ++z) mm[z] = m[z * kc + e];
+    winograd_filter_tile<M>(mm, out);
 #pragma unroll
     for (int r = 0; r < 3; ++r)
 #pragma unroll
@@ -305,8 +308,8 @@ Status conv_backward_filter_winograd_transform(const Handle& h, const TensorDesc
                                                const void* dy, const ConvDesc& conv,
                                                const FilterDesc& dw_desc, int64_t chunks,
                                                float* v, float* u) {
-  const WinogradGradGeom w =
-      make_winograd_grad_geom(make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc), chunks);
+  const WinogradGradGeom w = make_winograd_grad_geom(make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc),
+                                                     winograd_grad_tile(conv), chunks);
   WinogradSplit sp;
   sp.padded_tiles = FastDiv::make(w.chunks * w.chunk_tiles);
   sp.chunk_tiles = FastDiv::make(w.chunk_tiles);
@@ -314,9 +317,9 @@ Status conv_backward_filter_winograd_transform(const Handle& h, const TensorDesc
   sp.tiles_w = FastDiv::make(w.tiles_w);
   const int64_t v_total = w.g.cg * sp.padded_tiles.d;
   const int64_t total = v_total + w.g.kg * sp.padded_tiles.d;
-  winograd_transform_kernel<<<grid_for(total, kTrainThreads, h.sm_count()), kTrainThreads, 0,
-                              h.stream()>>>(w, sp, static_cast<const float*>(x),
-                                            static_cast<const float*>(dy), v, u, v_total, total);
+  auto* kernel = w.m == 4 ? winograd_transform_kernel<4> : winograd_transform_kernel<2>;
+  kernel<<<grid_for(total, kTrainThreads, h.sm_count()), kTrainThreads, 0, h.stream()>>>(
+      w, sp, static_cast<const float*>(x), static_cast<const float*>(dy), v, u, v_total, total);
   return launch_status("conv_backward_filter (Winograd transforms)");
 }
 
@@ -325,8 +328,9 @@ Status conv_backward_filter_winograd_output(const Handle& h, const TensorDesc& x
                                             const FilterDesc& dw_desc, const float* m, float alpha,
                                             float beta, void* dw) {
   const ConvGradGeom g = make_conv_grad_geom(x_desc, dy_desc, conv, dw_desc);
-  winograd_output_kernel<<<grid_for(g.kg * g.cg, kTrainThreads, h.sm_count()), kTrainThreads, 0,
-                           h.stream()>>>(g, m, alpha, beta, static_cast<float*>(dw));
+  auto* kernel = winograd_grad_tile(conv) == 4 ? winograd_output_kernel<4> : winograd_output_kernel<2>;
+  kernel<<<grid_for(g.kg * g.cg, kTrainThreads, h.sm_count()), kTrainThreads, 0, h.stream()>>>(
+      g, m, alpha, beta, static_cast<float*>(dw));
   return launch_status("conv_backward_filter (Winograd output)");
 }
 

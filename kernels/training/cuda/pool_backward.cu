@@ -62,13 +62,19 @@ __device__ __forceinline__ void tile_outputs(const PoolGradAxis& a, int i0, int 
   *hi = min(static_cast<int>(a.out) - 1, (i1 - 1 + pad) / stride);
 }
 
+// W and S: the window and stride on both axes when known at compile time (ResNet's 3x3 stride-2
+// stem pooling: the window scans unroll into independent loads, the divisions by the stride
+// become shifts), 0 for the values of the geometry.
+template <int W, int S>
 __global__ void __launch_bounds__(kTrainThreads)
     max_pool_backward_tiled_kernel(PoolGradGeom g, float alpha, float beta, const float* __restrict__ x,
                                    const float* __restrict__ dy, float* dx, int tiles_w) {
   __shared__ int arg[kTileOut * kTileOut];  // the window's argmax as row * in_w + col
   __shared__ float grad[kTileOut * kTileOut];
-  const PoolGradAxis& ah = g.ax[1];
-  const PoolGradAxis& aw = g.ax[2];
+  __shared__ int out_lo[2][kTile], out_hi[2][kTile];  // per row / column of the tile: its windows
+  PoolGradAxis ah = g.ax[1], aw = g.ax[2];
+  if (W) ah.window = aw.window = W;
+  if (S) ah.stride = aw.stride = S;
   const int in_h = static_cast<int>(ah.in), in_w = static_cast<int>(aw.in);
   const int i0 = (blockIdx.x / tiles_w) * kTile, j0 = (blockIdx.x % tiles_w) * kTile;
   const int i1 = min(i0 + kTile, in_h), j1 = min(j0 + kTile, in_w);
@@ -76,6 +82,14 @@ __global__ void __launch_bounds__(kTrainThreads)
   tile_outputs(ah, i0, i1, &oh_lo, &oh_hi);
   tile_outputs(aw, j0, j1, &ow_lo, &ow_hi);
   const int oh_n = max(0, oh_hi - oh_lo + 1), ow_n = max(0, ow_hi - ow_lo + 1);
+  // The outputs whose windows hold each row and column of the tile: the same for every plane.
+  if (threadIdx.x < kTile) {
+    const int k = threadIdx.x;
+    tile_outputs(ah, i0 + k, i0 + k + 1, &out_lo[0][k], &out_hi[0][k]);
+  } else if (threadIdx.x < 2 * kTile) {
+    const int k = threadIdx.x - kTile;
+    tile_outputs(aw, j0 + k, j0 + k + 1, &out_lo[1][k], &out_hi[1][k]);
+  }
   for (int64_t plane = blockIdx.y; plane < g.n * g.c; plane += gridDim.y) {
     const int64_t n = plane / g.c, c = plane - n * g.c;
     const float* xp = x + n * g.xs_n + c * g.xs_c;
@@ -88,9 +102,14 @@ __global__ void __launch_bounds__(kTrainThreads)
       // pool_is_argmax's rule: the first maximum in window order, the last NaN; all -inf: the first tap.
       float best = -INFINITY;
       int br = th.start + th.k_begin, bc = tw.start + tw.k_begin;
-      for (int kh = th.k_begin; kh < th.k_end; ++kh) {
+      constexpr int kScan = W ? W : kTileWindow;
+#pragma unroll
+      for (int kh = 0; kh < kScan; ++kh) {
+        if (kh < th.k_begin || kh >= th.k_end) continue;
         const int r = th.start + kh;
-        for (int kw = tw.k_begin; kw < tw.k_end; ++kw) {
+#pragma unroll
+        for (int kw = 0; kw < kScan; ++kw) {
+          if (kw < tw.k_begin || kw >= tw.k_end) continue;
           const int col = tw.start + kw;
           const float v = xp[r * g.xs[1] + col * g.xs[2]];
           if (v > best || v != v) {
@@ -105,11 +124,9 @@ __global__ void __launch_bounds__(kTrainThreads)
     }
     __syncthreads();
     for (int e = threadIdx.x; e < kTile * kTile; e += blockDim.x) {
-      const int i = i0 + e / kTile, j = j0 + e % kTile;
+      const int ii = e / kTile, jj = e % kTile, i = i0 + ii, j = j0 + jj;
       if (i >= i1 || j >= j1) continue;
-      int lo_h, hi_h, lo_w, hi_w;
-      tile_outputs(ah, i, i + 1, &lo_h, &hi_h);
-      tile_outputs(aw, j, j + 1, &lo_w, &hi_w);
+      const int lo_h = out_lo[0][ii], hi_h = out_hi[0][ii], lo_w = out_lo[1][jj], hi_w = out_hi[1][jj];
       const int self = i * in_w + j;
       float acc = 0.f;
       for (int oh = hi_h; oh >= lo_h; --oh)
@@ -148,9 +165,11 @@ Status pool_backward(const Handle& h, const PoolDesc& pool, float alpha, const T
     const int64_t planes = g.n * g.c;
     const dim3 tgrid(static_cast<unsigned>(tiles_h * tiles_w),
                      static_cast<unsigned>(std::min<int64_t>(planes, 65535)));
-    max_pool_backward_tiled_kernel<<<tgrid, kTrainThreads, 0, h.stream()>>>(
-        g, alpha, beta, static_cast<const float*>(x), static_cast<const float*>(dy),
-        static_cast<float*>(dx), tiles_w);
+    const bool stem = g.ax[1].window == 3 && g.ax[2].window == 3 && g.ax[1].stride == 2 && g.ax[2].stride == 2;
+    auto* kernel = stem ? max_pool_backward_tiled_kernel<3, 2> : max_pool_backward_tiled_kernel<0, 0>;
+    kernel<<<tgrid, kTrainThreads, 0, h.stream()>>>(g, alpha, beta, static_cast<const float*>(x),
+                                                    static_cast<const float*>(dy), static_cast<float*>(dx),
+                                                    tiles_w);
     return launch_status("pool_backward");
   }
   const int grid = grid_for(total, kTrainThreads, h.sm_count());

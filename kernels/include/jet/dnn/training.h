@@ -127,7 +127,10 @@ enum class ConvBwdFilterAlgo : int32_t {
   // (NOT_SUPPORTED otherwise): x's 4 x 4 windows and dy's 2 x 2 tiles are transformed into 16
   // planes in the workspace, 16 products of K x C summed over N x tiles (one batched
   // gemm_forward: 2.25 times fewer multiplications than GEMM's), then each 4 x 4 transformed to
-  // dw's 3 x 3. Plain f32 sums, as GEMM. The tiles may be split in chunks (partial products,
+  // dw's 3 x 3. Plain f32 sums, as GEMM. Where the ConvDesc's math is ALLOW_APPROXIMATE,
+  // F(3x3, 4x4) instead (as cuDNN's winograd_nonfused filter gradient): 6 x 6 windows, 4 x 4
+  // tiles, 36 planes, 4 times fewer multiplications, with transforms whose coefficients (up to
+  // 64 and 1/36) cost accuracy like the forward's F(4x4). The tiles may be split in chunks (partial products,
   // then reduce_forward): tactic t >= 1 asks for t chunks (NOT_SUPPORTED if more than the
   // tiles), tactic 0 lets the backend choose (CUDA: enough to fill the GPU; the CPU: none).
   WINOGRAD = 2,
@@ -139,8 +142,9 @@ const char* conv_bwd_filter_algo_name(ConvBwdFilterAlgo a);
 // Bytes of workspace `algo` needs: 0 for IMPLICIT_GEMM; for GEMM 4 * N * out * (C * taps + K),
 // with out the output positions per image and taps the filter's window size (f32): x unfolded
 // and dy packed; plus 4 * chunks * K * C * taps for the partial dw when the sum is split. For
-// WINOGRAD 64 * (tiles * (C + K) + K * C * chunks) (plus 64 * K * C when split), tiles being
-// N * ceil(out_h / 2) * ceil(out_w / 2) rounded up to a multiple of the chunks.
+// WINOGRAD 4 * planes * (tiles * (C + K) + K * C * chunks) (plus 4 * planes * K * C when split),
+// tiles being N * ceil(out_h / m) * ceil(out_w / m) rounded up to a multiple of the chunks, with
+// m = 2 and 16 planes, or m = 4 and 36 planes under ConvMath::ALLOW_APPROXIMATE.
 Status conv_backward_filter_workspace_size(const Handle& handle, const TensorDesc& x_desc,
                                            const TensorDesc& dy_desc, const ConvDesc& conv,
                                            const FilterDesc& dw_desc, ConvBwdFilterAlgo algo,
