@@ -101,30 +101,53 @@ RowsSplit rows_split(const ConvGradGeom& g) {
   return s;
 }
 
+// col's fast lowering: a thread per row r = (n, o), decoded once, looping over a run of
+// kLowerEntries entries (filter elements of a group), each decoded once per block into shared
+// memory; so x is read and col written in runs along r, and an element costs a few integer adds
+// and compares. (The first version, a block row per entry and FastDiv steps per element, wrote
+// col at a quarter of the bandwidth on ResNet-18's 7x7 stem: 0.42 ms, ncu on the H200.)
+constexpr int kLowerEntries = 64;
+
 __global__ void lower_x_rows_kernel(ConvGradGeom g, RowsSplit split, const float* __restrict__ x,
                                     float* col, int rows, int64_t entries) {
+  __shared__ int e_col[kLowerEntries];       // the entry's row of col
+  __shared__ int e_x[kLowerEntries];         // its channel's offset in x
+  __shared__ int e_base[kLowerEntries][3];   // input position = o * stride + base, per axis
   const int64_t row = g.row();
-  for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {  // e = group * row + j
-    const int64_t grp = e / row;
-    const FilterTap f = filter_tap(g, e - grp * row);
-    float* out = col + (grp * row + filter_offset(g, f)) * rows;
-    const float* xc = x + (grp * g.cg + f.c) * g.xs_c;
-    int base[3];  // input position = o * stride + base
-    for (int d = 0; d < 3; ++d) {
-      const int64_t t = g.flip ? g.win[d] - 1 - f.t[d] : f.t[d];
-      base[d] = static_cast<int>(t * g.dil[d] - g.pad[d]);
-    }
-    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
-      int n, o[3];
-      split.at(r, &n, o);
-      int off = n * static_cast<int>(g.xs_n);
-      bool inside = true;
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  int n = 0, o[3] = {0, 0, 0};
+  if (r < rows) split.at(r, &n, o);
+  int xn = n * static_cast<int>(g.xs_n), ob[3], in[3], xs[3];
+  for (int d = 0; d < 3; ++d) {
+    ob[d] = o[d] * static_cast<int>(g.stride[d]);
+    in[d] = static_cast<int>(g.in[d]);
+    xs[d] = static_cast<int>(g.xs[d]);
+  }
+  for (int64_t e0 = blockIdx.y * int64_t(kLowerEntries); e0 < entries; e0 += gridDim.y * int64_t(kLowerEntries)) {
+    const int count = static_cast<int>(entries - e0 < kLowerEntries ? entries - e0 : kLowerEntries);
+    __syncthreads();  // the previous run's entries are read
+    if (threadIdx.x < count) {
+      const int64_t e = e0 + threadIdx.x, grp = e / row;  // e = group * row + j
+      const FilterTap f = filter_tap(g, e - grp * row);
+      e_col[threadIdx.x] = static_cast<int>(grp * row + filter_offset(g, f));
+      e_x[threadIdx.x] = static_cast<int>((grp * g.cg + f.c) * g.xs_c);
       for (int d = 0; d < 3; ++d) {
-        const int i = o[d] * static_cast<int>(g.stride[d]) + base[d];
-        inside = inside && i >= 0 && i < static_cast<int>(g.in[d]);
-        off += i * static_cast<int>(g.xs[d]);
+        const int64_t t = g.flip ? g.win[d] - 1 - f.t[d] : f.t[d];
+        e_base[threadIdx.x][d] = static_cast<int>(t * g.dil[d] - g.pad[d]);
       }
-      out[r] = inside ? xc[off] : 0.f;
+    }
+    __syncthreads();
+    if (r >= rows) continue;
+    for (int k = 0; k < count; ++k) {
+      int off = xn + e_x[k];
+      bool inside = true;
+#pragma unroll
+      for (int d = 0; d < 3; ++d) {
+        const int i = ob[d] + e_base[k][d];
+        inside = inside && i >= 0 && i < in[d];
+        off += i * xs[d];
+      }
+      col[static_cast<int64_t>(e_col[k]) * rows + r] = inside ? x[off] : 0.f;
     }
   }
 }
@@ -285,7 +308,9 @@ Status conv_backward_filter_lower(const Handle& h, const TensorDesc& x_desc, con
     const RowsSplit split = rows_split(g);
     const int threads = 256;
     const int64_t x_blocks = std::min<int64_t>((rows + threads - 1) / threads, 1024);
-    lower_x_rows_kernel<<<dim3(static_cast<unsigned>(x_blocks), static_cast<unsigned>(std::min<int64_t>(entries, 65535))),
+    const int64_t runs = (entries + kLowerEntries - 1) / kLowerEntries;
+    lower_x_rows_kernel<<<dim3(static_cast<unsigned>((rows + threads - 1) / threads),
+                               static_cast<unsigned>(std::min<int64_t>(runs, 65535))),
                           threads, 0, h.stream()>>>(g, split, static_cast<const float*>(x), col,
                                                     static_cast<int>(rows), entries);
     JET_TRY(launch_status("conv_backward_filter (im2col)"));
