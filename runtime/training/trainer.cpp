@@ -200,6 +200,11 @@ struct Trainer::Impl {
     int64_t count = 0;
   };
   std::vector<Update> updates;
+  // All of them as one: the trainable parameters' values, gradients and optimizer states are
+  // runs laid out alike (the same order, sizes and padding; the padding zero in all and left zero
+  // by the elementwise updates), so one launch updates every parameter. ResNet-18's 62 SGD
+  // launches took 0.19 ms on the H200, most of it launch gaps.
+  Update all_updates;
   std::vector<float*> clip_grads;
   std::vector<int64_t> clip_counts;
   // What save() writes back: (tensor, where its current values are).
@@ -652,11 +657,13 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
   }
   memory.gradients = layout.end - param_grads_begin;
   const size_t state_begin = layout.end;
+  const bool adam = cfg.optimizer != OptimizerKind::SGD;
+  for (size_t i = 0; i < params.size(); ++i) {  // the first state of every parameter, then the second
+    if (params[i].trainable && (adam || cfg.sgd.momentum != 0.f)) state1_at[i] = layout.take(span(params[i].tensor));
+  }
+  const size_t state2_begin = layout.end;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!params[i].trainable) continue;
-    const bool adam = cfg.optimizer != OptimizerKind::SGD;
-    if (adam || cfg.sgd.momentum != 0.f) state1_at[i] = layout.take(span(params[i].tensor));
-    if (adam) state2_at[i] = layout.take(span(params[i].tensor));
+    if (params[i].trainable && adam) state2_at[i] = layout.take(span(params[i].tensor));
   }
   memory.optimizer = layout.end - state_begin;
   const size_t other_begin = layout.end;
@@ -732,6 +739,13 @@ Status Trainer::Impl::build(const TrainerConfig& cfg) {
     updates.push_back(u);
     clip_grads.push_back(u.grad);
     saved_tensors.push_back({t, v});
+  }
+  if (!updates.empty()) {
+    all_updates.value = reinterpret_cast<float*>(base + values_begin);
+    all_updates.grad = reinterpret_cast<float*>(base + param_grads_begin);
+    all_updates.state1 = updates[0].state1 ? reinterpret_cast<float*>(base + state_begin) : nullptr;
+    all_updates.state2 = updates[0].state2 ? reinterpret_cast<float*>(base + state2_begin) : nullptr;
+    all_updates.count = static_cast<int64_t>(memory.gradients / sizeof(float));
   }
   for (size_t f = 0; f < forward.size(); ++f) {
     Forward& fw = forward[f];
@@ -937,7 +951,8 @@ Status Trainer::step(const TrainBatch& batch, float* loss_out, int64_t* correct)
   }
   ++m.steps;
   JET_RETURN_IF_ERROR(m.mark(part++));
-  for (const Impl::Update& u : m.updates) {
+  if (!m.updates.empty()) {
+    const Impl::Update& u = m.all_updates;
     if (m.config.optimizer == OptimizerKind::SGD) {
       JET_RETURN_IF_ERROR(sgd_step(m.handle, m.config.sgd, u.count, u.value, u.grad, u.state1));
     } else {
