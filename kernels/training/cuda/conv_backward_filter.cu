@@ -78,11 +78,11 @@ __global__ void pack_dy_kernel(ConvGradGeom g, const float* __restrict__ dy, flo
   }
 }
 
-// The lowering's fast kernels, where every x and dy offset and the row count fit in 31 bits: a
-// block row (blockIdx.y) is one row of col (a filter element of a group) or of dyp (a channel),
-// whose decomposition is done once; its threads run along r = (n, o), so x and dy are read and
-// col written in runs, and each element costs two or three FastDiv steps instead of six 64-bit
-// divisions (bench/NOTES.md, 2026-11-27 seventh session).
+// The lowering's fast kernels, where every x and dy offset and the row count fit in 31 bits:
+// threads run along r = (n, o), so x and dy are read and col and dyp written in runs, with 32-bit
+// FastDiv steps instead of six 64-bit divisions an element (bench/NOTES.md, 2026-11-27 seventh
+// session). dyp: a block row (blockIdx.y) is one channel, each element decoded; col: see
+// lower_x_rows_kernel.
 struct RowsSplit {  // r -> (n, o0, o1, o2)
   FastDiv positions, out1, out2;
   JET_HOST_DEVICE void at(int r, int* n, int* o) const {
