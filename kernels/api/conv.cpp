@@ -292,8 +292,8 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
 }
 
 bool conv_forward_tactic_is_approximate(ConvAlgo algo, int32_t tactic) {
-  // kernels/cuda/conv_winograd.cu: tactics 3 and 4 run F(4x4, 3x3).
-  return algo == ConvAlgo::WINOGRAD && (tactic == 3 || tactic == 4);
+  // kernels/cuda/conv_winograd.cu: tactics 3, 4 and 6 run F(4x4, 3x3).
+  return algo == ConvAlgo::WINOGRAD && (tactic == 3 || tactic == 4 || tactic == 6);
 }
 
 Status choose_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc,

@@ -13,7 +13,7 @@
 // F(4x4) multiplies 2.25 times an output and channel against F(2x2)'s 4, and its V and M hold
 // 2.25 floats an input / output element against 4, but it is less accurate: its transforms have
 // coefficients up to 8 and 1/24 (in f32 up to 1.6e-5 of the output's magnitude at 20-60
-// channels, growing with depth; ~1e-6 for F(2x2)), so it is a tactic (3, 4) that f32 callers opt
+// channels, growing with depth; ~1e-6 for F(2x2)), so it is a tactic (3, 4, 6) that f32 callers opt
 // into (conv_forward_tactic_is_approximate), tactic 0's choice only with ConvMath::ALLOW_APPROXIMATE.
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
@@ -74,11 +74,11 @@ struct WinoTx<4> {  // points 0, 1, -1, 2, -2, infinity
   }
 };
 
-// The output tile of a WINOGRAD tactic: 1 and 2 F(2x2), 3 and 4 F(4x4); 0 (the heuristic)
+// The output tile of a WINOGRAD tactic: 1, 2 and 5 F(2x2), 3, 4 and 6 F(4x4); 0 (the heuristic)
 // F(2x2), or F(4x4) where the descriptor allows approximate math (ConvMath).
 int wino_tile(const ConvGeom& g) {
   if (g.tactic == 0) return g.approximate ? 4 : 2;
-  return g.tactic == 3 || g.tactic == 4 ? 4 : 2;
+  return g.tactic == 3 || g.tactic == 4 || g.tactic == 6 ? 4 : 2;
 }
 
 // Sizes of the three workspace arrays, in floats.
@@ -250,44 +250,56 @@ winograd_gemm(WinoGemm q, const float* __restrict__ u, const float* __restrict__
   });
 }
 
-// The same GEMM on 128 x 128 block tiles with 8-deep steps: 256 threads with an 8 x 8 register
-// tile each (the f32 engine's fma_step_8x8, gemm_core.cuh), whose shared-memory reads are float4s
-// (4 per 64 FMAs, against 8 scalar reads per 16 in winograd_gemm). The next step's tiles
-// are loaded into registers during this step's FMAs and stored to the other half of a double
-// buffer: one barrier a step. For the batch-32 layers, whose GEMMs are large: ResNet-50's f32
-// 3x3 layers at N=32 spent most of their time in winograd_gemm.
-constexpr int kBigTm = 128, kBigTn = 128, kBigTk = 8;
+// The same GEMM on TM x 128 block tiles (TM = 128, or 64 for the layers of at most 64 output
+// channels, which a 128-row tile would leave half empty) with 8-deep steps: TM * 2 threads with an
+// 8 x 8 register tile each (the f32 engine's fma_step_8x8, gemm_core.cuh), whose shared-memory
+// reads are float4s (4 per 64 FMAs, against 8 scalar reads per 16 in winograd_gemm). The next
+// step's tiles are loaded into registers during this step's FMAs and stored to the other half of
+// a double buffer: one barrier a step. For the batch-32 layers, whose GEMMs are large: ResNet-50's
+// f32 3x3 layers at N=32 spent most of their time in winograd_gemm.
+constexpr int kBigTn = 128, kBigTk = 8;
 constexpr int kBigPad = 4;  // row padding (fma_step_8x8's layout): transposed stores in distinct banks
 
-__global__ void __launch_bounds__(256, 2)
+// 256 / TM blocks an SM: 128 registers a thread at most, 16 warps an SM for both tiles.
+template <int TM>
+__global__ void __launch_bounds__(TM * 2, 256 / TM)
 winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restrict__ v,
                   float* __restrict__ m) {
-  __shared__ __align__(16) float as[2][kBigTk][kBigTm + kBigPad];  // A, transposed: [kk][row]
+  constexpr int kThreads = TM * 2;
+  constexpr int kBRuns = kBigTk * kBigTn / (kThreads * 4);  // B's runs of 4 a thread per step
+  __shared__ __align__(16) float as[2][kBigTk][TM + kBigPad];      // A, transposed: [kk][row]
   __shared__ __align__(16) float bs[2][kBigTk][kBigTn + kBigPad];  // B: [kk][col]
   const int tid = threadIdx.x;
   const int tx = tid % 16, ty = tid / 16;
-  // Loads, 4 elements a thread per step. A (U's rows are depth-contiguous): row tid / 2, depths
-  // (tid % 2) * 4 + 0..3. B with contiguous columns: depth tid / 32, columns (tid % 32) * 4 + 0..3;
-  // with contiguous depth (channels-last V): column tid / 2, depths (tid % 2) * 4 + 0..3.
+  // Loads, runs of 4 elements a step. A (U's rows are depth-contiguous): row tid / 2, depths
+  // (tid % 2) * 4 + 0..3. B with contiguous columns: depth tid / 32 (+ kThreads / 32 for the
+  // second run of the 64-row tile), columns (tid % 32) * 4 + 0..3; with contiguous depth
+  // (channels-last V): column tid / 2 (+ kThreads / 2), depths (tid % 2) * 4 + 0..3.
   const bool b_cols_contiguous = q.v_col == 1;
   const int a_row = tid / 2, a_d = (tid % 2) * 4;
-  const int b_d = b_cols_contiguous ? tid / 32 : (tid % 2) * 4;
-  const int b_col = b_cols_contiguous ? (tid % 32) * 4 : tid / 2;
-  for_each_block_tile<kBigTm, kBigTn>(q, [&](int64_t b, int64_t row0, int64_t col0) {
+  int b_d[kBRuns], b_col[kBRuns];
+  for (int r = 0; r < kBRuns; ++r) {
+    b_d[r] = b_cols_contiguous ? tid / 32 + r * (kThreads / 32) : (tid % 2) * 4;
+    b_col[r] = b_cols_contiguous ? (tid % 32) * 4 : tid / 2 + r * (kThreads / 2);
+  }
+  for_each_block_tile<TM, kBigTn>(q, [&](int64_t b, int64_t row0, int64_t col0) {
     const float* a = q.u_of(u, b);
     const float* bm = q.v_of(v, b);
     float* c = q.m_of(m, b);
-    // Per tile: each thread's first element of A and B and how much of its 4 is in range; per
-    // step only the depth is checked.
+    // Per tile: each thread's first element of A and of each B run and how much of its 4 is in
+    // range; per step only the depth is checked.
     const bool a_ok = row0 + a_row < q.kg;
     const float* pa = a + (a_ok ? row0 + a_row : 0) * q.cg + a_d;
-    const int64_t b_col_left = q.p - (col0 + b_col);  // columns from this thread's first on
-    const bool b_ok = b_col_left > 0;
-    const int b_cols = b_cols_contiguous ? static_cast<int>(b_col_left < 4 ? (b_ok ? b_col_left : 0) : 4)
-                                         : (b_ok ? 1 : 0);
-    const float* pb = bm + (b_ok ? col0 + b_col : 0) * q.v_col + b_d * q.v_d;
-    float next_a[4], next_b[4];
-    // A thread's 4 elements of each operand are contiguous: one float4 where they are all in
+    int b_cols[kBRuns];
+    const float* pb[kBRuns];
+    for (int r = 0; r < kBRuns; ++r) {
+      const int64_t b_col_left = q.p - (col0 + b_col[r]);  // columns from the run's first on
+      const bool b_ok = b_col_left > 0;
+      b_cols[r] = b_cols_contiguous ? static_cast<int>(b_col_left < 4 ? (b_ok ? b_col_left : 0) : 4) : (b_ok ? 1 : 0);
+      pb[r] = bm + (b_ok ? col0 + b_col[r] : 0) * q.v_col + b_d[r] * q.v_d;
+    }
+    float next_a[4], next_b[kBRuns][4];
+    // A thread's 4 elements of each run are contiguous: one float4 where they are all in
     // range and aligned (q.a_vec, q.b_vec), else element by element with zeros outside.
     auto load4 = [](const float* p, int in_range, bool vec, float* out) {
       if (vec && in_range >= 4) {
@@ -303,21 +315,25 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
     auto load = [&](int64_t d0) {
       const int64_t a_left = q.cg - d0 - a_d;  // depths from this thread's first on
       load4(pa + d0, a_ok ? static_cast<int>(a_left < 4 ? (a_left > 0 ? a_left : 0) : 4) : 0, q.a_vec, next_a);
-      const int64_t b_left = q.cg - d0 - b_d;
-      if (b_cols_contiguous) {
-        load4(pb + d0 * q.v_d, b_left > 0 ? b_cols : 0, q.b_vec, next_b);
-      } else {
-        load4(pb + d0, b_cols > 0 ? static_cast<int>(b_left < 4 ? (b_left > 0 ? b_left : 0) : 4) : 0, q.b_vec,
-              next_b);
+      for (int r = 0; r < kBRuns; ++r) {
+        const int64_t b_left = q.cg - d0 - b_d[r];
+        if (b_cols_contiguous) {
+          load4(pb[r] + d0 * q.v_d, b_left > 0 ? b_cols[r] : 0, q.b_vec, next_b[r]);
+        } else {
+          load4(pb[r] + d0, b_cols[r] > 0 ? static_cast<int>(b_left < 4 ? (b_left > 0 ? b_left : 0) : 4) : 0,
+                q.b_vec, next_b[r]);
+        }
       }
     };
     auto store = [&](int buf) {
       for (int i = 0; i < 4; ++i) {
         as[buf][a_d + i][a_row] = next_a[i];
-        if (b_cols_contiguous) {
-          bs[buf][b_d][b_col + i] = next_b[i];
-        } else {
-          bs[buf][b_d + i][b_col] = next_b[i];
+        for (int r = 0; r < kBRuns; ++r) {
+          if (b_cols_contiguous) {
+            bs[buf][b_d[r]][b_col[r] + i] = next_b[r][i];
+          } else {
+            bs[buf][b_d[r] + i][b_col[r]] = next_b[r][i];
+          }
         }
       }
     };
@@ -329,17 +345,17 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
     for (int64_t d0 = 0; d0 < q.cg; d0 += kBigTk) {
       const bool more = d0 + kBigTk < q.cg;
       if (more) load(d0 + kBigTk);
-      gemm::fma_step_8x8<kBigTm, kBigTn, kBigTk>(as[buf], bs[buf], ty, tx, acc);
+      gemm::fma_step_8x8<TM, kBigTn, kBigTk>(as[buf], bs[buf], ty, tx, acc);
       // The other buffer was last read before the previous step's barrier.
       if (more) store(buf ^ 1);
       __syncthreads();
       buf ^= 1;
     }
     for (int i = 0; i < 8; ++i) {
-      const int64_t gr = row0 + (i < 4 ? 0 : 64) + ty * 4 + i % 4;
+      const int64_t gr = row0 + (i < 4 ? 0 : TM / 2) + ty * 4 + i % 4;
       if (gr >= q.kg) continue;
       for (int j = 0; j < 8; ++j) {
-        const int64_t gc = col0 + (j < 4 ? 0 : 64) + tx * 4 + j % 4;
+        const int64_t gc = col0 + (j < 4 ? 0 : kBigTn / 2) + tx * 4 + j % 4;
         if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
       }
     }
@@ -446,14 +462,24 @@ bool engine_fits(const ConvGeom& g, const WinoSizes& s) {
          s.positions * g.groups <= gemm::kMaxDim && (s.p + 63) / 64 < 65535;
 }
 
-// The GEMM's tile: tactics 1 and 3 the 64 x 64 kernel, 2 and 4 the 128 x 128 one (channels-last:
-// the f32 engine's, run_big_gemm); tactic 0 takes
-// the larger where its blocks give every SM one (ResNet-50 f32 at N=1 does not: 16-64 blocks).
-bool winograd_big_gemm(const Handle& h, const ConvGeom& g) {
-  if (g.tactic != 0) return g.tactic == 2 || g.tactic == 4;
+// The GEMM's tile (tactic t: F(2x2) for 1, 2 and 5, F(4x4) for 3, 4 and 6):
+//   SMALL  64 x 64, winograd_gemm (tactics 1, 3);
+//   BIG    128 x 128, winograd_gemm_big<128> (channels-last: the f32 engine's, run_big_gemm) (2, 4);
+//   HALF   64 x 128, winograd_gemm_big<64>: layers of at most 64 output channels (a group's),
+//          whose GEMM half fills BIG's rows (5, 6).
+// Tactic 0 takes a 128-column tile where its blocks give every SM one (ResNet-50 f32 at N=1 does
+// not: 16-64 blocks), HALF where the rows fit in it.
+enum class WinoGemmTile { SMALL, BIG, HALF };
+
+WinoGemmTile winograd_gemm_tile(const Handle& h, const ConvGeom& g) {
+  if (g.tactic != 0) {
+    if (g.tactic == 5 || g.tactic == 6) return WinoGemmTile::HALF;
+    return g.tactic == 2 || g.tactic == 4 ? WinoGemmTile::BIG : WinoGemmTile::SMALL;
+  }
   const WinoSizes s = wino_sizes(g);
-  const int64_t blocks = (s.p + kBigTn - 1) / kBigTn * ((g.kg + kBigTm - 1) / kBigTm) * s.positions * g.groups;
-  return blocks >= h.sm_count();
+  const int64_t blocks = (s.p + kBigTn - 1) / kBigTn * ((g.kg + 127) / 128) * s.positions * g.groups;
+  if (blocks < h.sm_count()) return WinoGemmTile::SMALL;
+  return g.kg <= 64 ? WinoGemmTile::HALF : WinoGemmTile::BIG;
 }
 
 template <class T, int M>
@@ -490,16 +516,18 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   // B's runs: columns of V (4 apart from depth to depth: P; batches c * P, cg * P) or channels
   // (c apart; batches c * P, cg).
   q.b_vec = aligned16(v) && (s.v_pc ? g.c % 4 == 0 && g.cg % 4 == 0 : s.p % 4 == 0);
-  const bool big = winograd_big_gemm(h, g);
-  const int tm = big ? kBigTm : kTm, tn = big ? kBigTn : kTn;
+  const WinoGemmTile tile = winograd_gemm_tile(h, g);
+  const int tm = tile == WinoGemmTile::BIG ? 128 : 64, tn = tile == WinoGemmTile::SMALL ? kTn : kBigTn;
   const int64_t gx = (s.p + tn - 1) / tn, gy = (g.kg + tm - 1) / tm;
   const dim3 grid(static_cast<unsigned>(gx < 65535 * 64 ? gx : 65535 * 64),
                   static_cast<unsigned>(gy < 65535 ? gy : 65535),
                   static_cast<unsigned>(q.batches < 65535 ? q.batches : 65535));
-  if (big && s.v_pc && engine_fits(g, s)) {
+  if (tile == WinoGemmTile::BIG && s.v_pc && engine_fits(g, s)) {
     JET_TRY(run_big_gemm(h, q, u, v, m));
-  } else if (big) {
-    winograd_gemm_big<<<grid, 256, 0, st>>>(q, u, v, m);
+  } else if (tile == WinoGemmTile::BIG) {
+    winograd_gemm_big<128><<<grid, 256, 0, st>>>(q, u, v, m);
+  } else if (tile == WinoGemmTile::HALF) {
+    winograd_gemm_big<64><<<grid, 128, 0, st>>>(q, u, v, m);
   } else {
     winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
   }
@@ -515,7 +543,7 @@ bool winograd_applies(const ConvGeom& g) {
          g.stride[2] == 1 && g.dil[1] == 1 && g.dil[2] == 1;
 }
 
-int winograd_tactic_count() { return 4; }
+int winograd_tactic_count() { return 6; }
 
 size_t winograd_workspace(const ConvGeom& g, DType) {
   const WinoSizes s = wino_sizes(g);

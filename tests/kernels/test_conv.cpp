@@ -674,10 +674,11 @@ TEST_CASE("conv_forward WINOGRAD") {
 }
 
 // WINOGRAD's tactics (CUDA: F(2x2, 3x3) with the transformed GEMM on 64 x 64 or 128 x 128 tiles,
-// then F(4x4, 3x3) with each) each run directly,
+// then F(4x4, 3x3) with each, then both with 64 x 128 tiles) each run directly,
 // on both layout families, with more than one block of each tile each way and partial edges
-// (K = 130 over 128 rows; 512 F(2x2) and 128 F(4x4) tiles of the 32 x 32 maps, partial edge tiles
-// on the 19 x 23 one), groups, depth not a multiple of the 8- and 16-deep steps, a flipped filter.
+// (K = 130 over 128 and 64 rows; 512 F(2x2) and 128 F(4x4) tiles of the 32 x 32 maps, partial edge
+// tiles on the 19 x 23 one), groups, depth not a multiple of the 8- and 16-deep steps, a flipped
+// filter.
 TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
   const std::vector<ConvCase> cases = {
       make_case("N=2 32x32 C=20 K=130 3x3", {2, 20, 32, 32}, {130, 20, 3, 3}, {1, 1}, {1, 1},
@@ -689,14 +690,15 @@ TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
       {Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}, {Layout::CHANNELS_LAST, Layout::CHANNELS_LAST}};
   for (const Handle& h : test_handles()) {
     if (!is_cuda(h)) continue;  // the CPU backend has no WINOGRAD
-    for (int tactic = 1; tactic <= 4; ++tactic) {
+    for (int tactic = 1; tactic <= 6; ++tactic) {
       CAPTURE(tactic);
       SweepOpts opts;
       opts.tactic = tactic;
+      const bool f4x4 = tactic == 3 || tactic == 4 || tactic == 6;
       // F(4x4, 3x3) in f32: up to 1.6e-5 of (|y| + rms y) measured on these cases (H200), against
       // tol_for(F32) = 1e-5 for the exact algorithms (conv_forward_tactic_is_approximate).
-      CHECK(conv_forward_tactic_is_approximate(ConvAlgo::WINOGRAD, tactic) == (tactic >= 3));
-      if (tactic >= 3) opts.f32_tol = 5e-5;
+      CHECK(conv_forward_tactic_is_approximate(ConvAlgo::WINOGRAD, tactic) == f4x4);
+      if (f4x4) opts.f32_tol = 5e-5;
       for (const ConvCase& c : cases) sweep_conv_forward(h, ConvAlgo::WINOGRAD, c, layouts, opts);
     }
     // ConvMath::ALLOW_APPROXIMATE: tactic 0 runs F(4x4) (its workspace is tactic 3's, not
@@ -742,9 +744,9 @@ TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
     const FilterDesc wd = filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims);
     int count = -1;
     REQUIRE_OK(conv_forward_tactic_count(h, xd, wd, conv_desc(c), yd, ConvAlgo::WINOGRAD, &count));
-    CHECK(count == 4);
+    CHECK(count == 6);
     size_t bytes = 0;
-    CHECK_STATUS(conv_forward_workspace_size(h, xd, wd, conv_desc(c).with_tactic(5), yd, ConvAlgo::WINOGRAD,
+    CHECK_STATUS(conv_forward_workspace_size(h, xd, wd, conv_desc(c).with_tactic(7), yd, ConvAlgo::WINOGRAD,
                                              &bytes),
                  StatusCode::NOT_SUPPORTED);
   }

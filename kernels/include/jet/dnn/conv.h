@@ -141,7 +141,7 @@ Status conv_forward_tactic_count(const Handle& handle, const TensorDesc& x_desc,
                                  const FilterDesc& w_desc, const ConvDesc& conv,
                                  const TensorDesc& y_desc, ConvAlgo algo, int* count);
 
-// Whether a tactic trades f32 accuracy for speed: WINOGRAD's 3 and 4, F(4x4, 3x3), whose f32
+// Whether a tactic trades f32 accuracy for speed: WINOGRAD's 3, 4 and 6, F(4x4, 3x3), whose f32
 // error reaches ~2e-5 of the output's magnitude at 20-60 channels and grows with the depth, where
 // the other algorithms and tactics stay within the 1e-5 this library holds f32 to. Like a TF32
 // math mode, they are opt-in: find_conv_forward_algo (and so tuning) leaves them out for f32
