@@ -29,8 +29,9 @@ constexpr uint32_t bit(int k) { return k >= 0 ? 1u << k : 0u; }
 
 // ---------------------------------------------------------------------------------------------
 // Conv: y = act(alpha1 * conv(x, w) + alpha2 * z + bias). The activation's backward turns dy
-// into d(pre-activation) in place, then: dx by conv_backward_data, dw by conv_backward_filter,
-// dbias by conv_backward_bias, dz = alpha2 * dpre.
+// into d(pre-activation) in place, with dbias in the same pass (conv_backward_bias_activation;
+// conv_backward_bias without an activation), then: dx by conv_backward_data, dw by
+// conv_backward_filter, dz = alpha2 * dpre.
 
 uint32_t params_conv(const PreparedOp& op) {
   return bit(1) | bit(op.data.as<ConvPrepared>().bias_input);
@@ -77,7 +78,7 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
   if (wants(grad_inputs, 1))
     choose_filter_algo(h, op.in_descs[0], op.out_desc, c.conv, c.filter, plan->workspace_limit, &filter, &ws_filter);
   // The bias gradient (several blocks per channel on CUDA where the channels are few) runs
-  // after them in the same workspace.
+  // before them in the same workspace.
   size_t ws_bias = 0;
   if (c.bias_input >= 0 && wants(grad_inputs, c.bias_input)) {
     JET_RETURN_IF_ERROR(conv_backward_bias_workspace_size(h, op.out_desc, &ws_bias));
@@ -90,11 +91,22 @@ Status plan_conv(const Handle& h, const PreparedOp& op, uint32_t grad_inputs, Ba
 Status run_conv(const BackwardArgs& a) {
   const ConvPrepared& c = a.op.data.as<ConvPrepared>();
   const TensorDesc& yd = a.op.out_desc;
+  const bool bias = c.bias_input >= 0 && a.din[c.bias_input];
   if (c.act.mode != ActivationMode::IDENTITY) {
     // ReLU's derivative from its output (y > 0 exactly where the pre-activation is): the forward
-    // keeps no pre-activation for it (conv_needs_pre_activation).
+    // keeps no pre-activation for it (conv_needs_pre_activation). With a bias gradient, both in
+    // one pass over dy.
     const void* x = c.act.mode == ActivationMode::RELU ? a.out : a.pre;
-    JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, x, yd, a.dy, 0.f, yd, a.dy));
+    if (bias) {
+      JET_RETURN_IF_ERROR(conv_backward_bias_activation(a.handle, c.act, yd, x, yd, a.dy, yd, a.dy, 1.f,
+                                                        a.din_beta[c.bias_input], c.bias_view, a.din[c.bias_input],
+                                                        a.workspace, a.workspace_bytes));
+    } else {
+      JET_RETURN_IF_ERROR(activation_backward(a.handle, c.act, 1.f, yd, x, yd, a.dy, 0.f, yd, a.dy));
+    }
+  } else if (bias) {
+    JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
+                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   if (a.din[0]) {
     JET_RETURN_IF_ERROR(conv_backward_data(a.handle, c.alpha1, c.filter, a.in[1], yd, a.dy, c.conv,
@@ -106,10 +118,6 @@ Status run_conv(const BackwardArgs& a) {
                                              c.conv.with_tactic(0),
                                              static_cast<ConvBwdFilterAlgo>(a.plan.algo & 0xffff), a.workspace,
                                              a.workspace_bytes, a.din_beta[1], c.filter, a.din[1]));
-  }
-  if (c.bias_input >= 0 && a.din[c.bias_input]) {
-    JET_RETURN_IF_ERROR(conv_backward_bias(a.handle, 1.f, yd, a.dy, a.din_beta[c.bias_input], c.bias_view,
-                                           a.din[c.bias_input], a.workspace, a.workspace_bytes));
   }
   if (c.residual_input >= 0 && a.din[c.residual_input]) {
     const int r = c.residual_input;

@@ -140,3 +140,63 @@ TEST_CASE("CUDA conv_backward_bias with its workspace: several blocks per channe
     }
   }
 }
+
+// The fused activation backward and bias gradient against the CPU's composition of the two
+// routines: NCHW maps whose merged H x W is a multiple of 4 (the 16-byte walk) and one that is
+// not, channels-last and padded tensors (the element walk), x in another layout than dy, dpre in
+// place over dy or separate, with and without the workspace (several blocks a channel), and two
+// runs giving the same bits.
+TEST_CASE("CUDA conv_backward_bias_activation against the CPU: both walks, in place, workspace") {
+  struct Case {
+    std::vector<int64_t> dims;
+    Layout x, dy;
+  };
+  const Case cases[] = {
+      {{4, 3, 64, 64}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+      {{2, 5, 12, 8}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+      {{6, 2, 37, 41}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+      {{3, 8, 16, 16}, Layout::CHANNELS_LAST, Layout::CHANNELS_LAST},
+      {{3, 6, 16, 20}, Layout::PADDED, Layout::CHANNELS_FIRST},
+      {{2, 4, 3, 8, 8}, Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST},
+  };
+  int round = 0;
+  for (const Case& c : cases) {
+    for (const bool workspace : {false, true}) {
+      ++round;
+      const ActivationDesc act = round % 3 == 0 ? ActivationDesc::sigmoid() : ActivationDesc::relu();
+      const bool in_place = round % 2 == 0;
+      CAPTURE(dims_str(c.dims));
+      CAPTURE(std::string(layout_name(c.x)) + " " + layout_name(c.dy));
+      CAPTURE(workspace);
+      CAPTURE(in_place);
+      HostTensor x(make_desc(DType::F32, c.dims, c.x)), dy(make_desc(DType::F32, c.dims, c.dy));
+      x.fill_random();
+      dy.fill_random();
+      std::vector<int64_t> bdims(c.dims.size(), 1);
+      bdims[1] = c.dims[1];
+      HostTensor db(make_desc(DType::F32, bdims, Layout::PADDED));
+      const float alpha = in_place ? 1.f : 1.5f, beta = in_place ? 0.f : 0.5f;
+      if (beta == 0.f) db.poison(); else db.fill_random();
+      HostTensor dpre = in_place ? dy : HostTensor(dy.desc());
+      if (!in_place) dpre.poison();
+      const auto run = [&](const Handle& h, Staging& st, std::vector<HostTensor>& o) {
+        size_t need = 0;
+        if (workspace) REQUIRE_OK(conv_backward_bias_workspace_size(h, dy.desc(), &need));
+        void* ws = need ? st.scratch(need) : nullptr;
+        const void* xp = st.in(x);
+        void* dpp = st.out(o[0]);
+        const void* dyp = in_place ? dpp : st.in(dy);
+        REQUIRE_OK(conv_backward_bias_activation(h, act, x.desc(), xp, dy.desc(), dyp, o[0].desc(), dpp, alpha, beta,
+                                                 o[1].desc(), st.out(o[1]), ws, need));
+      };
+      compare_cuda_with_cpu(run, {dpre, db}, 1e-5);
+      std::vector<HostTensor> a = {dpre, db}, b = {dpre, db};
+      for (std::vector<HostTensor>* o : {&a, &b}) {
+        Staging st(gpu_handle());
+        run(gpu_handle(), st, *o);
+        st.finish();
+      }
+      CHECK(std::memcmp(a[1].data(), b[1].data(), a[1].desc().span_bytes()) == 0);
+    }
+  }
+}

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/activation.h"
 #include "reference/conv.h"
 #include "training/grad_check.h"
 
@@ -259,6 +260,91 @@ TEST_CASE("conv_backward_bias matches central differences") {
     REQUIRE_OK(conv_backward_bias(h, alpha, dy.desc(), dy.data(), beta, db.desc(), db.data()));
     check_vjp(db, before, want, alpha, beta);
   }
+}
+
+// The fused activation backward and bias gradient against central differences of the float64
+// forward y = act(x + b) (b broadcast over N and the spatial dims): dpre = dy * act'(x) is the
+// gradient with respect to x, db the one with respect to b. Random ranks, dims and a layout per
+// tensor (the CUDA side's vector and scalar walks are compared with this in gpu_conv.cpp),
+// alpha/beta != (1, 0), poisoned outputs, and dpre in place over dy.
+TEST_CASE("conv_backward_bias_activation matches central differences") {
+  const Handle h = Handle::cpu();
+  const ActivationDesc acts[] = {ActivationDesc::relu(), ActivationDesc::leaky_relu(0.1f),
+                                 ActivationDesc::sigmoid(), ActivationDesc::identity()};
+  for (int round = 0; round < (reduced_tests() ? 8 : 16); ++round) {
+    const ActivationDesc& act = acts[round % 4];
+    const int rank = static_cast<int>(uniform_int(3, 5));
+    const std::vector<int64_t> dims = random_dims(rank, 1, rank == 5 ? 4 : 7);
+    std::vector<int64_t> bdims(dims.size(), 1);
+    bdims[1] = dims[1];
+    std::vector<double> xv = random_values(DType::F32, dims);
+    for (double& v : xv) v = static_cast<float>(std::fabs(v) < 1e-3 ? 2e-3 : v);  // off ReLU's kink
+    const std::vector<double> dyv = random_values(DType::F32, dims);
+    const std::vector<double> zero_b(static_cast<size_t>(dims[1]), 0.0);
+    const int64_t inner = count(dims) / dims[0] / dims[1];
+    const auto forward = [&](const std::vector<double>& x, const std::vector<double>& b) {
+      std::vector<double> y(x.size());
+      for (size_t i = 0; i < y.size(); ++i)
+        y[i] = ref::activation(act, x[i] + b[static_cast<size_t>(static_cast<int64_t>(i) / inner % dims[1])]);
+      return y;
+    };
+    const Vjp want_dpre = numeric_vjp([&](const std::vector<double>& x) { return forward(x, zero_b); }, xv, dyv);
+    const Vjp want_db = numeric_vjp([&](const std::vector<double>& b) { return forward(xv, b); }, zero_b, dyv);
+    const HostTensor x = tensor_with(make_desc(DType::F32, dims, random_layout()), xv);
+    const HostTensor dy = tensor_with(make_desc(DType::F32, dims, random_layout()), dyv);
+    const bool in_place = round % 3 == 0;
+    HostTensor dpre = in_place ? dy : HostTensor(make_desc(DType::F32, dims, random_layout()));
+    if (!in_place) dpre.poison();
+    const HostTensor dpre_before = dpre;
+    HostTensor db(make_desc(DType::F32, bdims, Layout::PADDED));
+    const float alpha = round % 2 ? 2.f : 1.f, beta = round % 2 ? 0.5f : 0.f;
+    if (beta == 0.f) db.poison(); else db.fill_random();
+    const HostTensor db_before = db;
+    CAPTURE(std::string(activation_mode_name(act.mode)));
+    CAPTURE(dims_str(dims));
+    CAPTURE(in_place);
+    REQUIRE_OK(conv_backward_bias_activation(h, act, x.desc(), x.data(), dy.desc(), in_place ? dpre.data() : dy.data(),
+                                             dpre.desc(), dpre.data(), alpha, beta, db.desc(), db.data(), nullptr, 0));
+    check_vjp(dpre, dpre_before, want_dpre, 1.0, 0.0);
+    check_vjp(db, db_before, want_db, alpha, beta);
+  }
+}
+
+TEST_CASE("conv_backward_bias_activation propagates NaN and rejects bad input, naming it") {
+  const Handle h = Handle::cpu();
+  const TensorDesc d = TensorDesc::nchw(DType::F32, 1, 2, 1, 2);
+  const TensorDesc bd = TensorDesc::nchw(DType::F32, 1, 2, 1, 1);
+  const float nan = std::nanf("");
+  // A NaN in x reaches dpre and its channel's db; a NaN in dy where ReLU's derivative is 0 too.
+  float x[4] = {nan, 1.f, -1.f, 2.f}, dy[4] = {1.f, 1.f, nan, 1.f}, dpre[4] = {}, db[2] = {};
+  REQUIRE_OK(conv_backward_bias_activation(h, ActivationDesc::relu(), d, x, d, dy, d, dpre, 1.f, 0.f, bd, db,
+                                           nullptr, 0));
+  CHECK(std::isnan(dpre[0]));
+  CHECK(dpre[1] == 1.f);
+  CHECK(std::isnan(dpre[2]));
+  CHECK(dpre[3] == 1.f);
+  CHECK(std::isnan(db[0]));
+  CHECK(std::isnan(db[1]));
+  const auto fails = [&](const Status& st, const char* what) {
+    CHECK(st.code() != StatusCode::SUCCESS);
+    CHECK(st.message().find("conv_backward_bias_activation") != std::string::npos);
+    CHECK(st.message().find(what) != std::string::npos);
+  };
+  const ActivationDesc relu = ActivationDesc::relu();
+  fails(conv_backward_bias_activation(h, relu, d, nullptr, d, dy, d, dpre, 1.f, 0.f, bd, db, nullptr, 0), "x");
+  fails(conv_backward_bias_activation(h, relu, TensorDesc::nchw(DType::F32, 1, 2, 2, 1), x, d, dy, d, dpre, 1.f, 0.f,
+                                      bd, db, nullptr, 0),
+        "dims");
+  fails(conv_backward_bias_activation(h, relu, d, x, d, dy, d, dpre, 1.f, 0.f, TensorDesc::nchw(DType::F32, 1, 4, 1, 1),
+                                      db, nullptr, 0),
+        "db");
+  fails(conv_backward_bias_activation(h, relu, d, x, d, dy, d, dpre, 1.f, 0.f, bd, dpre, nullptr, 0), "db");
+  fails(conv_backward_bias_activation(h, ActivationDesc::clip(1.f, 0.f), d, x, d, dy, d, dpre, 1.f, 0.f, bd, db,
+                                      nullptr, 0),
+        "conv_backward_bias_activation");
+  // In place over dy with another layout.
+  const TensorDesc t = TensorDesc::strided(DType::F32, {1, 2, 1, 2}, {4, 1, 4, 2});
+  fails(conv_backward_bias_activation(h, relu, d, x, d, dy, t, dy, 1.f, 0.f, bd, db, nullptr, 0), "dpre");
 }
 
 TEST_CASE("conv_backward_filter and conv_backward_bias reject bad input, naming it") {

@@ -17,6 +17,10 @@ JET_CPU_ENTRY(conv_backward_bias, float alpha, const TensorDesc& dy_desc, const 
               float beta, const TensorDesc& db_desc, void* db);
 JET_CUDA_ENTRY(conv_backward_bias, float alpha, const TensorDesc& dy_desc, const void* dy,
                float beta, const TensorDesc& db_desc, void* db, void* workspace);
+JET_CUDA_ENTRY(conv_backward_bias_activation, const ActivationDesc& act, const TensorDesc& x_desc,
+               const void* x, const TensorDesc& dy_desc, const void* dy,
+               const TensorDesc& dpre_desc, void* dpre, float alpha, float beta,
+               const TensorDesc& db_desc, void* db, void* workspace);
 JET_BACKEND_ENTRIES(conv_backward_filter_implicit, float alpha, const TensorDesc& x_desc,
                     const void* x, const TensorDesc& dy_desc, const void* dy, const ConvDesc& conv,
                     float beta, const FilterDesc& dw_desc, void* dw);
@@ -340,11 +344,11 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
   return conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db, nullptr, 0);
 }
 
-Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
-                          const void* dy, float beta, const TensorDesc& db_desc, void* db,
-                          void* workspace, size_t workspace_bytes) {
-  const char* fn = "conv_backward_bias";
-  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
+namespace {
+
+// db's dims for dy's: [1, K, 1...], and not dy's buffer.
+Status check_bias_grad(const char* fn, const TensorDesc& dy_desc, const void* dy,
+                       const TensorDesc& db_desc, const void* db) {
   JET_TRY(check_train_tensor(fn, Ranks::ANY, db_desc, db, "db"));
   bool ok = db_desc.rank() == dy_desc.rank();
   for (int i = 0; ok && i < db_desc.rank(); ++i) ok = db_desc.dim(i) == (i == 1 ? dy_desc.dim(1) : 1);
@@ -357,6 +361,17 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
                        static_cast<long long>(dy_desc.dim(1)));
   if (db == dy)
     return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as dy", fn);
+  return Status();
+}
+
+}  // namespace
+
+Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& dy_desc,
+                          const void* dy, float beta, const TensorDesc& db_desc, void* db,
+                          void* workspace, size_t workspace_bytes) {
+  const char* fn = "conv_backward_bias";
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
+  JET_TRY(check_bias_grad(fn, dy_desc, dy, db_desc, db));
   size_t need = 0;
   if (workspace || workspace_bytes != 0)
     JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
@@ -368,6 +383,44 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
   }
 #if defined(JET_HAVE_CUDA)
   return cuda::conv_backward_bias(handle, alpha, dy_desc, dy, beta, db_desc, db, ws);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
+Status conv_backward_bias_activation(const Handle& handle, const ActivationDesc& act,
+                                     const TensorDesc& x_desc, const void* x,
+                                     const TensorDesc& dy_desc, const void* dy,
+                                     const TensorDesc& dpre_desc, void* dpre, float alpha,
+                                     float beta, const TensorDesc& db_desc, void* db,
+                                     void* workspace, size_t workspace_bytes) {
+  const char* fn = "conv_backward_bias_activation";
+  JET_TRY(in_routine(fn, act.validate()));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, x, "x"));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dpre_desc, dpre, "dpre"));
+  JET_TRY(check_dims_as(fn, dy_desc, "dy", x_desc, "x"));
+  JET_TRY(check_dims_as(fn, dpre_desc, "dpre", x_desc, "x"));
+  // Element by element: dpre may overwrite dy or x when it has the same layout.
+  JET_TRY(check_in_place(fn, dy, dy_desc, "dy", dpre, dpre_desc, "dpre"));
+  JET_TRY(check_in_place(fn, x, x_desc, "x", dpre, dpre_desc, "dpre"));
+  JET_TRY(check_bias_grad(fn, dy_desc, dy, db_desc, db));
+  if (db == x || db == dpre)
+    return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as x or dpre", fn);
+  size_t need = 0;
+  if (workspace || workspace_bytes != 0)
+    JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
+  void* ws = nullptr;
+  JET_TRY(optional_workspace(fn, need, workspace, workspace_bytes, &ws));
+  if (handle.backend() == Backend::CPU) {
+    // The CPU reference composes the two routines (dpre is complete before it is summed).
+    JET_TRY(in_routine(fn, activation_backward(handle, act, 1.f, x_desc, x, dy_desc, dy, 0.f, dpre_desc, dpre)));
+    return in_routine(fn, conv_backward_bias(handle, alpha, dpre_desc, dpre, beta, db_desc, db, workspace,
+                                             workspace_bytes));
+  }
+#if defined(JET_HAVE_CUDA)
+  return cuda::conv_backward_bias_activation(handle, act, x_desc, x, dy_desc, dy, dpre_desc, dpre, alpha, beta,
+                                             db_desc, db, ws);
 #else
   return cuda_not_available(fn);
 #endif

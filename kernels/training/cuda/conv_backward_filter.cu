@@ -8,12 +8,13 @@
 //  - Winograd: the transforms of x and dy into the 16 planes, and the output transform of the
 //    summed planes into dw (winograd_grad.h; the products are gemm_forward, called by the front
 //    end).
-//  - bias: one block per channel, summing over the other dims the same way; with the workspace,
-//    several blocks per channel where the channels are few (chunk sums, then a fixed-order
-//    total per channel).
+//  - bias (and conv_backward_bias_activation, the activation's backward fused into it): one block
+//    per channel, summing over the other dims the same way; with the workspace, several blocks
+//    per channel where the channels are few (chunk sums, then a fixed-order total per channel).
 #include <algorithm>
 
 #include "../../common/fast_div.h"
+#include "../activation_grad.h"
 #include "../conv_grad.h"
 #include "../winograd_grad.h"
 #include "train_common.cuh"
@@ -234,38 +235,75 @@ __global__ void winograd_output_kernel(ConvGradGeom g, const float* __restrict__
   }
 }
 
-__global__ void bias_kernel(Walk3 rest, int64_t channels, int64_t dy_c, int64_t db_c, float alpha,
-                            float beta, const float* __restrict__ dy, float* db) {
-  __shared__ float smem[kTrainThreads];
-  for (int64_t k = blockIdx.x; k < channels; k += gridDim.x) {
-    CompensatedSum acc;
-    for (int64_t i = threadIdx.x; i < rest.count; i += blockDim.x) {
-      int64_t o[3];
-      rest.offsets(i, o);
-      acc.add(dy[k * dy_c + o[0]]);
-    }
-    const float sum = block_sum(acc.value(), smem);
-    if (threadIdx.x == 0) blend_store(db + k * db_c, alpha, sum, beta);
+// The bias gradient, optionally with the activation's backward fused (conv_backward_bias_activation):
+// block (chunk b, channel k) walks its chunk of the channel (`rest`: every dim but C, in units
+// of V elements; offsets o[0] into dy, o[1] into x, o[2] into dpre), turns dy into
+// dpre = dy * act'(x) when x is given, stores it when dpre is given, and sums it. With a
+// workspace (`parts` chunks a channel) the chunk's sum goes to ws[k * parts + b] and
+// bias_finish_kernel adds each channel's sums in slot order; without, the block's whole channel
+// (parts 1) is blended into db. Deterministic, no atomics. V = 4: the innermost dim is contiguous
+// in every tensor and 16-byte aligned (bias_units), one float4 a tensor per unit.
+struct BiasGrad {
+  Walk3 rest;  // in units of V elements
+  int64_t channels, parts, len;  // len: units a chunk
+  int64_t dy_c, x_c, dpre_c, db_c;
+  ActivationDesc act;
+  float alpha, beta;
+};
+
+// V consecutive floats (16-byte aligned when V is 4) to registers and back.
+template <int V>
+__device__ __forceinline__ void load_unit(const float* p, float (&v)[V]) {
+  if constexpr (V == 4) {
+    const float4 f = *reinterpret_cast<const float4*>(p);
+    v[0] = f.x;
+    v[1] = f.y;
+    v[2] = f.z;
+    v[3] = f.w;
+  } else {
+    for (int j = 0; j < V; ++j) v[j] = p[j];
+  }
+}
+template <int V>
+__device__ __forceinline__ void store_unit(float* p, const float (&v)[V]) {
+  if constexpr (V == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    for (int j = 0; j < V; ++j) p[j] = v[j];
   }
 }
 
-// The bias gradient with `parts` blocks per channel: block (chunk b, channel k) sums its chunk of
-// the channel into ws[k * parts + b]; bias_finish_kernel adds each channel's partial sums in
-// slot order (deterministic, no atomics).
-__global__ void bias_partial_kernel(Walk3 rest, int64_t channels, int64_t parts, int64_t len,
-                                    int64_t dy_c, const float* __restrict__ dy, float* ws) {
+template <int V>
+__global__ void bias_kernel(BiasGrad q, const float* __restrict__ dy, const float* x, float* dpre,
+                            float* ws, float* db) {
   __shared__ float smem[kTrainThreads];
-  for (int64_t k = blockIdx.y; k < channels; k += gridDim.y) {
-    const int64_t begin = blockIdx.x * len, end = min(rest.count, begin + len);
+  for (int64_t k = blockIdx.y; k < q.channels; k += gridDim.y) {
+    const int64_t begin = blockIdx.x * q.len, end = min(q.rest.count, begin + q.len);
+    const float* dyk = dy + k * q.dy_c;
+    const float* xk = x ? x + k * q.x_c : nullptr;
+    float* dk = dpre ? dpre + k * q.dpre_c : nullptr;
     CompensatedSum acc;
 #pragma unroll 4
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       int64_t o[3];
-      rest.offsets(i, o);
-      acc.add(dy[k * dy_c + o[0]]);
+      q.rest.offsets(i, o);
+      float g[V];
+      load_unit<V>(dyk + o[0], g);
+      if (xk) {
+        float xv[V];
+        load_unit<V>(xk + o[1], xv);
+        for (int j = 0; j < V; ++j) g[j] *= activation_derivative(q.act, xv[j]);
+      }
+      if (dk) store_unit<V>(dk + o[2], g);
+      for (int j = 0; j < V; ++j) acc.add(g[j]);
     }
     const float sum = block_sum(acc.value(), smem);
-    if (threadIdx.x == 0) ws[k * parts + blockIdx.x] = sum;
+    if (threadIdx.x == 0) {
+      if (ws)
+        ws[k * q.parts + blockIdx.x] = sum;
+      else
+        blend_store(db + k * q.db_c, q.alpha, sum, q.beta);
+    }
   }
 }
 
@@ -365,31 +403,89 @@ size_t conv_backward_bias_workspace_size(const Handle& h, const TensorDesc& dy_d
   return parts > 1 ? static_cast<size_t>(channels * parts) * sizeof(float) : 0;
 }
 
+namespace {
+
+// The bias gradient's walk over every dim but C in units of 4 elements where the innermost
+// (merged) dim is contiguous in dy, x and dpre, a multiple of 4, and every other stride and base
+// keeps the units 16-byte aligned; else in single elements. Returns the unit (4 or 1).
+int bias_units(const TensorDesc& dy_desc, const void* dy, const TensorDesc* x_desc, const void* x,
+               const TensorDesc* dpre_desc, const void* dpre, Walk3* rest) {
+  *rest = Walk3();
+  for (int i = 0; i < dy_desc.rank(); ++i)
+    if (i != 1)
+      rest->add(dy_desc.dim(i), dy_desc.stride(i), x_desc ? x_desc->stride(i) : 0,
+                dpre_desc ? dpre_desc->stride(i) : 0);
+  const int j = rest->rank - 1;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  bool vec = j >= 0 && rest->dims[j] % 4 == 0 && aligned(dy) && (!x || aligned(x)) && (!dpre || aligned(dpre)) &&
+             dy_desc.stride(1) % 4 == 0 && (!x || x_desc->stride(1) % 4 == 0) &&
+             (!dpre || dpre_desc->stride(1) % 4 == 0);
+  for (int t = 0; vec && t < 3; ++t) {
+    const bool used = t == 0 || (t == 1 && x) || (t == 2 && dpre);
+    if (!used) continue;
+    vec = rest->s[t][j] == 1;
+    for (int d = 0; vec && d < j; ++d) vec = rest->s[t][d] % 4 == 0;
+  }
+  if (!vec) return 1;
+  rest->dims[j] /= 4;
+  rest->count /= 4;
+  for (int t = 0; t < 3; ++t) rest->s[t][j] *= 4;
+  return 4;
+}
+
+Status run_bias_grad(const Handle& h, BiasGrad q, int unit, const float* dy, const float* x,
+                     float* dpre, float* db, void* workspace, const char* routine) {
+  const int64_t elements = q.rest.count * unit;
+  q.parts = workspace ? chunks_per_channel(h, q.channels, elements) : 1;
+  q.len = (q.rest.count + q.parts - 1) / q.parts;
+  float* ws = q.parts > 1 ? static_cast<float*>(workspace) : nullptr;
+  const dim3 grid(static_cast<unsigned>(q.parts), static_cast<unsigned>(blocks_for(q.channels)));
+  if (unit == 4)
+    bias_kernel<4><<<grid, kTrainThreads, 0, h.stream()>>>(q, dy, x, dpre, ws, db);
+  else
+    bias_kernel<1><<<grid, kTrainThreads, 0, h.stream()>>>(q, dy, x, dpre, ws, db);
+  JET_TRY(launch_status(routine));
+  if (ws) {
+    bias_finish_kernel<<<grid_for(q.channels, kTrainThreads, h.sm_count()), kTrainThreads, 0, h.stream()>>>(
+        q.channels, q.parts, q.db_c, q.alpha, q.beta, ws, db);
+  }
+  return launch_status(routine);
+}
+
+}  // namespace
+
 Status conv_backward_bias(const Handle& h, float alpha, const TensorDesc& dy_desc, const void* dy,
                           float beta, const TensorDesc& db_desc, void* db, void* workspace) {
-  Walk3 rest;
-  for (int i = 0; i < dy_desc.rank(); ++i)
-    if (i != 1) rest.add(dy_desc.dim(i), dy_desc.stride(i));
-  const int64_t channels = dy_desc.dim(1);
-  if (workspace) {
-    const int64_t parts = chunks_per_channel(h, channels, rest.count);
-    const int64_t len = (rest.count + parts - 1) / parts;
-    float* ws = static_cast<float*>(workspace);
-    bias_partial_kernel<<<dim3(static_cast<unsigned>(parts),
-                               static_cast<unsigned>(blocks_for(channels))),
-                          kTrainThreads, 0, h.stream()>>>(rest, channels, parts, len,
-                                                          dy_desc.stride(1),
-                                                          static_cast<const float*>(dy), ws);
-    JET_TRY(launch_status("conv_backward_bias"));
-    bias_finish_kernel<<<grid_for(channels, kTrainThreads, h.sm_count()), kTrainThreads, 0,
-                         h.stream()>>>(channels, parts, db_desc.stride(1), alpha, beta, ws,
-                                       static_cast<float*>(db));
-    return launch_status("conv_backward_bias");
-  }
-  bias_kernel<<<blocks_for(channels), kTrainThreads, 0, h.stream()>>>(
-      rest, channels, dy_desc.stride(1), db_desc.stride(1), alpha, beta,
-      static_cast<const float*>(dy), static_cast<float*>(db));
-  return launch_status("conv_backward_bias");
+  BiasGrad q;
+  const int unit = bias_units(dy_desc, dy, nullptr, nullptr, nullptr, nullptr, &q.rest);
+  q.channels = dy_desc.dim(1);
+  q.dy_c = dy_desc.stride(1);
+  q.x_c = q.dpre_c = 0;
+  q.db_c = db_desc.stride(1);
+  q.act = ActivationDesc::identity();
+  q.alpha = alpha;
+  q.beta = beta;
+  return run_bias_grad(h, q, unit, static_cast<const float*>(dy), nullptr, nullptr, static_cast<float*>(db),
+                       workspace, "conv_backward_bias");
+}
+
+Status conv_backward_bias_activation(const Handle& h, const ActivationDesc& act, const TensorDesc& x_desc,
+                                     const void* x, const TensorDesc& dy_desc, const void* dy,
+                                     const TensorDesc& dpre_desc, void* dpre, float alpha, float beta,
+                                     const TensorDesc& db_desc, void* db, void* workspace) {
+  BiasGrad q;
+  const int unit = bias_units(dy_desc, dy, &x_desc, x, &dpre_desc, dpre, &q.rest);
+  q.channels = dy_desc.dim(1);
+  q.dy_c = dy_desc.stride(1);
+  q.x_c = x_desc.stride(1);
+  q.dpre_c = dpre_desc.stride(1);
+  q.db_c = db_desc.stride(1);
+  q.act = act;
+  q.alpha = alpha;
+  q.beta = beta;
+  return run_bias_grad(h, q, unit, static_cast<const float*>(dy), static_cast<const float*>(x),
+                       static_cast<float*>(dpre), static_cast<float*>(db), workspace,
+                       "conv_backward_bias_activation");
 }
 
 }  // namespace cuda

@@ -22,14 +22,25 @@ struct Walk3 {
   int64_t s[3][kMaxRank] = {};
   int64_t count = 1;
 
-  // Adds dim i of the descriptors (b and c may be null: strides 0).
+  // Adds the next inner dim of the tensors (strides 0 for an absent one). A dim of size 1 adds
+  // nothing; a dim that continues the previous one in all three tensors (the previous stride is
+  // this one's times its size: NCHW's H and W, say) is merged into it, so offsets() divides once
+  // less an element. Neither changes the offsets of any logical index.
   void add(int64_t dim, int64_t s0, int64_t s1 = 0, int64_t s2 = 0) {
+    count *= dim;
+    if (dim == 1) return;
+    if (rank > 0 && s[0][rank - 1] == dim * s0 && s[1][rank - 1] == dim * s1 && s[2][rank - 1] == dim * s2) {
+      dims[rank - 1] *= dim;
+      s[0][rank - 1] = s0;
+      s[1][rank - 1] = s1;
+      s[2][rank - 1] = s2;
+      return;
+    }
     dims[rank] = dim;
     s[0][rank] = s0;
     s[1][rank] = s1;
     s[2][rank] = s2;
     ++rank;
-    count *= dim;
   }
 
   __device__ __forceinline__ void offsets(int64_t i, int64_t* o) const {

@@ -109,6 +109,27 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
                           const void* dy, float beta, const TensorDesc& db_desc, void* db,
                           void* workspace, size_t workspace_bytes);
 
+// The activation's backward and the bias gradient of a convolution with a fused bias and
+// activation (y = act(conv + bias)) in one pass over dy, as cuDNN's dReLU + dBias fusion:
+//   dpre[n, k, ...] = dy[n, k, ...] * act'(x[n, k, ...])
+//   db[k]           = alpha * sum over n and the spatial dims of dpre[n, k, ...] + beta * db[k]
+// x is the activation's forward input (for RELU its output gives the same derivative), with
+// activation_backward's derivatives (NaN in x or dy gives NaN in dpre and db). x, dy, dpre:
+// rank 3..5, same dims, f32, any strides; dpre may alias dy or x with the same layout. db as
+// conv_backward_bias, summed the same ways (double on the CPU, compensated f32 in a fixed order
+// on CUDA); the workspace is conv_backward_bias's (null with 0 bytes: none).
+// docs/ops.md training: | `conv_backward_bias_activation` | dpre = dy * act'(x) and db = sum of
+//   dpre over N and the spatial dims, one pass | yes | yes | every activation mode
+//   (activation_backward's derivatives); the CPU composes activation_backward and
+//   conv_backward_bias; CUDA reads dy and x once (16-byte accesses where the innermost dim is
+//   contiguous), with conv_backward_bias's workspace and fixed-order sums |
+Status conv_backward_bias_activation(const Handle& handle, const ActivationDesc& act,
+                                     const TensorDesc& x_desc, const void* x,
+                                     const TensorDesc& dy_desc, const void* dy,
+                                     const TensorDesc& dpre_desc, void* dpre, float alpha,
+                                     float beta, const TensorDesc& db_desc, void* db,
+                                     void* workspace, size_t workspace_bytes);
+
 // Values are stable (they may be written to plans).
 enum class ConvBwdFilterAlgo : int32_t {
   // Implicit GEMM: each dw element is a dot product over N x output positions whose x operand is
