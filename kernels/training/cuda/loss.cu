@@ -1,7 +1,7 @@
 // CUDA losses, deterministic:
-//  - cross-entropy: one block per kLossRowChunk rows, taking them one after another (block-wide
-//    max, then a compensated sum of exponentials per row); thread 0 adds the rows' losses in
-//    order into the block's partial;
+//  - cross-entropy: one block per kLossRowChunk rows (one), taking them one after another
+//    (block-wide max, then a compensated sum of exponentials per row); thread 0 adds the rows'
+//    losses in order into the block's partial;
 //  - MSE, BCE: one block per kLossChunk elements, a compensated sum per thread and a fixed tree;
 // then one block adds the partials in a fixed tree and writes the mean.
 #include "../train_math.h"
