@@ -5,6 +5,8 @@
 // backend entry points, workspace sizes and the heuristic.
 #pragma once
 
+#include <cstdint>
+
 #include "../api/backend.h"
 #include "../common/activation_math.h"
 #include "cuda_common.cuh"
@@ -67,6 +69,55 @@ __device__ __forceinline__ void conv_store(const ConvGeom& g, const ConvOut& e, 
     if (e.beta != 0.f) v += e.beta * to_f32(y[yo]);
     y[yo] = from_f32<T>(v);
   }
+}
+
+// conv_store of 4 outputs y[n, k, o0, o1, o2 .. o2 + 3] of float storage, with one 16-byte access
+// to y (and z) each, where conv_store4_applies: the same arithmetic as conv_store, element by
+// element, so the same bits.
+__device__ __forceinline__ void conv_store4(const ConvGeom& g, const ConvOut& e, float* y, int64_t n,
+                                            int64_t k, int64_t o0, int64_t o1, int64_t o2,
+                                            const float (&acc)[4]) {
+  const int64_t yo = n * g.ys_n + k * g.ys_c + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2];
+  float v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = e.alpha1 * acc[j];
+  if (e.fused) {
+    if (e.z) {
+      const float4 z = *reinterpret_cast<const float4*>(
+          static_cast<const float*>(e.z) + n * e.zs_n + k * e.zs_c + o0 * e.zs[0] + o1 * e.zs[1] + o2 * e.zs[2]);
+      v[0] += e.alpha2 * z.x;
+      v[1] += e.alpha2 * z.y;
+      v[2] += e.alpha2 * z.z;
+      v[3] += e.alpha2 * z.w;
+    }
+    if (e.bias) {
+      const float b = static_cast<const float*>(e.bias)[k * e.bias_stride];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] += b;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = apply_activation(e.act, v[j]);
+  } else if (e.beta != 0.f) {
+    const float4 old = *reinterpret_cast<const float4*>(y + yo);
+    v[0] += e.beta * old.x;
+    v[1] += e.beta * old.y;
+    v[2] += e.beta * old.z;
+    v[3] += e.beta * old.w;
+  }
+  *reinterpret_cast<float4*>(y + yo) = make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// Whether conv_store4 may write runs of 4 outputs that start at an innermost index multiple of
+// 4: y (and a fused residual z) contiguous along the innermost spatial dim, every other stride a
+// multiple of 4 and the bases 16-byte aligned. Float storage only (the caller's T).
+inline bool conv_store4_applies(const ConvGeom& g, const ConvOut& e, const void* y) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  bool ok = aligned(y) && g.ys[2] == 1 && g.ys[1] % 4 == 0 && g.ys[0] % 4 == 0 && g.ys_n % 4 == 0 &&
+            g.ys_c % 4 == 0;
+  if (ok && e.fused && e.z)
+    ok = aligned(e.z) && e.zs[2] == 1 && e.zs[1] % 4 == 0 && e.zs[0] % 4 == 0 && e.zs_n % 4 == 0 &&
+         e.zs_c % 4 == 0;
+  return ok;
 }
 
 }  // namespace cuda

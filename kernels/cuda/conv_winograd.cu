@@ -15,6 +15,8 @@
 // coefficients up to 8 and 1/24 (in f32 up to 1.6e-5 of the output's magnitude at 20-60
 // channels, growing with depth; ~1e-6 for F(2x2)), so it is a tactic (3, 4, 6) that f32 callers opt
 // into (conv_forward_tactic_is_approximate), tactic 0's choice only with ConvMath::ALLOW_APPROXIMATE.
+#include <type_traits>
+
 #include "conv_algos.cuh"
 #include "gemm_core.cuh"
 
@@ -183,6 +185,9 @@ struct WinoGemm {
   // Every A (U) row, every B (V) run of 4 a thread loads starts 16-byte aligned (winograd_gemm_big
   // then loads them as float4s): the arrays' bases and every stride of the run's start aligned.
   bool a_vec, b_vec;
+  // M's rows are contiguous (m_col 1) and every run of 4 a thread stores starts 16-byte aligned:
+  // winograd_gemm_big stores them as float4s.
+  bool m_vec;
 
   // Batch b's operands: transform position b / groups, group b % groups.
   __device__ const float* u_of(const float* u, int64_t b) const { return u + b / groups * u_xi + b % groups * u_grp; }
@@ -354,9 +359,17 @@ winograd_gemm_big(WinoGemm q, const float* __restrict__ u, const float* __restri
     for (int i = 0; i < 8; ++i) {
       const int64_t gr = row0 + (i < 4 ? 0 : TM / 2) + ty * 4 + i % 4;
       if (gr >= q.kg) continue;
-      for (int j = 0; j < 8; ++j) {
-        const int64_t gc = col0 + (j < 4 ? 0 : kBigTn / 2) + tx * 4 + j % 4;
-        if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][j];
+      for (int h = 0; h < 2; ++h) {  // the thread's two runs of 4 columns
+        const int64_t gc0 = col0 + h * (kBigTn / 2) + tx * 4;
+        if (q.m_vec && gc0 + 4 <= q.p) {
+          *reinterpret_cast<float4*>(c + gr * q.m_row + gc0) =
+              make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+          continue;
+        }
+        for (int j = 0; j < 4; ++j) {
+          const int64_t gc = gc0 + j;
+          if (gc < q.p) c[gr * q.m_row + gc * q.m_col] = acc[i][h * 4 + j];
+        }
       }
     }
   });
@@ -423,10 +436,11 @@ Status run_big_gemm(const Handle& h, const WinoGemm& q, const float* u, const fl
 }
 
 // y tile = A^T M A, written through conv_store (clipped at the output's edge). One thread per
-// (k, tile), in M's layout order.
+// (k, tile), in M's layout order. store4: F(4x4) with float y where conv_store4_applies and the
+// width is a multiple of 4: each row of a tile is one 16-byte store.
 template <class T, int M>
 __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float* __restrict__ m,
-                                T* y) {
+                                T* y, bool store4) {
   constexpr int A = WinoTx<M>::A;
   const int64_t total = g.k * s.p;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
@@ -441,15 +455,25 @@ __global__ void winograd_output(ConvGeom g, ConvOut e, WinoSizes s, const float*
       for (int b = 0; b < A; ++b) tt[b][a] = m[(a * A + b) * total + i];
     float at[A][M];  // (A^T t)^T: at[b][a]
     for (int b = 0; b < A; ++b) WinoTx<M>::output(tt[b], at[b]);
+    // Unrolled, with constant indices into at (a loop left with `break` kept it in local memory).
+#pragma unroll
     for (int a = 0; a < M; ++a) {
       const int64_t oh = th * M + a;
-      if (oh >= g.out[1]) break;
-      float col[A], out[M];
-      for (int b = 0; b < A; ++b) col[b] = at[b][a];
-      WinoTx<M>::output(col, out);
-      for (int b = 0; b < M; ++b) {
-        const int64_t ow = tw * M + b;
-        if (ow < g.out[2]) conv_store(g, e, y, n, k, 0, oh, ow, out[b]);
+      if (oh < g.out[1]) {
+        float col[A], out[M];
+        for (int b = 0; b < A; ++b) col[b] = at[b][a];
+        WinoTx<M>::output(col, out);
+        bool stored = false;
+        if constexpr (M == 4 && std::is_same<T, float>::value) {
+          if (store4) {
+            conv_store4(g, e, y, n, k, 0, oh, tw * M, out);
+            stored = true;
+          }
+        }
+        for (int b = 0; b < M && !stored; ++b) {
+          const int64_t ow = tw * M + b;
+          if (ow < g.out[2]) conv_store(g, e, y, n, k, 0, oh, ow, out[b]);
+        }
       }
     }
   }
@@ -516,6 +540,7 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   // B's runs: columns of V (4 apart from depth to depth: P; batches c * P, cg * P) or channels
   // (c apart; batches c * P, cg).
   q.b_vec = aligned16(v) && (s.v_pc ? g.c % 4 == 0 && g.cg % 4 == 0 : s.p % 4 == 0);
+  q.m_vec = aligned16(m) && q.m_col == 1 && q.m_row % 4 == 0 && q.m_xi % 4 == 0 && q.m_grp % 4 == 0;
   const WinoGemmTile tile = winograd_gemm_tile(h, g);
   const int tm = tile == WinoGemmTile::BIG ? 128 : 64, tn = tile == WinoGemmTile::SMALL ? kTn : kBigTn;
   const int64_t gx = (s.p + tn - 1) / tn, gy = (g.kg + tm - 1) / tm;
@@ -531,8 +556,9 @@ Status run_winograd(const Handle& h, const ConvGeom& g, const ConvOut& e, const 
   } else {
     winograd_gemm<<<grid, 256, 0, st>>>(q, u, v, m);
   }
+  const bool store4 = M == 4 && std::is_same<T, float>::value && g.out[2] % 4 == 0 && conv_store4_applies(g, e, y);
   winograd_output<T, M><<<grid_for(g.k * s.p, threads, h.sm_count()), threads, 0, st>>>(
-      g, e, s, m, static_cast<T*>(y));
+      g, e, s, m, static_cast<T*>(y), store4);
   return launch_status("conv_forward (winograd)");
 }
 

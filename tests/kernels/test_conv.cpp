@@ -752,6 +752,69 @@ TEST_CASE("conv_forward WINOGRAD tactics: each GEMM tile") {
   }
 }
 
+// F(4x4) with f32 NCHW outputs whose width is a multiple of 4 writes each tile row with one
+// 16-byte access (conv_store4), epilogue included: tactics 4 and 6 (both GEMM tiles) with bias,
+// a residual (separate, then aliasing y), ReLU and the unfused blend, against the float64
+// reference; and a width of 14, whose edge tiles take the element path.
+TEST_CASE("conv_bias_act_forward WINOGRAD F(4x4): 16-byte output rows, epilogue included") {
+  const std::vector<ConvCase> cases = {
+      make_case("N=2 C=12 K=20 16x24", {2, 12, 16, 24}, {20, 12, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false),
+      make_case("N=1 C=8 K=6 10x14", {1, 8, 10, 14}, {6, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, true),
+  };
+  for (const Handle& h : test_handles()) {
+    if (!is_cuda(h)) continue;  // the CPU backend has no WINOGRAD
+    for (const ConvCase& c : cases) {
+      for (int tactic : {4, 6}) {
+        const ConvDesc conv = conv_desc(c).with_tactic(tactic);
+        const std::vector<int64_t> y_dims = ref::conv_output_dims(c.x_dims, c.w_dims, c.p);
+        std::vector<int64_t> bias_dims(y_dims.size(), 1);
+        bias_dims[1] = y_dims[1];
+        const std::vector<double> xv = random_values(DType::F32, c.x_dims);
+        const std::vector<double> wv = random_values(DType::F32, c.w_dims);
+        const std::vector<double> conv_ref = ref::conv_forward(xv, c.x_dims, wv, c.w_dims, c.p);
+        const FilterDesc wd = filter_desc(DType::F32, FilterLayout::KCRS, c.w_dims);
+        const HostTensor x = tensor_with(make_desc(DType::F32, c.x_dims, Layout::CHANNELS_FIRST), xv);
+        const HostTensor w = tensor_with(wd.as_tensor(), wv);
+        HostTensor bias(make_desc(DType::F32, bias_dims, Layout::PADDED));
+        bias.fill_random();
+        for (Residual res : {Residual::SEPARATE, Residual::ALIAS_Y}) {
+          CAPTURE(c.name);
+          CAPTURE(tactic);
+          CAPTURE(static_cast<int>(res));
+          HostTensor y(make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST));
+          HostTensor z(make_desc(DType::F32, y_dims, Layout::CHANNELS_FIRST));
+          z.fill_random();
+          if (res == Residual::ALIAS_Y) y.fill_random(); else y.poison();
+          const HostTensor before = y;
+          const std::vector<double> z_ref = res == Residual::SEPARATE ? z.to_ref() : before.to_ref();
+          size_t bytes = 0;
+          REQUIRE(claimed_workspace(h, c, ConvAlgo::WINOGRAD, x.desc(), wd, conv, y.desc(), &bytes));
+          Staging st(h);
+          const void* xp = st.in(x);
+          const void* wp = st.in(w);
+          const void* bp = st.in(bias);
+          void* yp = st.out(y);
+          const void* zp = res == Residual::SEPARATE ? st.in(z) : yp;
+          REQUIRE_OK(conv_bias_act_forward(h, 0.7f, x.desc(), xp, wd, wp, conv, ConvAlgo::WINOGRAD, st.scratch(bytes),
+                                           bytes, 0.4f, res == Residual::SEPARATE ? z.desc() : y.desc(), zp,
+                                           bias.desc(), bp, ActivationDesc::relu(), y.desc(), yp));
+          st.finish();
+          check_output(y, before, ref::conv_bias_act(conv_ref, y_dims, 0.7f, z_ref, 0.4f, bias.to_ref(),
+                                                     ActivationDesc::relu()),
+                       5e-5);
+        }
+        // The unfused blend reads y's old values through the same 16-byte rows.
+        SweepOpts opts;
+        opts.tactic = tactic;
+        opts.f16 = false;
+        opts.krsc = false;
+        opts.f32_tol = 5e-5;
+        sweep_conv_forward(h, ConvAlgo::WINOGRAD, c, {{Layout::CHANNELS_FIRST, Layout::CHANNELS_FIRST}}, opts);
+      }
+    }
+  }
+}
+
 TEST_CASE("conv_forward FFT (claimed by no backend)") {
   for (const Handle& h : test_handles()) {
     for (const ConvCase& c : small_cases()) {
