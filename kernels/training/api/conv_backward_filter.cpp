@@ -346,9 +346,12 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
 
 namespace {
 
-// db's dims for dy's: [1, K, 1...], and not dy's buffer.
-Status check_bias_grad(const char* fn, const TensorDesc& dy_desc, const void* dy,
-                       const TensorDesc& db_desc, const void* db) {
+// The bias gradient's checks: db's dims for dy's ([1, K, 1...]), not dy's buffer, and the
+// optional workspace (none, or conv_backward_bias_workspace_size's bytes): *ws is what the
+// backend may use.
+Status check_bias_grad(const char* fn, const Handle& handle, const TensorDesc& dy_desc,
+                       const void* dy, const TensorDesc& db_desc, const void* db, void* workspace,
+                       size_t workspace_bytes, void** ws) {
   JET_TRY(check_train_tensor(fn, Ranks::ANY, db_desc, db, "db"));
   bool ok = db_desc.rank() == dy_desc.rank();
   for (int i = 0; ok && i < db_desc.rank(); ++i) ok = db_desc.dim(i) == (i == 1 ? dy_desc.dim(1) : 1);
@@ -361,7 +364,10 @@ Status check_bias_grad(const char* fn, const TensorDesc& dy_desc, const void* dy
                        static_cast<long long>(dy_desc.dim(1)));
   if (db == dy)
     return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as dy", fn);
-  return Status();
+  size_t need = 0;
+  if (workspace || workspace_bytes != 0)
+    JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
+  return optional_workspace(fn, need, workspace, workspace_bytes, ws);
 }
 
 }  // namespace
@@ -371,12 +377,8 @@ Status conv_backward_bias(const Handle& handle, float alpha, const TensorDesc& d
                           void* workspace, size_t workspace_bytes) {
   const char* fn = "conv_backward_bias";
   JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
-  JET_TRY(check_bias_grad(fn, dy_desc, dy, db_desc, db));
-  size_t need = 0;
-  if (workspace || workspace_bytes != 0)
-    JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
   void* ws = nullptr;
-  JET_TRY(optional_workspace(fn, need, workspace, workspace_bytes, &ws));
+  JET_TRY(check_bias_grad(fn, handle, dy_desc, dy, db_desc, db, workspace, workspace_bytes, &ws));
   if (handle.backend() == Backend::CPU) {
     (void)ws;  // the CPU sums each channel in one pass
     return cpu::conv_backward_bias(alpha, dy_desc, dy, beta, db_desc, db);
@@ -404,14 +406,10 @@ Status conv_backward_bias_activation(const Handle& handle, const ActivationDesc&
   // Element by element: dpre may overwrite dy or x when it has the same layout.
   JET_TRY(check_in_place(fn, dy, dy_desc, "dy", dpre, dpre_desc, "dpre"));
   JET_TRY(check_in_place(fn, x, x_desc, "x", dpre, dpre_desc, "dpre"));
-  JET_TRY(check_bias_grad(fn, dy_desc, dy, db_desc, db));
   if (db == x || db == dpre)
     return make_status(StatusCode::BAD_PARAM, "%s: db must not be the same buffer as x or dpre", fn);
-  size_t need = 0;
-  if (workspace || workspace_bytes != 0)
-    JET_TRY(conv_backward_bias_workspace_size(handle, dy_desc, &need));
   void* ws = nullptr;
-  JET_TRY(optional_workspace(fn, need, workspace, workspace_bytes, &ws));
+  JET_TRY(check_bias_grad(fn, handle, dy_desc, dy, db_desc, db, workspace, workspace_bytes, &ws));
   if (handle.backend() == Backend::CPU) {
     // The CPU reference composes the two routines (dpre is complete before it is summed).
     JET_TRY(in_routine(fn, activation_backward(handle, act, 1.f, x_desc, x, dy_desc, dy, 0.f, dpre_desc, dpre)));
