@@ -17,6 +17,7 @@
 #include "../activation_grad.h"
 #include "../conv_grad.h"
 #include "../winograd_grad.h"
+#include "../../cuda/elementwise.cuh"
 #include "train_common.cuh"
 
 namespace jet {
@@ -251,28 +252,6 @@ struct BiasGrad {
   float alpha, beta;
 };
 
-// V consecutive floats (16-byte aligned when V is 4) to registers and back.
-template <int V>
-__device__ __forceinline__ void load_unit(const float* p, float (&v)[V]) {
-  if constexpr (V == 4) {
-    const float4 f = *reinterpret_cast<const float4*>(p);
-    v[0] = f.x;
-    v[1] = f.y;
-    v[2] = f.z;
-    v[3] = f.w;
-  } else {
-    for (int j = 0; j < V; ++j) v[j] = p[j];
-  }
-}
-template <int V>
-__device__ __forceinline__ void store_unit(float* p, const float (&v)[V]) {
-  if constexpr (V == 4) {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  } else {
-    for (int j = 0; j < V; ++j) p[j] = v[j];
-  }
-}
-
 template <int V>
 __global__ void bias_kernel(BiasGrad q, const float* __restrict__ dy, const float* x, float* dpre,
                             float* ws, float* db) {
@@ -283,18 +262,24 @@ __global__ void bias_kernel(BiasGrad q, const float* __restrict__ dy, const floa
     const float* xk = x ? x + k * q.x_c : nullptr;
     float* dk = dpre ? dpre + k * q.dpre_c : nullptr;
     CompensatedSum acc;
+    static_assert(V == 1 || V == 4, "one float or one float4 a unit");
 #pragma unroll 4
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       int64_t o[3];
       q.rest.offsets(i, o);
       float g[V];
-      load_unit<V>(dyk + o[0], g);
+      load_v<V>(dyk, o[0], 1, V == 4, g);
       if (xk) {
         float xv[V];
-        load_unit<V>(xk + o[1], xv);
+        load_v<V>(xk, o[1], 1, V == 4, xv);
         for (int j = 0; j < V; ++j) g[j] *= activation_derivative(q.act, xv[j]);
       }
-      if (dk) store_unit<V>(dk + o[2], g);
+      if (dk) {
+        if constexpr (V == 4)
+          store_vec_aligned(dk + o[2], g, V);
+        else
+          dk[o[2]] = g[0];
+      }
       for (int j = 0; j < V; ++j) acc.add(g[j]);
     }
     const float sum = block_sum(acc.value(), smem);
