@@ -4,8 +4,9 @@
 #   2. CPU-only aarch64 build (preset cpu-aarch64, gcc 11), test suite run under qemu-user
 #   3. CUDA 11.8 (Debian non-free, cached) aarch64 build of everything, archs 72;87: the CUDA
 #      sources compile and link under the 11.x floor (handle.cu's arch check included)
-#   4. nvcc 13 (/usr/local/cuda) compile-only of the CUDA sources for 87;110 with the aarch64 host
-#      compiler (no aarch64 CUDA 13 runtime here: nothing is linked)
+#   4. nvcc 13 (/usr/local/cuda) compile-only of the CUDA sources for Thor (110) with the aarch64
+#      host compiler (no aarch64 CUDA 13 runtime here: nothing is linked). Orin's sm_87 under nvcc 13
+#      is the native stage's CUDA build (scripts/test.sh, JET_CUDA_ARCHS=87): not compiled twice.
 #   5. report the highest GLIBC / GLIBCXX symbol versions the aarch64 binaries need
 # Installs what it needs (apt-get, only what is missing). Non-zero exit on any failure.
 # Environment:
@@ -14,6 +15,7 @@
 #   JET_TEST_REDUCED  exported to the tests run under qemu (default 1: tests may use fewer shapes)
 #   CROSS_JOBS        build parallelism (default nproc)
 #   CROSS_SKIP        space-separated steps to skip: lint cpu cuda118 cuda13 glibc
+#   JET_CUDA13_ARCHS  the nvcc 13 step's archs (default 110; "87;110" is the whole JetPack 7 preset)
 #   CROSS_CTEST_EXCLUDE  ctest -E regex of tests not to run under qemu (prints a warning)
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
@@ -270,8 +272,8 @@ cuda118() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# 4. nvcc 13 for Orin + Thor: compile every CUDA source (device code for 87;110, host stubs with
-#    the aarch64 compiler). This machine has only the x86_64 target files of CUDA 13, whose
+# 4. nvcc 13 for Thor: compile every CUDA source (device code for 110, host stubs with the aarch64
+#    compiler; the preset's 87 is left to the native stage, which compiles it with the same nvcc). This machine has only the x86_64 target files of CUDA 13, whose
 #    headers are the same; JET_CUDA_COMPILE_ONLY makes CMake's probes tolerate the missing runtime.
 cuda13() {
   local nvcc13=${JET_CUDA13_ROOT:-/usr/local/cuda}
@@ -280,7 +282,7 @@ cuda13() {
   if [ -d "$nvcc13/targets/sbsa-linux" ]; then target=sbsa-linux; fi
   JET_CUDA_ROOT="$nvcc13" JET_CUDA_TARGET=$target JET_CUDA_COMPILE_ONLY=ON \
     cmake --preset jetson-jp7 -B "$b" "${generator[@]}" -DJET_WERROR=ON \
-          -DJET_BUILD_TESTS=OFF -DJET_BUILD_BENCH=OFF
+          -DJET_BUILD_TESTS=OFF -DJET_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES="${JET_CUDA13_ARCHS:-110}"
   if [ ${#generator[@]} -gt 0 ]; then
     # Only the CUDA objects: the C++ sources were already compiled for aarch64 in step 2.
     local objs
