@@ -61,6 +61,9 @@ const double kBlazeThreshold = 0.75;   // MediaPipe's minimum detection score
 const double kBlazeSure = 0.8;         // ORT scores above: must be detected
 const double kBlazeSureNot = 0.7;      // ORT scores below: must not be detected
 const double kBlazeMinIou = 0.9;
+const double kFaceMargin = 0.05;        // faces: ORT scores this far above the threshold must be
+                                       // detected, this far below must not be
+const double kFaceMinIou = 0.9;
 const double kFp16Tie = 1e-2;          // relative logit gap under which fp16 may swap top-1
 const double kAccuracyTolerance = 0.001;
 const double kLineMargin = 0.02;       // scores this close to the line threshold may go either way
@@ -86,7 +89,7 @@ struct AnchorLayer {
 };
 
 struct Manifest {
-  std::string kind;    // classifier | blazeface | fashion_mnist | ocr | lines
+  std::string kind;    // classifier | blazeface | fashion_mnist | ocr | lines | faces
   std::string precision;  // fp32 | fp16: what model.jet was converted to
   std::string source;  // what the network is, for the report
   int64_t batch = 0;   // > 0: inputs and references hold several batches of this size
@@ -99,6 +102,8 @@ struct Manifest {
   std::string text;    // ocr: what the image reads (for the report)
   int line_scores = -1, line_offsets = -1;  // lines: output indices
   double line_threshold = 0;
+  int face_scores = -1, face_boxes = -1;  // faces: output indices
+  double face_threshold = 0, face_nms_iou = 0;
 };
 
 // One network's checks: each printed as it is made, failures counted.
@@ -159,6 +164,9 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
       std::getline(words >> std::ws, m->text);
     } else if (key == "lines") {
       ok = static_cast<bool>(words >> m->line_scores >> m->line_offsets >> m->line_threshold);
+    } else if (key == "faces") {
+      ok = static_cast<bool>(words >> m->face_scores >> m->face_boxes >> m->face_threshold >>
+                             m->face_nms_iou);
     }  // unknown keys are ignored: newer manifests stay readable
     if (!ok) {
       *error = path + ":" + std::to_string(line_no) + ": malformed line '" + line + "'";
@@ -178,6 +186,12 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* error) {
                         m->line_offsets < outputs && m->image_size > 0;
   if (m->kind == "lines" && !lines_ok) {
     *error = path + ": kind lines needs a lines line with valid output indices and image_size";
+    return false;
+  }
+  const bool faces_ok = m->face_scores >= 0 && m->face_scores < outputs && m->face_boxes >= 0 &&
+                        m->face_boxes < outputs && m->face_threshold > 0 && m->face_nms_iou > 0;
+  if (m->kind == "faces" && !faces_ok) {
+    *error = path + ": kind faces needs a faces line with valid output indices and thresholds";
     return false;
   }
   if (m->kind.empty() || m->inputs.empty() || m->outputs.empty()) {
@@ -411,6 +425,95 @@ void check_lines(Verdict* v, const Manifest& m, const std::vector<std::vector<fl
                    worst_ratio > 0 ? worst_shift / worst_ratio : 0.0, worst_length));
 }
 
+// A face detector's anchors per image: scores [images, anchors, 2] (column 1: face) and boxes
+// [images, anchors, 4], corners x1, y1, x2, y2 normalized to the image (decoded in the graph).
+Box face_box(const std::vector<float>& boxes, int64_t anchor) {
+  const float* b = boxes.data() + anchor * 4;
+  return {(static_cast<double>(b[0]) + b[2]) / 2, (static_cast<double>(b[1]) + b[3]) / 2,
+          static_cast<double>(b[2]) - b[0], static_cast<double>(b[3]) - b[1]};
+}
+
+// Greedy non-maximum suppression of one image's anchors [first, first + count): those with a face
+// score above `threshold`, best first, each dropping the later ones that overlap it with IoU above
+// `max_iou`. The kept anchors' indices.
+std::vector<int64_t> face_nms(const std::vector<float>& scores, const std::vector<float>& boxes,
+                              int64_t first, int64_t count, double threshold, double max_iou) {
+  std::vector<int64_t> candidates, kept;
+  for (int64_t a = first; a < first + count; ++a)
+    if (scores[2 * a + 1] > threshold) candidates.push_back(a);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int64_t x, int64_t y) { return scores[2 * x + 1] > scores[2 * y + 1]; });
+  for (int64_t a : candidates) {
+    bool suppressed = false;
+    for (int64_t k : kept) suppressed = suppressed || iou(face_box(boxes, a), face_box(boxes, k)) > max_iou;
+    if (!suppressed) kept.push_back(a);
+  }
+  return kept;
+}
+
+void check_faces(Verdict* v, const Manifest& m, const std::vector<std::vector<float>>& ours,
+                 const std::vector<std::vector<float>>& ref,
+                 const std::vector<std::vector<int64_t>>& dims) {
+  const std::vector<int64_t>& sd = dims[m.face_scores];
+  if (sd.size() != 3 || sd[2] != 2 || dims[m.face_boxes].size() != 3 ||
+      ref[m.face_boxes].size() != ref[m.face_scores].size() * 2) {
+    v->check(false, "faces: scores must be [images, anchors, 2] and boxes [images, anchors, 4]");
+    return;
+  }
+  const int64_t images = sd[0], anchors = sd[1];
+  const std::vector<float>& os = ours[m.face_scores];
+  const std::vector<float>& rs = ref[m.face_scores];
+  const std::vector<float>& ob = ours[m.face_boxes];
+  const std::vector<float>& rb = ref[m.face_boxes];
+  const double t = m.face_threshold;
+  // Anchors: ORT's sure detections are ours, ORT's sure non-detections are not, and an anchor
+  // both detect has nearly the same box.
+  int images_with_face = 0, both = 0, missed = 0, spurious = 0, moved = 0;
+  double worst_iou = 1;
+  // Faces after non-maximum suppression: as many as ORT's, each on one of ORT's.
+  int ref_faces = 0, our_faces = 0, unmatched = 0;
+  double worst_face_iou = 1;
+  for (int64_t img = 0; img < images; ++img) {
+    int sure = 0;
+    for (int64_t a = img * anchors; a < (img + 1) * anchors; ++a) {
+      const double r = rs[static_cast<size_t>(2 * a + 1)], o = os[static_cast<size_t>(2 * a + 1)];
+      if (r > t + kFaceMargin) ++sure;
+      if (r > t + kFaceMargin && !(o > t)) ++missed;
+      if (r < t - kFaceMargin && o > t) ++spurious;
+      if (r > t && o > t) {
+        ++both;
+        const double overlap = iou(face_box(ob, a), face_box(rb, a));
+        worst_iou = std::min(worst_iou, overlap);
+        if (!(overlap > kFaceMinIou)) ++moved;
+      }
+    }
+    if (sure > 0) ++images_with_face;
+    const std::vector<int64_t> ref_kept = face_nms(rs, rb, img * anchors, anchors, t, m.face_nms_iou);
+    const std::vector<int64_t> our_kept = face_nms(os, ob, img * anchors, anchors, t, m.face_nms_iou);
+    ref_faces += static_cast<int>(ref_kept.size());
+    our_faces += static_cast<int>(our_kept.size());
+    for (int64_t a : our_kept) {
+      double best = 0;
+      for (int64_t k : ref_kept) best = std::max(best, iou(face_box(ob, a), face_box(rb, k)));
+      worst_face_iou = std::min(worst_face_iou, best);
+      if (!(best > kFaceMinIou)) ++unmatched;
+    }
+  }
+  v->check(images_with_face == images,
+           "faces: ORT detects a face (an anchor with score > " + fmt("%.2f", t + kFaceMargin) +
+               ") in " + std::to_string(images_with_face) + " of " + std::to_string(images) +
+               " images (each input must show a face)");
+  v->check(missed == 0 && spurious == 0 && moved == 0,
+           "faces: " + std::to_string(both) + " anchors detected in both, " + std::to_string(missed) +
+               " missed, " + std::to_string(spurious) + " spurious, " + std::to_string(moved) +
+               fmt(" with IoU <= 0.9 (worst IoU %.4f)", worst_iou));
+  v->check(our_faces == ref_faces && unmatched == 0,
+           "faces after non-maximum suppression (IoU " + fmt("%g", m.face_nms_iou) + "): ours " +
+               std::to_string(our_faces) + ", ORT's " + std::to_string(ref_faces) + ", " +
+               std::to_string(unmatched) + fmt(" without one of ORT's at IoU > 0.9 (worst %.4f)",
+                                               worst_face_iou));
+}
+
 // Checks one network; returns its number of failed checks.
 int check_network(const Options& opt, const std::string& name) {
   Verdict v;
@@ -552,8 +655,9 @@ int check_network(const Options& opt, const std::string& name) {
   if (m.kind == "blazeface") check_boxes(&v, m, ours, refs);
   if (m.kind == "ocr") check_ctc(&v, m, ours[0], refs[0], ref_dims[0]);
   if (m.kind == "lines") check_lines(&v, m, ours, refs, ref_dims);
+  if (m.kind == "faces") check_faces(&v, m, ours, refs, ref_dims);
   if (m.kind != "classifier" && m.kind != "fashion_mnist" && m.kind != "blazeface" &&
-      m.kind != "ocr" && m.kind != "lines")
+      m.kind != "ocr" && m.kind != "lines" && m.kind != "faces")
     v.check(false, "unknown kind '" + m.kind + "'");
   return v.failures;
 }

