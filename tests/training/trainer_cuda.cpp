@@ -230,18 +230,32 @@ TEST_CASE("CUDA trainer: every rule's gradients equal the CPU trainer's") {
   REQUIRE_OK(cpu->step(batch, &lc));
   REQUIRE_OK(gpu->step(batch, &lg));
   CHECK(std::fabs(lc - lg) <= 1e-5f * std::fabs(lc));
-  for (size_t i = 0; i < cpu->parameters().size(); ++i) {
-    std::vector<float> a, b;
-    REQUIRE_OK(cpu->parameter_gradient(static_cast<int>(i), &a));
-    REQUIRE_OK(gpu->parameter_gradient(static_cast<int>(i), &b));
+  const size_t count = cpu->parameters().size();
+  std::vector<std::vector<float>> cpu_grads(count), gpu_grads(count);
+  float model_scale = 0.f;  // the largest |gradient| of any parameter
+  for (size_t i = 0; i < count; ++i) {
+    REQUIRE_OK(cpu->parameter_gradient(static_cast<int>(i), &cpu_grads[i]));
+    REQUIRE_OK(gpu->parameter_gradient(static_cast<int>(i), &gpu_grads[i]));
+    for (float v : cpu_grads[i]) model_scale = std::max(model_scale, std::fabs(v));
+  }
+  // 1e-4 of the parameter's largest gradient, plus 1e-5 of the model's: a bias gradient sums
+  // dy over the batch and the image, and with cancellation it can be 10-20x smaller than the
+  // gradients of the layers around it, whose fp32 rounding (accumulation order differs between
+  // the backends) it inherits. Without the model term, conv2.bias failed 1 run in about 35
+  // (difference 2.1e-7, its largest gradient 1.4e-3). A wrong rule is off by the gradient's size.
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<float>& a = cpu_grads[i];
+    const std::vector<float>& b = gpu_grads[i];
+    REQUIRE(a.size() == b.size());
     float scale = 0.f, diff = 0.f;
     for (size_t k = 0; k < a.size(); ++k) {
       scale = std::max(scale, std::fabs(a[k]));
       diff = std::max(diff, std::fabs(a[k] - b[k]));
     }
-    INFO(cpu->parameters()[i].name << ": largest difference " << diff << ", largest |gradient| " << scale);
+    INFO(cpu->parameters()[i].name << ": largest difference " << diff << ", largest |gradient| " << scale
+                                   << ", the model's largest " << model_scale);
     CHECK(scale > 0.f);
-    CHECK(diff <= 1e-4f * scale);
+    CHECK(diff <= 1e-4f * scale + 1e-5f * model_scale);
   }
 }
 
