@@ -5,8 +5,9 @@
 #   3. CUDA 11.8 (Debian non-free, cached) aarch64 build of everything, archs 72;87: the CUDA
 #      sources compile and link under the 11.x floor (handle.cu's arch check included)
 #   4. nvcc 13 (/usr/local/cuda) compile-only of the CUDA sources for Thor (110) with the aarch64
-#      host compiler (no aarch64 CUDA 13 runtime here: nothing is linked). Orin's sm_87 under nvcc 13
-#      is the native stage's CUDA build (scripts/test.sh, JET_CUDA_ARCHS=87): not compiled twice.
+#      host compiler (no aarch64 CUDA 13 runtime here: nothing is linked). scripts/test.sh (CI)
+#      skips this step: its native build is nvcc 13's compile of the same device code for 110
+#      (JET_CUDA_ARCHS=110), and the aarch64 host side of the .cu files is step 3's.
 #   5. report the highest GLIBC / GLIBCXX symbol versions the aarch64 binaries need
 # Installs what it needs (apt-get, only what is missing). Non-zero exit on any failure.
 # Environment:
