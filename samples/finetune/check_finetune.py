@@ -5,7 +5,10 @@ what it claims: the two new classes go from never predicted to at least 60% test
 eight old ones lose at most 10 points, the loss curve is written. Exits 77 (skipped, saying
 why) when prepare.py does (no python3-torch or no dataset-fashion-mnist).
 
-  /usr/bin/python3 check_finetune.py --convert jet-convert --finetune finetune --data DIR
+  /usr/bin/python3 check_finetune.py --convert jet-convert --finetune finetune --data DIR [--device cuda]
+  python3 check_finetune.py --prepared --finetune finetune --data DIR --device cuda
+      on the GPU machine, which has no numpy or dataset: DIR was prepared on the workstation
+      (and torch_step.py put PyTorch's GPU time in it)
 """
 import argparse
 import os
@@ -16,18 +19,25 @@ import sys
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--convert", required=True)
+    ap.add_argument("--convert")
+    ap.add_argument("--prepared", action="store_true", help="DIR is prepared: do not run prepare.py")
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
-    prep = subprocess.run([sys.executable, os.path.join(here, "prepare.py"), "--convert", args.convert,
-                           "--out", args.data])
-    if prep.returncode == 77:
-        sys.exit(77)
-    if prep.returncode != 0:
-        sys.exit("check_finetune: prepare.py failed")
+    if args.prepared:
+        if not os.path.exists(os.path.join(args.data, "pretrained.jet")):
+            sys.exit("check_finetune: --prepared, but %s has no pretrained.jet" % args.data)
+    elif not args.convert:
+        sys.exit("check_finetune: --convert is needed to prepare the data (or --prepared)")
+    else:
+        prep = subprocess.run([sys.executable, os.path.join(here, "prepare.py"), "--convert", args.convert,
+                               "--out", args.data])
+        if prep.returncode == 77:
+            sys.exit(77)
+        if prep.returncode != 0:
+            sys.exit("check_finetune: prepare.py failed")
     svg = os.path.join(args.data, "loss_curve.check.svg")
     if os.path.exists(svg):
         os.remove(svg)

@@ -1,7 +1,7 @@
 // finetune: on-device fine-tuning with jet::Trainer (docs/training.md). A small CNN that PyTorch
 // trained on 8 of the 10 Fashion-MNIST classes (prepare.py) learns the two others from a few
 // hundred images of all 10 classes; test accuracy per class before and after, a progress bar per
-// epoch, the loss curve as SVG, and the time of a training step against PyTorch's on this CPU.
+// epoch, the loss curve as SVG, and the time of a training step against PyTorch's on the same CPU or GPU.
 //
 //   finetune [--data DIR] [--device cpu|cuda] [--epochs N] [--lr LR] [--last-layers N]
 //            [--svg loss.svg] [--save tuned.jet]
@@ -211,6 +211,12 @@ int main(int argc, char** argv) {
   if (cl.backend == Backend::CPU && torch_times >> one >> every >> threads >> version) {
     std::printf("; PyTorch %s on this CPU (prepare.py, same step): %.3f ms on 1 thread, %.3f ms on %d", version.c_str(),
                 one, every, threads);
+  }
+  // torch_step.py --device cuda writes it on the GPU machine: "median_ms version gpu name".
+  std::ifstream torch_cuda_times(dir + "/pytorch_step_ms_cuda.txt");
+  std::string gpu_name;
+  if (cl.backend == Backend::CUDA && torch_cuda_times >> one >> version && std::getline(torch_cuda_times, gpu_name)) {
+    std::printf("; PyTorch %s on%s (torch_step.py, same step): %.3f ms", version.c_str(), gpu_name.c_str(), one);
   }
   std::printf("\n");
   st = curve.write_svg(svg);

@@ -31,6 +31,7 @@ try:
     import numpy as np
     import torch
     from torch import nn
+    from torch_step import SmallCnn, step_time_ms
 except ImportError as e:
     print("finetune prepare: skipped: %s (apt-get install python3-torch)" % e)
     sys.exit(77)
@@ -41,7 +42,6 @@ CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shi
 OLD_CLASSES = 8
 PRETRAIN_IMAGES = 12000  # of the 8 old classes: one epoch, a few seconds
 PER_CLASS = 40
-MEAN, STD = 0.2860, 0.3530
 FILES = ["pretrained.onnx", "pretrained.jet", "finetune_images.npy", "finetune_labels.npy",
          "test_images.npy", "test_labels.npy", "labels.txt", "pytorch_step_ms.txt"]
 
@@ -59,40 +59,6 @@ def load(kind):
     images = read_idx("%s-images-idx3-ubyte.gz" % kind, 16).reshape(-1, 1, 28, 28)
     labels = read_idx("%s-labels-idx1-ubyte.gz" % kind, 8)
     return images, labels
-
-
-class SmallCnn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2))
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(16 * 7 * 7, 64), nn.ReLU(),
-                                        nn.Linear(64, len(CLASSES)))
-
-    def forward(self, pixels):
-        return self.classifier(self.features((pixels / 255.0 - MEAN) / STD))
-
-
-def step_time_ms(model, x, y, trainable, threads):
-    """Median time of the sample's step: forward, cross-entropy, backward, SGD update."""
-    torch.set_num_threads(threads)
-    model.train()
-    for name, p in model.named_parameters():
-        p.requires_grad_(any(name.startswith(t) for t in trainable))
-    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-9, momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
-    times = []
-    for i in range(30):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
-        if i >= 5:
-            times.append(1e3 * (time.perf_counter() - t0))
-    for p in model.parameters():
-        p.requires_grad_(True)
-    return float(np.median(times))
 
 
 def main():
@@ -158,9 +124,8 @@ def main():
     # trainable: finetune.cpp --last-layers 3) on this CPU.
     x = torch.from_numpy(train_images[chosen[:args.batch]].astype(np.float32))
     y = torch.from_numpy(train_labels[chosen[:args.batch]].astype(np.int64))
-    trainable = ["features.5.", "classifier.1.", "classifier.3."]
-    one = step_time_ms(model, x, y, trainable, 1)
-    every = step_time_ms(model, x, y, trainable, os.cpu_count() or 1)
+    one = step_time_ms(model, x, y, threads=1)
+    every = step_time_ms(model, x, y, threads=os.cpu_count() or 1)
     with open(os.path.join(args.out, "pytorch_step_ms.txt"), "w") as f:
         f.write("%.4f %.4f %d %s\n" % (one, every, os.cpu_count() or 1, torch.__version__))
     print("finetune prepare: PyTorch %s step (batch %d, CPU): %.3f ms on 1 thread, %.3f ms on %d"
