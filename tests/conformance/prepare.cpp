@@ -111,7 +111,7 @@ struct TestInput {
 
 // One way of importing the test: which inputs become initializers holding their test values.
 struct Attempt {
-  std::string variant;  // "as-is", "frozen-non-float-or-scalar", "frozen-all-but-first-float"
+  std::string variant;  // "as-is", "frozen-all-but-first", "frozen-non-float-or-scalar", "frozen-all-but-first-float"
   std::set<std::string> frozen;
   Status status;
   jet::ir::Graph graph;
@@ -274,14 +274,17 @@ ManifestEntry prepare_test(const std::string& suite_dir, const std::string& suit
                 in.value.data_type() == in.info->type().tensor_type().elem_type();
   }
 
-  // Attempts, in order, until one is not NOT_SUPPORTED: the model as it is; the inputs the
-  // runtime cannot take frozen (non-float or rank 0: shapes, axes, indices, bounds; constants in
-  // real models); every input but the first float one of rank >= 1 frozen (weights given as
-  // inputs).
+  // Attempts, in order, until one is not NOT_SUPPORTED: the model as it is; where the first input
+  // is an integer or bool tensor of rank >= 1, every other input frozen (the integer data computed
+  // and its parameters constant, as in real models: OneHot's depth and values); every input that
+  // is not a float tensor of rank >= 1 frozen (shapes, axes, indices, bounds: constants in real
+  // models); every input but the first float one of rank >= 1 frozen (weights given as inputs).
+  // The second comes before the third because the third freezes an integer first input too, and a
+  // model whose every input is frozen folds at import without running the op.
   std::vector<Attempt> attempts(1);
   attempts[0].variant = "as-is";
   run_attempt(model, inputs, test_dir, &attempts[0]);
-  std::set<std::string> non_float, all_but_first_float;  // non_float: or rank 0
+  std::set<std::string> non_float, all_but_first_float, all_but_first;  // non_float: or rank 0
   bool first_float_seen = false;
   bool freezable = true;  // every input to freeze has a tensor value
   for (const TestInput& in : inputs) {
@@ -292,7 +295,16 @@ ManifestEntry prepare_test(const std::string& suite_dir, const std::string& suit
     } else {
       all_but_first_float.insert(in.name);
     }
+    if (&in != &inputs.front()) all_but_first.insert(in.name);
     if (!in.parsed) freezable = false;
+  }
+  const bool integer_first = !inputs.empty() && inputs.front().parsed && !is_float_type(inputs.front().value.data_type()) &&
+                             inputs.front().value.dims_size() > 0;
+  if (attempts.back().status.code() == StatusCode::NOT_SUPPORTED && freezable && integer_first) {
+    attempts.emplace_back();
+    attempts.back().variant = "frozen-all-but-first";
+    attempts.back().frozen = all_but_first;
+    run_attempt(model, inputs, test_dir, &attempts.back());
   }
   if (attempts.back().status.code() == StatusCode::NOT_SUPPORTED && freezable && !non_float.empty()) {
     attempts.emplace_back();
