@@ -84,6 +84,13 @@ Status prepare_by_rule(const PrepareArgs& a, PreparedOp* p, const Table& table, 
   return check_by_rule(a, *p, params, n_inputs, which);
 }
 
+// execute_<fn> of an op with a kernel rule (op_rules.h): the table's struct, unpacked at prepare,
+// and the op's tensors handed to run_kernel, which the tests' reference executor runs too.
+template <typename Params>
+Status execute_by_rule(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
+  return run_kernel(h, p.data.as<Params>(), KernelCall{p.in_descs.data(), in, p.out_desc, out});
+}
+
 // x (input 0) is N, C and 1 to 3 spatial dims.
 Status expect_spatial_x(const PrepareArgs& a, const PreparedOp& p) {
   return expect_rank(input(a, p, 0).desc, input_name(a, p, 0), 3, 5);
@@ -905,6 +912,14 @@ Status infer_output(const fb::LayerNormParamsT& params, const TensorDesc* in, Op
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::LayerNormParamsT& l, const KernelCall& c) {
+  const float* scale = l.has_scale ? static_cast<const float*>(c.inputs[1]) : nullptr;
+  const float* bias = l.has_bias ? static_cast<const float*>(c.inputs[l.has_scale ? 2 : 1]) : nullptr;
+  return layernorm_forward(h, l.axis, 1.f, 0.f, c.input_descs[0], c.inputs[0], c.output_desc, c.output, scale, bias,
+                           l.epsilon);
+}
+
 namespace {
 
 Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
@@ -912,13 +927,7 @@ Status prepare_layernorm(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, lp, 1 + size_t(lp.has_scale()) + size_t(lp.has_bias()), "x[, scale][, bias]");
 }
 
-Status execute_layernorm(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
-                         size_t) {
-  const fb::LayerNormParamsT& l = p.data.as<fb::LayerNormParamsT>();
-  const float* scale = l.has_scale ? static_cast<const float*>(in[1]) : nullptr;
-  const float* bias = l.has_bias ? static_cast<const float*>(in[l.has_scale ? 2 : 1]) : nullptr;
-  return layernorm_forward(h, l.axis, 1.f, 0.f, p.in_descs[0], in[0], p.out_desc, out, scale, bias, l.epsilon);
-}
+constexpr ExecuteFn execute_layernorm = execute_by_rule<fb::LayerNormParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // LRN: lrn_cross_channel_forward. inputs: x. In place allowed.
@@ -1113,16 +1122,19 @@ Status infer_output(const fb::GatherParamsT& params, const TensorDesc* in, OpOut
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::GatherParamsT& g, const KernelCall& c) {
+  return gather_forward(h, g.axis, c.input_descs[0], c.inputs[0], c.input_descs[1], c.inputs[1], c.output_desc,
+                        c.output);
+}
+
 namespace {
 
 Status prepare_gather(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, *a.op.params_as_GatherParams(), 2, "x, indices");
 }
 
-Status execute_gather(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  return gather_forward(h, p.data.as<fb::GatherParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1], in[1], p.out_desc,
-                        out);
-}
+constexpr ExecuteFn execute_gather = execute_by_rule<fb::GatherParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // TopK: topk_forward, one of its two outputs (values or indices). inputs: x (f32, f16, i32, i64).
@@ -1144,17 +1156,19 @@ Status infer_output(const fb::TopKParamsT& params, const TensorDesc* in, OpOutpu
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::TopKParamsT& t, const KernelCall& c) {
+  return topk_forward(h, t.axis, t.k, t.largest, c.input_descs[0], c.inputs[0], c.output_desc,
+                      t.indices ? nullptr : c.output, c.output_desc, t.indices ? c.output : nullptr);
+}
+
 namespace {
 
 Status prepare_topk(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, *a.op.params_as_TopKParams(), 1, "x");
 }
 
-Status execute_topk(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const fb::TopKParamsT& t = p.data.as<fb::TopKParamsT>();
-  return topk_forward(h, t.axis, t.k, t.largest, p.in_descs[0], in[0], p.out_desc, t.indices ? nullptr : out,
-                      p.out_desc, t.indices ? out : nullptr);
-}
+constexpr ExecuteFn execute_topk = execute_by_rule<fb::TopKParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // NonMaxSuppression: nms_forward. inputs: boxes [B, N, 4], scores [B, C, N]; the output is i64
@@ -1238,17 +1252,19 @@ Status infer_output(const fb::GatherElementsParamsT& params, const TensorDesc* i
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::GatherElementsParamsT& g, const KernelCall& c) {
+  return gather_elements_forward(h, g.axis, c.input_descs[0], c.inputs[0], c.input_descs[1], c.inputs[1],
+                                 c.output_desc, c.output);
+}
+
 namespace {
 
 Status prepare_gather_elements(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, *a.op.params_as_GatherElementsParams(), 2, "x, indices");
 }
 
-Status execute_gather_elements(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*,
-                               size_t) {
-  return gather_elements_forward(h, p.data.as<fb::GatherElementsParamsT>().axis, p.in_descs[0], in[0], p.in_descs[1],
-                                 in[1], p.out_desc, out);
-}
+constexpr ExecuteFn execute_gather_elements = execute_by_rule<fb::GatherElementsParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // Trilu: trilu_forward. inputs: x (any dtype, rank >= 2); the output has x's dims.
@@ -1264,16 +1280,18 @@ Status infer_output(const fb::TriluParamsT&, const TensorDesc* in, OpOutput* out
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::TriluParamsT& t, const KernelCall& c) {
+  return trilu_forward(h, t.upper, t.k, c.input_descs[0], c.inputs[0], c.output_desc, c.output);
+}
+
 namespace {
 
 Status prepare_trilu(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, *a.op.params_as_TriluParams(), 1, "x");
 }
 
-Status execute_trilu(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const fb::TriluParamsT& t = p.data.as<fb::TriluParamsT>();
-  return trilu_forward(h, t.upper, t.k, p.in_descs[0], in[0], p.out_desc, out);
-}
+constexpr ExecuteFn execute_trilu = execute_by_rule<fb::TriluParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // CumSum: cumsum_forward. inputs: x (f32, f16, i32, i64); the output has x's dims.
@@ -1292,16 +1310,18 @@ Status infer_output(const fb::CumSumParamsT& params, const TensorDesc* in, OpOut
   return Status();
 }
 
+// The kernel rule (op_rules.h).
+Status run_kernel(const Handle& h, const fb::CumSumParamsT& s, const KernelCall& c) {
+  return cumsum_forward(h, s.axis, s.exclusive, s.reverse, c.input_descs[0], c.inputs[0], c.output_desc, c.output);
+}
+
 namespace {
 
 Status prepare_cumsum(const PrepareArgs& a, PreparedOp* p, OpInfo*) {
   return prepare_by_rule(a, p, *a.op.params_as_CumSumParams(), 1, "x");
 }
 
-Status execute_cumsum(const Handle& h, const PreparedOp& p, const void* const* in, void* out, void*, size_t) {
-  const fb::CumSumParamsT& c = p.data.as<fb::CumSumParamsT>();
-  return cumsum_forward(h, c.axis, c.exclusive, c.reverse, p.in_descs[0], in[0], p.out_desc, out);
-}
+constexpr ExecuteFn execute_cumsum = execute_by_rule<fb::CumSumParamsT>;
 
 // ---------------------------------------------------------------------------------------------
 // Scatter: scatter_elements_forward / scatter_nd_forward. inputs: x (any dtype), indices (i32 /

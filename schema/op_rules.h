@@ -34,5 +34,25 @@ struct OpOutput {
 JET_OPS(JET_OP_OUTPUT_RULE)
 #undef JET_OP_OUTPUT_RULE
 
+// The tensors of one run of an op: its inputs' descriptors and pointers (as many as the inputs
+// column says) and its output's.
+struct KernelCall {
+  const TensorDesc* input_descs;
+  const void* const* inputs;
+  const TensorDesc& output_desc;
+  void* output;
+};
+
+// The kernel rule of such an op: its kernel call, the table's fields mapped onto the routine's
+// arguments. Written once, in runtime/ops.cpp beside the output rule: the runtime's execute_<fn>
+// runs it (execute_by_rule) and so does the tests' reference executor
+// (tests/common/ir_reference.cpp), which then needs nothing of the op. Ops whose prepare builds a
+// descriptor or sizes a workspace for their kernel (LRN, NMS) keep their own execute and
+// reference code instead and have no kernel rule; an op of neither kind fails to link.
+#define JET_OP_KERNEL_RULE(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) \
+  Status run_kernel(const Handle& handle, const fb::Params##T& params, const KernelCall& call);
+JET_OPS(JET_OP_KERNEL_RULE)
+#undef JET_OP_KERNEL_RULE
+
 }  // namespace rt
 }  // namespace jet

@@ -1,11 +1,15 @@
 // The tests' one reference executor of the converter's IR: a node run by direct jet:: kernel
 // calls, independently of the runtime's prepare/execute code (its own descriptor building, and for
-// SLICE a row-by-row path instead of the runtime's single strided view). The converter's tests
-// run whole graphs through it on a planned arena (tests/converter/interpret.h), the runtime's
-// tests with one buffer per tensor on either backend (tests/runtime/model_util.h reference_run),
-// against which the runtime's results are compared. Beside it, one sample graph per op type
-// (op_sample_graph): so a new op type's test-side pieces, its kernel call and its sample, are in
-// one file (ir_reference.cpp; -Wswitch asks for both).
+// SLICE a row-by-row path instead of the runtime's single strided view), except for the ops whose
+// IR attributes are their schema table's struct: their kernel call is the runtime's kernel rule
+// (rt::run_kernel, schema/op_rules.h), written once, so the field-to-argument mapping is checked
+// by ONNX's node tests (tests/conformance) and the import tests rather than here. The converter's
+// tests run whole graphs through it on a planned arena (tests/converter/interpret.h), the
+// runtime's tests with one buffer per tensor on either backend (tests/runtime/model_util.h
+// reference_run), against which the runtime's results are compared. Beside it, one sample graph
+// per op type (op_sample_graph). A new op type with its own IR attribute struct needs both here
+// (a compile error without them); one whose attributes are its table's struct needs neither, unless
+// its sample needs more than x and the table's defaults.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +27,7 @@ using ScratchFn = std::function<void*(size_t bytes)>;
 
 // Runs node `n` of `g` on `h`: ptr[t] is tensor t's memory on h's backend (every input and the
 // output set). A node that reads the same memory it writes (an in-place pair of a planned arena)
-// is run in place. A kernel's error comes back as it is; NOT_SUPPORTED for an op type this
-// executor lacks (there is none: the switch has no default).
+// is run in place. A kernel's error comes back as it is.
 Status run_ir_node(const Handle& h, const ir::Graph& g, const ir::Node& n, const std::vector<void*>& ptr,
                    const ScratchFn& scratch);
 
