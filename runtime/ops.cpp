@@ -1,8 +1,10 @@
 // The op types: for each, prepare_<op> (validate the parameters, re-run shape inference and
 // compare with the stored output, build the descriptors once) and execute_<op> (one kernel call).
 // An op whose IR attributes are its schema table's struct (schema/op_list.h) has its shape
-// inference as one output rule, infer_output (schema/op_rules.h), which the converter runs too;
-// its prepare is prepare_by_rule. The op table at the bottom is generated from op_list.h.
+// inference as one output rule, infer_output (schema/op_rules.h), which the converter runs too,
+// and usually its kernel call as one kernel rule, run_kernel, which the tests' reference executor
+// runs too; its prepare is prepare_by_rule, its execute execute_by_rule. The op table at the
+// bottom is generated from op_list.h.
 #include "ops.h"
 
 #include <algorithm>
