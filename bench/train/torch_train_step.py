@@ -89,7 +89,7 @@ class ResNet18(nn.Module):
 
 
 class SmallCnn(nn.Module):
-    """samples/finetune/prepare.py's SmallCnn without its input normalization (a scale and shift,
+    """samples/finetune/torch_step.py's SmallCnn without its input normalization (a scale and shift,
     negligible next to the rest)."""
 
     def __init__(self):
