@@ -26,6 +26,7 @@
 #include "model_util.h"
 #include "op_list.h"
 #include "ops.h"
+#include "passes.h"
 #if JET_HAVE_ONNX_IMPORT
 #include "onnx_import.h"
 #endif
@@ -386,7 +387,7 @@ TEST_CASE("op tables: every IR op type has its name, its schema member and the r
   CHECK(rt::find_op_entry(fb::OpParams::NONE) == nullptr);
 }
 
-TEST_CASE("op tables: every op type written, loaded and run against the reference (CPU)") {
+TEST_CASE("op tables: every op type written, loaded and run against the reference (f32, f16 channels-last; CPU and CUDA)") {
   for (const OpRow& r : kRows) {
     INFO("op " << r.name);
     ir::Graph g;
@@ -397,7 +398,14 @@ TEST_CASE("op tables: every op type written, loaded and run against the referenc
     const fb::Model* m = fb::GetModel(bytes.data());
     REQUIRE(m->ops()->size() == 1);
     CHECK(m->ops()->Get(0)->params_type() == r.params);
-    check_against_reference(g, Handle::cpu(), r.name);
+    // The f16 form as the converter makes it (what the fuzz seeds hold too).
+    ir::Graph g16 = g;
+    REQUIRE_OK(convert_precision(&g16, DType::F16));
+    REQUIRE_OK(set_channels_last(&g16));
+    for (const Handle& h : test_handles()) {
+      check_against_reference(g, h, (std::string(r.name) + " f32").c_str());
+      check_against_reference(g16, h, (std::string(r.name) + " f16 channels-last").c_str());
+    }
   }
 }
 
