@@ -1,7 +1,8 @@
-// What the front ends (kernels/api/<op>.cpp) and the backends (kernels/cpu/<op>.cpp,
-// kernels/cuda/<op>.cu) share: the plans a front end resolves for both backends, and
-// JET_BACKEND_ENTRIES, with which each front end declares its backend entry points. A front end
-// validates every argument, then calls them; a backend may assume valid, mutually consistent
+// What the routines' front ends and their backends share. A routine's front end (its argument
+// checks, then the call of a backend) opens kernels/cpu/<op>.cpp, above the CPU backend; the CUDA
+// backend is kernels/cuda/<op>.cu. Shared here: the plans a front end resolves for both backends,
+// and JET_BACKEND_ENTRIES, with which each front end declares its backend entry points. A front
+// end validates every argument, then calls them; a backend may assume valid, mutually consistent
 // descriptors and non-null pointers.
 #pragma once
 
@@ -25,7 +26,7 @@ struct ConvEpilogue {
   ActivationDesc act;
 };
 
-// image_preprocess, resolved by the front end (kernels/api/image_preprocess.cpp) so that both
+// image_preprocess, resolved by the front end (kernels/cpu/image_preprocess.cpp) so that both
 // backends sample identically. Along x (likewise y), output column x in [pad_x, pad_x + width)
 // samples the source at u = x - pad_x: BILINEAR between columns i0 and i0 + 1 with weight
 // rem / den on the second, where (2u + 1) * in - resized = i0 * den + rem and den = 2 * resized
@@ -83,8 +84,8 @@ inline ImageTap image_tap(const ImageResampleAxis& a, bool bilinear, int64_t u) 
 }  // namespace jet
 
 // A routine's two backend entry points, declared from one parameter list by its front end
-// (kernels/api/<op>.cpp, the one file that calls them, inside namespace jet), so that a new
-// routine names its backends in its own files only:
+// (at the top of kernels/cpu/<op>.cpp, the one file that calls them, inside namespace jet), so
+// that a new routine names its backends in its own files only:
 //   JET_BACKEND_ENTRIES(trilu_forward, bool upper, int64_t k, const TensorDesc& x_desc,
 //                       const void* x, const TensorDesc& y_desc, void* y);
 // declares cpu::trilu_forward(bool upper, ...) (kernels/cpu/trilu.cpp, host pointers) and

@@ -1,4 +1,5 @@
-// Validation helpers shared by the routines' front ends (kernels/api/*.cpp).
+// Validation helpers shared by the routines' front ends (kernels/cpu/<op>.cpp,
+// kernels/api/concat.cpp).
 #pragma once
 
 #include <cstdarg>

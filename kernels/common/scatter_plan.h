@@ -14,7 +14,7 @@
 
 namespace jet {
 
-// Built by the front end (kernels/api/scatter.cpp) from the descriptors.
+// Built by the front end (kernels/cpu/scatter.cpp) from the descriptors.
 struct ScatterPlan {
   ScatterReduction reduction = ScatterReduction::NONE;
   bool nd = false;

@@ -1,15 +1,50 @@
+// batchnorm_forward_inference: validation and backend dispatch; below, the CPU backend.
+//
 // CPU batch normalization for inference.
 //
 // Channels are processed in blocks whose per-channel factors live in small stack arrays (no
 // allocation). Within a block the loop order follows the memory layout: when the channel stride
 // is the smallest one (NHWC and friends) the channel loop is innermost, otherwise (NCHW) each
 // channel's plane is swept on its own. Both orders are correct for any strides.
+
 #include <cmath>
 
 #include "../api/backend.h"
+#include "../api/check.h"
 #include "cpu_common.h"
 
 namespace jet {
+
+JET_BACKEND_ENTRIES(batchnorm_forward_inference, float alpha, float beta, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+                    const float* bias, const float* mean, const float* var, double epsilon);
+
+Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta,
+                                   const TensorDesc& x_desc, const void* x,
+                                   const TensorDesc& y_desc, void* y, const float* scale,
+                                   const float* bias, const float* mean, const float* var,
+                                   double epsilon) {
+  const char* fn = "batchnorm_forward_inference";
+  // !(epsilon > 0) also catches NaN; an infinite epsilon would silently zero the normalized term.
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return make_status(StatusCode::INVALID_VALUE,
+                       "%s: epsilon = %g must be finite and > 0", fn, epsilon);
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_ptr(fn, scale, "scale"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, bias, "bias"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, mean, "mean"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, var, "var"));
+  if (handle.backend() == Backend::CPU)
+    return cpu::batchnorm_forward_inference(alpha, beta, x_desc, x, y_desc, y, scale, bias, mean,
+                                            var, epsilon);
+#if defined(JET_HAVE_CUDA)
+  return cuda::batchnorm_forward_inference(handle, alpha, beta, x_desc, x, y_desc, y, scale,
+                                           bias, mean, var, epsilon);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
 namespace cpu {
 
 namespace {
@@ -86,4 +121,5 @@ Status batchnorm_forward_inference(float alpha, float beta, const TensorDesc& x_
 }
 
 }  // namespace cpu
+
 }  // namespace jet

@@ -1,14 +1,46 @@
+// instancenorm_forward: validation and backend dispatch; below, the CPU backend.
+//
 // CPU instance normalization: per (n, c) plane, three sweeps over the spatial dims in x's and
 // y's strides: the mean, the variance as the mean squared deviation from it (two-pass, so a large
 // mean next to a small spread costs no accuracy), then the outputs. Statistics and the
 // normalization itself are computed in double; f16 storage is widened on load. Each plane is
 // fully read before any of it is written, which makes x == y (same layout) safe. No allocation.
+
 #include <cmath>
 
 #include "../api/backend.h"
+#include "../api/check.h"
 #include "cpu_common.h"
 
 namespace jet {
+
+JET_BACKEND_ENTRIES(instancenorm_forward, float alpha, float beta, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+                    const float* bias, double epsilon);
+
+Status instancenorm_forward(const Handle& handle, float alpha, float beta,
+                            const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                            void* y, const float* scale, const float* bias, double epsilon) {
+  const char* fn = "instancenorm_forward";
+  // !(epsilon > 0) also catches NaN; an infinite epsilon would silently zero the normalized term.
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return make_status(StatusCode::INVALID_VALUE, "%s: epsilon = %g must be finite and > 0", fn,
+                       epsilon);
+  // Each (n, c) plane is read in full before any of it is written, and planes do not overlap:
+  // x == y with one layout is safe (check_elementwise_io rejects two layouts on one buffer).
+  JET_RETURN_IF_ERROR(check_elementwise_io(fn, Ranks::SPATIAL, x_desc, x, y_desc, y));
+  JET_RETURN_IF_ERROR(check_ptr(fn, scale, "scale"));
+  JET_RETURN_IF_ERROR(check_ptr(fn, bias, "bias"));
+  if (handle.backend() == Backend::CPU)
+    return cpu::instancenorm_forward(alpha, beta, x_desc, x, y_desc, y, scale, bias, epsilon);
+#if defined(JET_HAVE_CUDA)
+  return cuda::instancenorm_forward(handle, alpha, beta, x_desc, x, y_desc, y, scale, bias,
+                                    epsilon);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
 namespace cpu {
 
 Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,
@@ -40,4 +72,5 @@ Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, c
 }
 
 }  // namespace cpu
+
 }  // namespace jet

@@ -1,11 +1,79 @@
+// topk_forward: validation and backend dispatch; below, the CPU backend.
+//
 // CPU topk_forward: per row along the axis, an insertion into the k best seen so far, kept in the
 // outputs themselves (no scratch: routines never allocate). O(n k) per row.
+
 #include "../api/backend.h"
+#include "../api/check.h"
 #include "../common/detection_math.h"
 #include "cpu_common.h"
 #include "typed_access.h"
 
 namespace jet {
+
+JET_BACKEND_ENTRIES(topk_forward, int axis, int64_t k, bool largest, const TensorDesc& x_desc,
+                    const void* x, const TensorDesc& values_desc, void* values,
+                    const TensorDesc& indices_desc, void* indices);
+
+namespace {
+
+// An output of topk_forward: x's rank and dims but k at `axis`, of dtype `want`.
+Status check_topk_output(const char* fn, const char* what, const TensorDesc& d, DType want,
+                         const TensorDesc& x, int axis, int64_t k) {
+  JET_RETURN_IF_ERROR(in_routine(fn, d.validate_any_dtype(what)));
+  if (d.dtype() != want)
+    return make_status(StatusCode::BAD_PARAM, "%s: %s is %s, expected %s", fn, what,
+                       dtype_name(d.dtype()), dtype_name(want));
+  if (d.rank() != x.rank())
+    return make_status(StatusCode::BAD_PARAM, "%s: %s has rank %d but x has rank %d", fn, what,
+                       d.rank(), x.rank());
+  for (int i = 0; i < x.rank(); ++i) {
+    if (d.dim(i) != (i == axis ? k : x.dim(i)))
+      return make_status(StatusCode::BAD_PARAM,
+                         "%s: %s has dims %s; x's dims %s with k = %lld at axis %d expected", fn,
+                         what, dims_text(d.rank(), d.dims()).c_str(),
+                         dims_text(x.rank(), x.dims()).c_str(), static_cast<long long>(k), axis);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status topk_forward(const Handle& handle, int axis, int64_t k, bool largest,
+                    const TensorDesc& x_desc, const void* x, const TensorDesc& values_desc,
+                    void* values, const TensorDesc& indices_desc, void* indices) {
+  const char* fn = "topk_forward";
+  JET_RETURN_IF_ERROR(in_routine(fn, x_desc.validate_any_dtype("x")));
+  if (x_desc.dtype() == DType::BOOL)
+    return make_status(StatusCode::NOT_SUPPORTED, "%s: x is bool; it takes f32, f16, i32 or i64", fn);
+  if (axis < 0 || axis >= x_desc.rank())
+    return make_status(StatusCode::BAD_PARAM, "%s: axis %d is outside [0, %d)", fn, axis,
+                       x_desc.rank());
+  if (k < 1 || k > x_desc.dim(axis))
+    return make_status(StatusCode::BAD_PARAM, "%s: k = %lld is outside [1, %lld] (x's dim at axis %d)",
+                       fn, static_cast<long long>(k), static_cast<long long>(x_desc.dim(axis)), axis);
+  JET_RETURN_IF_ERROR(check_ptr(fn, x, "x"));
+  if (!values && !indices)
+    return make_status(StatusCode::BAD_PARAM, "%s: values and indices are both null", fn);
+  if (values) {
+    JET_RETURN_IF_ERROR(check_topk_output(fn, "values", values_desc, x_desc.dtype(), x_desc, axis, k));
+    if (values == x) return make_status(StatusCode::BAD_PARAM, "%s: values and x are the same buffer", fn);
+  }
+  if (indices) {
+    JET_RETURN_IF_ERROR(check_topk_output(fn, "indices", indices_desc, DType::I64, x_desc, axis, k));
+    if (indices == x || indices == values)
+      return make_status(StatusCode::BAD_PARAM, "%s: indices share a buffer with x or values", fn);
+  }
+  if (handle.backend() == Backend::CPU)
+    return cpu::topk_forward(axis, k, largest, x_desc, x, values_desc, values, indices_desc, indices);
+#if defined(JET_HAVE_CUDA)
+  return cuda::topk_forward(handle, axis, k, largest, x_desc, x, values_desc, values, indices_desc,
+                            indices);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
 namespace cpu {
 namespace {
 
@@ -62,4 +130,5 @@ Status topk_forward(int axis, int64_t k, bool largest, const TensorDesc& x_desc,
 }
 
 }  // namespace cpu
+
 }  // namespace jet

@@ -166,7 +166,7 @@ Status conv_forward(const Handle& h, float alpha1, const TensorDesc& x_desc, con
                      conv_algo_name(algo));
 }
 
-// find_conv_forward_algo's CUDA timing (declared in api/conv.cpp): one warm-up run, then each
+// find_conv_forward_algo's CUDA timing (declared in cpu/conv.cpp): one warm-up run, then each
 // run bracketed by events on the handle's stream; the median resists a stray slow run. This
 // synchronizes, which find_conv_forward_algo documents; inference routines never do.
 Status time_conv_forward_algo(const Handle& h, const TensorDesc& x_desc, const void* x,

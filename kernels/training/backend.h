@@ -1,5 +1,6 @@
-// What the training add-on's front ends (kernels/training/api/) and backends
-// (kernels/training/cpu/*.cpp, cuda/*.cu) share, as kernels/api/backend.h for the forward
+// What the training add-on's front ends (each at the top of kernels/training/cpu/<op>.cpp, or in
+// api/ for the routines composed of others) and backends (kernels/training/cpu/<op>.cpp,
+// cuda/<op>.cu) share, as kernels/api/backend.h for the forward
 // routines: each front end declares its backend entry points (JET_BACKEND_ENTRIES, or
 // JET_CPU_ENTRY and JET_CUDA_ENTRY where the CUDA side takes more) and calls them after
 // validation; a backend may assume valid, consistent f32 descriptors and non-null pointers
@@ -38,7 +39,7 @@ struct OpTensorGrad {
 LrnGradParams lrn_grad_params(const LrnDesc& lrn, int64_t channels);
 
 // The Adam step's constants (bias corrections in double), the same for both backends
-// (kernels/training/api/optimizer.cpp).
+// (kernels/training/cpu/optimizer.cpp).
 AdamScalars adam_scalars(const AdamDesc& adam, int64_t step);
 
 namespace cpu {

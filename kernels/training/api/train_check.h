@@ -1,5 +1,5 @@
-// Validation helpers of the training routines' front ends (kernels/training/api/), on top of
-// kernels/api/check.h. They name each tensor as the routine's caller knows it (dx, dy, ...).
+// Validation helpers of the training routines' front ends (kernels/training/cpu/ and api/), on top
+// of kernels/api/check.h. They name each tensor as the routine's caller knows it (dx, dy, ...).
 #pragma once
 
 #include "../../api/check.h"

@@ -1,11 +1,183 @@
+// batchnorm_forward_training and batchnorm_backward: validation and backend dispatch; below, the
+// CPU backend.
+//
 // CPU batch normalization training forward and backward: per channel, two-pass statistics in
 // double (the mean, then the squared deviations from it), then the output pass.
+
 #include <cmath>
 
+#include "../api/train_check.h"
 #include "../../cpu/cpu_common.h"
 #include "../backend.h"
 
 namespace jet {
+
+JET_CPU_ENTRY(batchnorm_forward_training, float alpha, float beta, const TensorDesc& x_desc,
+              const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+              const float* bias, double momentum, float* running_mean, float* running_var,
+              double epsilon, float* save_mean, float* save_inv_std);
+JET_CUDA_ENTRY(batchnorm_forward_training, float alpha, float beta, const TensorDesc& x_desc,
+               const void* x, const TensorDesc& y_desc, void* y, const float* scale,
+               const float* bias, double momentum, float* running_mean, float* running_var,
+               double epsilon, float* save_mean, float* save_inv_std, void* workspace);
+JET_CPU_ENTRY(batchnorm_backward, float alpha_data, float beta_data, float alpha_param,
+              float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+              const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+              float* dscale, float* dbias, double epsilon, const float* saved_mean,
+              const float* saved_inv_std);
+JET_CUDA_ENTRY(batchnorm_backward, float alpha_data, float beta_data, float alpha_param,
+               float beta_param, const TensorDesc& x_desc, const void* x, const TensorDesc& dy_desc,
+               const void* dy, const TensorDesc& dx_desc, void* dx, const float* scale,
+               float* dscale, float* dbias, double epsilon, const float* saved_mean,
+               const float* saved_inv_std, void* workspace);
+// The batch-norm kernels' workspace for x (0: one block per channel fills the GPU);
+// workspace null: one block per channel, else it holds that many bytes (P blocks per channel).
+namespace cuda {
+size_t batchnorm_training_workspace_size(const Handle& h, const TensorDesc& x_desc);
+}  // namespace cuda
+
+namespace {
+
+// Elements per channel: N times the spatial extent.
+int64_t per_channel(const TensorDesc& d) { return d.elements() / d.dim(1); }
+
+Status check_epsilon(const char* fn, double epsilon) {
+  if (std::isfinite(epsilon) && epsilon > 0.0) return Status();
+  return make_status(StatusCode::INVALID_VALUE, "%s: epsilon = %g must be finite and > 0", fn,
+                     epsilon);
+}
+
+// Two optional pointers that go together: both or neither.
+Status check_pair(const char* fn, const void* a, const char* an, const void* b, const char* bn) {
+  if ((a == nullptr) == (b == nullptr)) return Status();
+  return make_status(StatusCode::BAD_PARAM, "%s: %s is %s but %s is %s; pass both or neither",
+                     fn, an, a ? "set" : "null", bn, b ? "set" : "null");
+}
+
+// The workspace the backend uses (null: none, one block per channel): BAD_PARAM when the
+// caller passes one smaller than the query's size.
+Status workspace_for(const char* fn, const Handle& handle, const TensorDesc& x_desc,
+                     void* workspace, size_t workspace_bytes, void** use) {
+  size_t need = 0;
+  if (workspace || workspace_bytes != 0)
+    JET_TRY(batchnorm_training_workspace_size(handle, x_desc, &need));
+  return optional_workspace(fn, need, workspace, workspace_bytes, use);
+}
+
+}  // namespace
+
+Status batchnorm_training_workspace_size(const Handle& handle, const TensorDesc& x_desc,
+                                         size_t* bytes) {
+  const char* fn = "batchnorm_training_workspace_size";
+  JET_TRY(check_ptr(fn, bytes, "bytes"));
+  *bytes = 0;
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, &x_desc, "x"));
+  if (handle.backend() == Backend::CPU) return Status();
+#if defined(JET_HAVE_CUDA)
+  *bytes = cuda::batchnorm_training_workspace_size(handle, x_desc);
+  return Status();
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std) {
+  return batchnorm_forward_training(handle, alpha, beta, x_desc, x, y_desc, y, scale, bias,
+                                    momentum, running_mean, running_var, epsilon, save_mean,
+                                    save_inv_std, nullptr, 0);
+}
+
+Status batchnorm_forward_training(const Handle& handle, float alpha, float beta,
+                                  const TensorDesc& x_desc, const void* x,
+                                  const TensorDesc& y_desc, void* y, const float* scale,
+                                  const float* bias, double momentum, float* running_mean,
+                                  float* running_var, double epsilon, float* save_mean,
+                                  float* save_inv_std, void* workspace, size_t workspace_bytes) {
+  const char* fn = "batchnorm_forward_training";
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, x, "x"));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, y_desc, y, "y"));
+  JET_TRY(check_dims_as(fn, y_desc, "y", x_desc, "x"));
+  // Each element is read, then written by the same thread once the statistics are known.
+  JET_TRY(check_in_place(fn, x, x_desc, "x", y, y_desc, "y"));
+  JET_TRY(check_ptr(fn, scale, "scale"));
+  JET_TRY(check_ptr(fn, bias, "bias"));
+  JET_TRY(check_pair(fn, running_mean, "running_mean", running_var, "running_var"));
+  JET_TRY(check_pair(fn, save_mean, "save_mean", save_inv_std, "save_inv_std"));
+  JET_TRY(check_epsilon(fn, epsilon));
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    return make_status(StatusCode::INVALID_VALUE, "%s: momentum = %g must be in [0, 1]", fn,
+                       momentum);
+  if (running_var && per_channel(x_desc) < 2)
+    return make_status(StatusCode::BAD_PARAM,
+                       "%s: x (dims %s) has one value per channel; the running variance's "
+                       "unbiased estimate needs at least two",
+                       fn, dims_string(x_desc.rank(), x_desc.dims()).c_str());
+  void* ws = nullptr;
+  JET_TRY(workspace_for(fn, handle, x_desc, workspace, workspace_bytes, &ws));
+  if (handle.backend() == Backend::CPU)
+    return cpu::batchnorm_forward_training(alpha, beta, x_desc, x, y_desc, y, scale, bias,
+                                           momentum, running_mean, running_var, epsilon,
+                                           save_mean, save_inv_std);
+#if defined(JET_HAVE_CUDA)
+  return cuda::batchnorm_forward_training(handle, alpha, beta, x_desc, x, y_desc, y, scale, bias,
+                                          momentum, running_mean, running_var, epsilon,
+                                          save_mean, save_inv_std, ws);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std) {
+  return batchnorm_backward(handle, alpha_data, beta_data, alpha_param, beta_param, x_desc, x,
+                            dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon, saved_mean,
+                            saved_inv_std, nullptr, 0);
+}
+
+Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_data,
+                          float alpha_param, float beta_param, const TensorDesc& x_desc,
+                          const void* x, const TensorDesc& dy_desc, const void* dy,
+                          const TensorDesc& dx_desc, void* dx, const float* scale, float* dscale,
+                          float* dbias, double epsilon, const float* saved_mean,
+                          const float* saved_inv_std, void* workspace, size_t workspace_bytes) {
+  const char* fn = "batchnorm_backward";
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, x_desc, x, "x"));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dy_desc, dy, "dy"));
+  JET_TRY(check_train_tensor(fn, Ranks::SPATIAL, dx_desc, dx, "dx"));
+  JET_TRY(check_dims_as(fn, dy_desc, "dy", x_desc, "x"));
+  JET_TRY(check_dims_as(fn, dx_desc, "dx", x_desc, "x"));
+  // dx is written in a second pass over x and dy (after the per-channel sums): not in place.
+  if (dx == dy || dx == x)
+    return make_status(StatusCode::BAD_PARAM, "%s: dx must not be the same buffer as %s", fn,
+                       dx == dy ? "dy" : "x");
+  JET_TRY(check_ptr(fn, scale, "scale"));
+  JET_TRY(check_pair(fn, dscale, "dscale", dbias, "dbias"));
+  JET_TRY(check_pair(fn, saved_mean, "saved_mean", saved_inv_std, "saved_inv_std"));
+  if (!saved_mean) JET_TRY(check_epsilon(fn, epsilon));
+  void* ws = nullptr;
+  JET_TRY(workspace_for(fn, handle, x_desc, workspace, workspace_bytes, &ws));
+  if (handle.backend() == Backend::CPU)
+    return cpu::batchnorm_backward(alpha_data, beta_data, alpha_param, beta_param, x_desc, x,
+                                   dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon,
+                                   saved_mean, saved_inv_std);
+#if defined(JET_HAVE_CUDA)
+  return cuda::batchnorm_backward(handle, alpha_data, beta_data, alpha_param, beta_param, x_desc,
+                                  x, dy_desc, dy, dx_desc, dx, scale, dscale, dbias, epsilon,
+                                  saved_mean, saved_inv_std, ws);
+#else
+  return cuda_not_available(fn);
+#endif
+}
+
 namespace cpu {
 
 namespace {
@@ -126,4 +298,5 @@ Status batchnorm_backward(float alpha_data, float beta_data, float alpha_param, 
 }
 
 }  // namespace cpu
+
 }  // namespace jet
