@@ -123,7 +123,7 @@ struct OpTraits {
 constexpr OpTraits kOpTraits[] = {JET_OPS(JET_IR_OP_TRAITS)};
 #undef JET_IR_OP_TRAITS
 static_assert(sizeof(kOpTraits) / sizeof(kOpTraits[0]) == static_cast<size_t>(OpType::COUNT),
-              "one op_list.h line per ir::OpType");
+              "one JET_OPS row (schema/op_list.h) per ir::OpType");
 
 bool known(OpType op) { return static_cast<size_t>(op) < static_cast<size_t>(OpType::COUNT); }
 

@@ -77,8 +77,9 @@ std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims);
 // from last to first, then N. Other ranks: the packed strides.
 std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& dims);
 
-// The op types, in schema/op_list.h's order (that list is the one declaration of an op type; the
-// attribute structs below and NodeAttrs follow it). COUNT is the number of op types.
+// The op types, in schema/op_list.h's order (JET_OPS, generated from each parameter table's
+// jet_op attribute in schema/model.fbs, the one declaration of an op type; the attribute structs
+// below and NodeAttrs follow it). COUNT is the number of op types.
 enum class OpType {
 #define JET_IR_OP_ENUM(ENUM, fn, Attrs, Params, name, in_place, layout, f32_params, dtypes, backward, inputs) ENUM,
   JET_OPS(JET_IR_OP_ENUM)

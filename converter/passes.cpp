@@ -62,7 +62,7 @@ constexpr int count_special() {
   for (LayoutTrait t : kLayoutTrait) n += t == LayoutTrait::SPECIAL ? 1 : 0;
   return n;
 }
-static_assert(count_special() == 2, "a SPECIAL op in op_list.h needs its case in passes.cpp reads()");
+static_assert(count_special() == 2, "an op whose layout column is SPECIAL needs its case in passes.cpp reads()");
 
 LayoutTrait layout_trait(ir::OpType op) {
   return static_cast<size_t>(op) < static_cast<size_t>(ir::OpType::COUNT) ? kLayoutTrait[static_cast<size_t>(op)]

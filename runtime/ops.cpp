@@ -1418,9 +1418,9 @@ constexpr bool every_member_has_its_row() {
   return true;
 }
 static_assert(every_member_has_its_row(),
-              "every member of the schema's OpParams union needs a line in schema/op_list.h");
+              "every member of the schema's OpParams union needs its JET_OPS row (jet_op in model.fbs)");
 static_assert(kOpTable.consistent,
-              "op_list.h lines that share a schema member must name the same fn, in_place and dtypes");
+              "JET_OPS rows that share a schema member must name the same fn, in_place and dtypes");
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // The op types the runtime executes: one row per member of the schema's OpParams union, each with
 // a prepare function (parameter validation, shape inference against the stored output,
 // descriptors, algorithm choice) and an execute function (one kernel call). The table is generated
-// from schema/op_list.h (a line there names prepare_<fn> / execute_<fn> in ops.cpp) and
+// from schema/op_list.h (a row of JET_OPS names prepare_<fn> / execute_<fn> in ops.cpp) and
 // static_asserts that every union member has a row.
 #pragma once
 

@@ -1,16 +1,18 @@
-// Every op type, declared once. The converter's IR (ir::OpType, ir::NodeAttrs, op_type_name,
+// Every op type, declared once: on its parameter table in schema/model.fbs, whose `jet_op`
+// attribute holds the columns below (all but Params, the table itself), and which the build turns
+// into JET_OPS. The converter's IR (ir::OpType, ir::NodeAttrs, op_type_name,
 // op_allows_in_place, op_takes_any_dtype, check_node's input count), the writer's parameter tables
 // (Pack, or one ir::write_params per Attrs returning its Params table, converter/op_params.h), the
 // runtime's op table (runtime/ops.cpp, indexed by the schema's OpParams union) and the trainer's
-// backward table (runtime/training/backward.cpp) are generated from this list, and static_asserts
-// tie it to the schema: a union member without a line here, a line naming no union member, an IR
-// attribute struct, a runtime prepare_<fn> / execute_<fn> or a backward_<fn> of a RULE that does
-// not exist are compile errors (a missing write_params, a link error; a missing column, a macro
-// arity error). docs/design.md "Adding an op" lists what else a new op needs;
+// backward table (runtime/training/backward.cpp) are generated from this list. A union member
+// without its jet_op, a jet_op on a table outside the union or a row without its ten columns stops
+// the build (op_list.cmake, naming the table); static_asserts still tie the list to the union; an
+// IR attribute struct, a runtime prepare_<fn> / execute_<fn> or a backward_<fn> of a RULE that
+// does not exist are compile errors (a missing write_params, a link error). docs/design.md "Adding an op" lists what else a new op needs;
 // tests/runtime/test_op_tables.cpp checks the rest at test time.
 //
 // JET_OPS(X) calls X(ENUM, fn, Attrs, Params, "Name", in_place, layout, f32_params, dtypes, backward,
-// inputs) once per IR op type, in the order of ir::OpType:
+// inputs) once per IR op type, in the order of ir::OpType (union OpParams' order):
 //   ENUM      the ir::OpType value
 //   fn        the runtime's prepare_<fn> / execute_<fn> (runtime/ops.cpp)
 //   Attrs     the IR attribute struct, one per op type: fb::<Params>T, the schema table's own
@@ -45,7 +47,8 @@
 //   inputs    how many inputs a node of the op has (converter/ir.cpp check_node): a number, an
 //             expression of the op's attribute struct `a` for optional inputs (2 + a.has_bias),
 //             or ONE_OR_MORE (Concat)
-// Appending a line appends an ir::OpType value; the schema's union only ever grows at the end.
+// A new table's member goes at the end of union OpParams (the union only ever grows there), so a
+// new op type appends an ir::OpType value.
 #pragma once
 
 namespace jet {
@@ -53,35 +56,5 @@ namespace jet {
 enum class OpDTypes { FLOAT, ANY };
 }  // namespace jet
 
-// clang-format off
-#define JET_OPS(X)                                                                                                                                                                         \
-  X(CONV,            conv,            ConvAttrs,                 ConvParams,           "Conv",              false, SPECIAL,   false, FLOAT, RULE,        2 + a.has_bias + a.has_residual)  \
-  X(POOL,            pool,            PoolAttrs,                 PoolParams,           "Pool",              false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(GLOBAL_POOL,     pool,            GlobalPoolAttrs,           PoolParams,           "GlobalPool",        false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(ACTIVATION,      activation,      ActivationAttrs,           ActivationParams,     "Activation",        true,  STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(OP_TENSOR,       op_tensor,       OpTensorAttrs,             OpTensorParams,       "OpTensor",          true,  STRIDED,   false, ANY,   RULE,        2)                                \
-  X(GEMM,            gemm,            GemmAttrs,                 GemmParams,           "Gemm",              false, PACKED,    false, FLOAT, RULE,        2 + a.has_bias)                   \
-  X(SOFTMAX,         softmax,         SoftmaxAttrs,              SoftmaxParams,        "Softmax",           true,  SPECIAL,   false, FLOAT, RULE,        1)                                \
-  X(CONCAT,          concat,          ConcatAttrs,               ConcatParams,         "Concat",            false, STRIDED,   false, ANY,   RULE,        ONE_OR_MORE)                      \
-  X(RESHAPE,         reshape,         ReshapeAttrs,              ReshapeParams,        "Reshape",           true,  PACKED,    false, ANY,   RULE,        1)                                \
-  X(BATCHNORM,       batchnorm,       BatchNormAttrs,            BatchNormParams,      "BatchNorm",         true,  STRIDED_X, true,  FLOAT, RULE,        5)                                \
-  X(TRANSFORM,       transform,       TransformAttrs,            TransformParams,      "Transform",         false, ANY,       false, ANY,   RULE,        1)                                \
-  X(SLICE,           slice,           SliceAttrs,                SliceParams,          "Slice",             false, ANY,       false, ANY,   RULE,        1)                                \
-  X(PAD,             pad,             PadAttrs,                  PadParams,            "Pad",               false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(RESIZE,          resize,          ResizeAttrs,               ResizeParams,         "Resize",            false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(CONV_TRANSPOSE,  conv_transpose,  ConvTransposeAttrs,        ConvTransposeParams,  "ConvTranspose",     false, STRIDED_X, false, FLOAT, RULE,        2 + a.has_bias)                   \
-  X(INSTANCENORM,    instancenorm,    InstanceNormAttrs,         InstanceNormParams,   "InstanceNorm",      true,  STRIDED_X, true,  FLOAT, RULE,        3)                                \
-  X(LRN,             lrn,             fb::LrnParamsT,            LrnParams,            "LRN",               true,  STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(REDUCE,          reduce,          ReduceAttrs,               ReduceParams,         "Reduce",            false, STRIDED,   false, FLOAT, RULE,        1)                                \
-  X(LAYERNORM,       layernorm,       fb::LayerNormParamsT,      LayerNormParams,      "LayerNorm",         true,  STRIDED_X, true,  FLOAT, RULE,        1 + a.has_scale + a.has_bias)     \
-  X(LOGIC,           logic,           LogicAttrs,                LogicParams,          "Logic",             false, STRIDED,   false, ANY,   NO_GRADIENT, 2)                                \
-  X(WHERE,           where,           WhereAttrs,                WhereParams,          "Where",             false, STRIDED,   false, ANY,   NOT_YET,     3)                                \
-  X(ARG_REDUCE,      arg_reduce,      ArgReduceAttrs,            ArgReduceParams,      "ArgReduce",         false, STRIDED,   false, ANY,   NO_GRADIENT, 1)                                \
-  X(GATHER,          gather,          fb::GatherParamsT,         GatherParams,         "Gather",            false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
-  X(TOPK,            topk,            fb::TopKParamsT,           TopKParams,           "TopK",              false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
-  X(NMS,             nms,             fb::NmsParamsT,            NmsParams,            "NonMaxSuppression", false, PACKED,    false, ANY,   NO_GRADIENT, 2)                                \
-  X(GATHER_ELEMENTS, gather_elements, fb::GatherElementsParamsT, GatherElementsParams, "GatherElements",    false, STRIDED,   false, ANY,   NOT_YET,     2)                                \
-  X(TRILU,           trilu,           fb::TriluParamsT,          TriluParams,          "Trilu",             false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
-  X(CUMSUM,          cumsum,          fb::CumSumParamsT,         CumSumParams,         "CumSum",            false, STRIDED,   false, ANY,   NOT_YET,     1)                                \
-  X(SCATTER,         scatter,         ScatterAttrs,              ScatterParams,        "Scatter",           false, STRIDED,   false, ANY,   NOT_YET,     3)
-// clang-format on
+// JET_OPS itself, generated at build time from model.fbs's jet_op attributes (schema/op_list.cmake).
+#include "jet/schema/op_list_generated.h"

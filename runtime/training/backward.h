@@ -3,7 +3,7 @@
 // from schema/op_list.h: an op whose backward column is RULE has its backward_<fn> in backward.cpp
 // (one per runtime function stem, like ops.cpp's prepare_<fn> and execute_<fn>; a training build
 // does not compile without it), one that is NOT_YET or NO_GRADIENT gets a rule without run and
-// the reason. Every line of op_list.h must say which. Internal to the trainer (runtime/training/).
+// the reason. Every op type's jet_op row must say which. Internal to the trainer (runtime/training/).
 #pragma once
 
 #include <cstddef>

@@ -149,7 +149,11 @@ std::string params_table(const std::string& fbs) {
       comment += (comment.empty() ? "" : " ") + trimmed(line.substr(2));
     } else if (line.compare(0, 6, "table ") == 0) {
       Table tb{since, "", comment};
-      const std::string name = trimmed(line.substr(6, line.find('{') - 6));
+      // The header up to its brace: `table X {`, or `table X` and its attributes on the next line,
+      // `(jet_op: "...") {`.
+      std::string more;
+      while (line.find('{') == std::string::npos && std::getline(in, more)) line += " " + trimmed(more);
+      const std::string name = trimmed(line.substr(6, line.find_first_of("({") - 6));
       // The fields: on this line for `table X { a: int; }`, else up to the closing brace.
       std::vector<std::string> body;
       const size_t open = line.find('{'), close = line.find('}');
@@ -378,7 +382,7 @@ TEST_CASE("op tables: every IR op type has its name, its schema member and the r
     CHECK(e->allows_in_place == r.in_place);
     CHECK(ir::op_takes_any_dtype(r.op) == r.any_dtype);
     CHECK(e->takes_any_dtype == r.any_dtype);
-    // The runtime names a member after its first op_list.h line (POOL for POOL and GLOBAL_POOL).
+    // The runtime names a member after its first JET_OPS row (POOL for POOL and GLOBAL_POOL).
     size_t first = 0;
     while (kRows[first].params != r.params) ++first;
     CHECK(std::string(e->name) == kRows[first].name);
