@@ -54,6 +54,9 @@ Status activation_forward(const Handle& handle, const ActivationDesc& act, float
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status activation_forward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,

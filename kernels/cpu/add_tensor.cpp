@@ -30,6 +30,9 @@ Status add_tensor(const Handle& handle, float alpha, const TensorDesc& b_desc, c
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status add_tensor(float alpha, const TensorDesc& b_desc, const void* b, float beta,

@@ -54,6 +54,9 @@ Status arg_reduce_forward(const Handle& handle, ArgReduceOp op, int axis, bool s
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

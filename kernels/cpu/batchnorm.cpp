@@ -45,6 +45,9 @@ Status batchnorm_forward_inference(const Handle& handle, float alpha, float beta
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

@@ -501,6 +501,9 @@ Status find_conv_forward_algo(const Handle& handle, const TensorDesc& x_desc, co
   return Status();
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

@@ -167,6 +167,9 @@ Status conv_backward_data(const Handle& handle, float alpha, const FilterDesc& w
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

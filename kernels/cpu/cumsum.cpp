@@ -39,6 +39,9 @@ Status cumsum_forward(const Handle& handle, int axis, bool exclusive, bool rever
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -86,6 +86,9 @@ Status gather_forward(const Handle& handle, int axis, const TensorDesc& x_desc, 
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

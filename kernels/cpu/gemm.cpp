@@ -82,6 +82,9 @@ Status gemm_forward(const Handle& handle, const GemmDesc& gemm, float alpha,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

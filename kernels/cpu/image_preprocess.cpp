@@ -176,6 +176,9 @@ Status image_preprocess(const Handle& handle, const ImagePreprocessDesc& desc,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

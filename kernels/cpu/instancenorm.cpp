@@ -41,6 +41,9 @@ Status instancenorm_forward(const Handle& handle, float alpha, float beta,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status instancenorm_forward(float alpha, float beta, const TensorDesc& x_desc, const void* x,

@@ -40,6 +40,9 @@ Status layernorm_forward(const Handle& handle, int axis, float alpha, float beta
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status layernorm_forward(int axis, float alpha, float beta, const TensorDesc& x_desc, const void* x,

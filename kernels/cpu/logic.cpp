@@ -62,6 +62,9 @@ Status logic_tensor(const Handle& handle, LogicOp op, const TensorDesc& a_desc, 
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -49,6 +49,9 @@ Status lrn_cross_channel_forward(const Handle& handle, const LrnDesc& lrn, float
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status lrn_cross_channel_forward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,

@@ -98,6 +98,9 @@ Status nms_forward(const Handle& handle, const NmsDesc& nms, const TensorDesc& b
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status nms_forward(const NmsDesc& nms, const TensorDesc& boxes_desc, const void* boxes,

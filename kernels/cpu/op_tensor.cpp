@@ -64,6 +64,9 @@ Status op_tensor(const Handle& handle, TensorOp op, float alpha1, const TensorDe
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -89,6 +89,9 @@ Status pad_forward(const Handle& handle, PadMode mode, const int64_t* pad_begin,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -207,6 +207,9 @@ Status pool_forward(const Handle& handle, const PoolDesc& pool, float alpha,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

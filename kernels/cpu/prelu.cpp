@@ -31,6 +31,9 @@ Status prelu_forward(const Handle& handle, float alpha, const TensorDesc& x_desc
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status prelu_forward(float alpha, const TensorDesc& x_desc, const void* x,

@@ -39,6 +39,9 @@ Status reduce_forward(const Handle& handle, ReduceOp op, float alpha, const Tens
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -56,6 +56,9 @@ Status resize_forward(const Handle& handle, const ResizeDesc& resize, float alph
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

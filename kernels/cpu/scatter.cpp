@@ -157,6 +157,9 @@ Status scatter_nd_forward(const Handle& handle, ScatterReduction reduction, cons
   return dispatch(handle, fn, p, x_desc, x, indices_desc, indices, updates, y_desc, y);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

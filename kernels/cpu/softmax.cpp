@@ -39,6 +39,9 @@ Status softmax_forward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

@@ -74,6 +74,9 @@ Status topk_forward(const Handle& handle, int axis, int64_t k, bool largest,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -47,6 +47,9 @@ Status transform_tensor(const Handle& handle, float alpha, const TensorDesc& x_d
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 namespace {
 

@@ -40,6 +40,9 @@ Status trilu_forward(const Handle& handle, bool upper, int64_t k, const TensorDe
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status trilu_forward(bool upper, int64_t k, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,

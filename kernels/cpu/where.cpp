@@ -42,6 +42,9 @@ Status where_forward(const Handle& handle, const TensorDesc& cond_desc, const vo
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status where_forward(const TensorDesc& cond_desc, const void* cond, const TensorDesc& a_desc,

@@ -35,6 +35,9 @@ Status activation_backward(const Handle& handle, const ActivationDesc& act, floa
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status activation_backward(const ActivationDesc& act, float alpha, const TensorDesc& x_desc,

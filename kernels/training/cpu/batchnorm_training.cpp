@@ -178,6 +178,9 @@ Status batchnorm_backward(const Handle& handle, float alpha_data, float beta_dat
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {

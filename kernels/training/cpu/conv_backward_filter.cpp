@@ -435,6 +435,9 @@ Status conv_backward_bias_activation(const Handle& handle, const ActivationDesc&
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status conv_backward_filter_implicit(float alpha, const TensorDesc& x_desc, const void* x,

@@ -85,6 +85,9 @@ Status layernorm_backward(const Handle& handle, int axis, float alpha_data, floa
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status layernorm_backward(int axis, float alpha_data, float beta_data, float alpha_param,

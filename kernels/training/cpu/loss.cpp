@@ -128,6 +128,9 @@ Status bce_with_logits_loss(const Handle& handle, const TensorDesc& x_desc, cons
                           dx_desc, dx);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status softmax_cross_entropy_loss(const TensorDesc& logits_desc, const void* logits,

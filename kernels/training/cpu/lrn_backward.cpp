@@ -48,6 +48,9 @@ Status lrn_cross_channel_backward(const Handle& handle, const LrnDesc& lrn, floa
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status lrn_cross_channel_backward(const LrnDesc& lrn, float alpha, const TensorDesc& x_desc,

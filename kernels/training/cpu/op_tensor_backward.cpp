@@ -81,6 +81,9 @@ Status reduce_backward(const Handle& handle, ReduceOp op, float alpha, const Ten
   return in_routine(fn, add_tensor(handle, alpha * scale, dy_desc, dy, beta, dx_desc, dx));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status op_tensor_backward(const OpTensorGrad& g, const TensorDesc& a_desc, const void* a,

@@ -147,6 +147,9 @@ Status clip_grad_norm(const Handle& handle, int tensors, float* const* grads,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status sgd_step(const SgdDesc& sgd, int64_t count, float* param, const float* grad,

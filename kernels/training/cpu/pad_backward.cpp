@@ -69,6 +69,9 @@ Status pad_backward(const Handle& handle, PadMode mode, const int64_t* pad_begin
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status pad_backward(const PadGradGeom& g, float alpha, const void* dy, float beta,

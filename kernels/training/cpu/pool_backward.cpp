@@ -63,6 +63,9 @@ Status pool_backward(const Handle& handle, const PoolDesc& pool, float alpha,
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status pool_backward(const PoolDesc& pool, float alpha, const TensorDesc& x_desc, const void* x,

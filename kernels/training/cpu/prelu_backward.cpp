@@ -54,6 +54,9 @@ Status prelu_backward(const Handle& handle, float alpha, const TensorDesc& x_des
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status prelu_backward(float alpha, const TensorDesc& x_desc, const void* x,

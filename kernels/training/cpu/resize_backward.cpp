@@ -54,6 +54,9 @@ Status resize_backward(const Handle& handle, const ResizeDesc& resize, float alp
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 Status resize_backward(const ResizeGradGeom& g, float alpha, const void* dy, float beta,

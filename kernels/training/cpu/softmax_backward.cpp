@@ -46,6 +46,9 @@ Status softmax_backward(const Handle& handle, SoftmaxAlgo algo, SoftmaxMode mode
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CPU backend (cpu::), called by the front end above.
+
 namespace cpu {
 
 namespace {
