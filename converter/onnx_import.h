@@ -84,6 +84,11 @@ struct OnnxOpInfo {
   const char* notes;         // attributes, limits, what is unsupported ("" with ir "")
 };
 std::vector<OnnxOpInfo> onnx_op_table();
+// Checks the ops imported by field name (schema/model.fbs's jet_onnx attributes,
+// converter/onnx/ops_by_fields.cpp) against ONNX's op schemas of every opset from the row's on:
+// the first opset, one output, every attribute a field, every field an INT or FLOAT attribute or a
+// non-variadic input, every other input required. INTERNAL_ERROR names the row and the problem.
+Status check_onnx_ops_by_fields();
 
 Status import_onnx_file(const std::string& path, const ImportOptions& options, ir::Graph* out,
                         ImportReport* report);

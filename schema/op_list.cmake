@@ -1,9 +1,23 @@
 # Writes JET_OPS (schema/op_list.h) from model.fbs: one X(...) row per op type that a parameter
-# table's `jet_op` attribute declares, in the order of union OpParams. Run at build time:
-#   cmake -DFBS=schema/model.fbs -DOUT=<build>/.../op_list_generated.h -P schema/op_list.cmake
-# A union member without the attribute, an attribute on a table the union does not name, or a row
-# without its ten columns stops the build, naming the table.
+# table's `jet_op` attribute declares, in the order of union OpParams; and, for the tables that
+# also carry `jet_onnx: "OnnxOp, since"`, the ONNX importer's rows and field readers
+# (converter/onnx/ops_by_fields.cpp). Run at build time:
+#   cmake -DFBS=schema/model.fbs -DOUT=<build>/.../op_list_generated.h
+#         -DONNX_OUT=<build>/.../onnx_by_fields_generated.h -P schema/op_list.cmake
+# A union member without the attribute, an attribute on a table the union does not name, a row
+# without its ten columns, a jet_onnx without its two or on a table without jet_op, or a jet_onnx
+# table with a field that is not bool, int, long, float or double stops the build, naming the table.
 cmake_minimum_required(VERSION 3.16)
+# An unchanged file keeps its time stamp: an edit of model.fbs rebuilds only what it changes.
+function(write_if_changed path text)
+  if(EXISTS "${path}")
+    file(READ "${path}" old)
+    if(old STREQUAL text)
+      return()
+    endif()
+  endif()
+  file(WRITE "${path}" "${text}")
+endfunction()
 file(READ "${FBS}" fbs)
 # Comments out first: a `table` or a brace in a comment is not the schema's.
 string(REGEX REPLACE "//[^\n]*" "" fbs "${fbs}")
@@ -19,13 +33,23 @@ string(REGEX REPLACE "union OpParams[ \t\n]*{([^}]*)}" "\\1" members "${union_te
 string(REGEX REPLACE "[ \t\n]" "" members "${members}")
 string(REPLACE "," ";" members "${members}")
 
-string(REGEX MATCHALL "table[ \t\n]+[A-Za-z0-9_]+[ \t\n]*\\([ \t\n]*jet_op:[ \t\n]*\"[^\"]*\"[ \t\n]*\\)" declared "${fbs}")
+# Every table with attributes: `table Name (key: "value", ...) { fields }` (the values hold no
+# parentheses).
+string(REGEX MATCHALL "table[ \t\n]+[A-Za-z0-9_]+[ \t\n]*\\([^)]*\\)[ \t\n]*{[^}]*}" declared "${fbs}")
 set(tables_with_op)
+set(tables_with_onnx)
 foreach(d IN LISTS declared)
   string(REGEX REPLACE "table[ \t\n]+([A-Za-z0-9_]+).*" "\\1" table "${d}")
-  string(REGEX REPLACE ".*jet_op:[ \t\n]*\"([^\"]*)\".*" "\\1" value "${d}")
-  list(APPEND tables_with_op ${table})
-  set(op_of_${table} "${value}")
+  string(REGEX REPLACE "[^(]*\\(([^)]*)\\).*" "\\1" attrs "${d}")
+  string(REGEX REPLACE "[^{]*{([^}]*)}" "\\1" body_of_${table} "${d}")
+  if(attrs MATCHES "jet_op:[ \t\n]*\"([^\"]*)\"")
+    list(APPEND tables_with_op ${table})
+    set(op_of_${table} "${CMAKE_MATCH_1}")
+  endif()
+  if(attrs MATCHES "jet_onnx:[ \t\n]*\"([^\"]*)\"")
+    list(APPEND tables_with_onnx ${table})
+    set(onnx_of_${table} "${CMAKE_MATCH_1}")
+  endif()
 endforeach()
 
 set(rows "")
@@ -69,4 +93,90 @@ endif()
 
 set(text "// Generated from schema/model.fbs's jet_op attributes by schema/op_list.cmake; edit those.\n")
 string(APPEND text "#define JET_OPS(X) \\\n${rows}\n")
-file(WRITE "${OUT}" "${text}")
+write_if_changed("${OUT}" "${text}")
+
+# The ONNX ops imported by field name (jet_onnx), in union order: one row each, and one field
+# reader per table, read_fields(FieldReader&, fb::<Table>T*), calling the reader once per field in
+# the table's order (converter/onnx/ops_by_fields.cpp defines FieldReader, then includes this).
+foreach(table IN LISTS tables_with_onnx)
+  if(NOT DEFINED op_of_${table})
+    message(FATAL_ERROR "${FBS}: ${table} has a jet_onnx attribute but no jet_op")
+  endif()
+endforeach()
+set(onnx_rows "")
+set(readers "")
+foreach(table IN LISTS members)
+  if(table STREQUAL "" OR NOT DEFINED onnx_of_${table})
+    continue()
+  endif()
+  string(REPLACE "," ";" cols "${onnx_of_${table}}")
+  list(LENGTH cols n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "${FBS}: ${table}'s jet_onnx \"${onnx_of_${table}}\" has ${n} columns, expected 2 "
+            "(the ONNX op type, the first opset that has it)")
+  endif()
+  list(GET cols 0 onnx_op)
+  list(GET cols 1 since)
+  string(STRIP "${onnx_op}" onnx_op)
+  string(STRIP "${since}" since)
+  # The IR op and the dtypes column of the table's (first) jet_op row.
+  string(REPLACE "|" ";" parts "${op_of_${table}}")
+  list(GET parts 0 first)
+  string(REPLACE "," ";" first "${first}")
+  list(GET first 0 ir_op)
+  list(GET first 7 dtypes)
+  string(STRIP "${ir_op}" ir_op)
+  string(STRIP "${dtypes}" dtypes)
+  # The fields: `name: type [= default] [(attributes)]`, separated by "|" (";" above).
+  string(REPLACE "|" ";" fields "${body_of_${table}}")
+  set(names "")
+  set(reads "")
+  foreach(f IN LISTS fields)
+    string(STRIP "${f}" f)
+    if(f STREQUAL "")
+      continue()
+    endif()
+    if(NOT f MATCHES "^([A-Za-z0-9_]+)[ \t\n]*:[ \t\n]*([A-Za-z0-9_]+)([ \t\n=]|$)")
+      message(FATAL_ERROR "${FBS}: ${table} has jet_onnx, and its field \"${f}\" is not a bool, int, "
+              "long, float or double")
+    endif()
+    set(field "${CMAKE_MATCH_1}")
+    set(type "${CMAKE_MATCH_2}")
+    if(NOT type MATCHES "^(bool|int|long|float|double)$")
+      message(FATAL_ERROR "${FBS}: ${table} has jet_onnx, and its field ${field} is a ${type}, not a "
+              "bool, int, long, float or double")
+    endif()
+    if(names STREQUAL "")
+      set(names "${field}")
+      string(APPEND reads "  Status st = read(\"${field}\", &p->${field});\n")
+    else()
+      set(names "${names}, ${field}")
+      string(APPEND reads "  if (st.ok()) st = read(\"${field}\", &p->${field});\n")
+    endif()
+  endforeach()
+  if(names STREQUAL "")
+    string(APPEND readers "inline Status read_fields(FieldReader&, fb::${table}T*) { return Status(); }\n")
+  else()
+    string(APPEND readers "inline Status read_fields(FieldReader& read, fb::${table}T* p) {\n${reads}  return st;\n}\n")
+  endif()
+  if(dtypes STREQUAL "ANY")
+    set(ints true)
+  else()
+    set(ints false)
+  endif()
+  # docs/onnx.md's notes on the op.
+  set(notes "imported by field name into ${table} (its limits: docs/format.md): ${names}, each the attribute")
+  string(APPEND notes " (absent: ONNX's default) or the constant input (computed: unsupported) of that name")
+  if(names MATCHES "(^|, )axis(,|$)")
+    string(APPEND notes "; axis negative too")
+  endif()
+  string(APPEND onnx_rows "  X(\"${onnx_op}\", ${since}, ${ir_op}, ${table}, ${ints}, \"${names}\", \"${notes}\") \\\n")
+endforeach()
+if(DEFINED ONNX_OUT)
+  set(text "// Generated from schema/model.fbs's jet_onnx attributes by schema/op_list.cmake; edit those.\n")
+  string(APPEND text "// Included by converter/onnx/ops_by_fields.cpp only, after its FieldReader.\n")
+  string(APPEND text "// JET_ONNX_BY_FIELDS(X): X(\"OnnxOp\", since, IR op, Table, takes integer tensors, \"fields\",\n//                          \"docs/onnx.md's notes\").\n")
+  string(APPEND text "#define JET_ONNX_BY_FIELDS(X) \\\n${onnx_rows}\n")
+  string(APPEND text "namespace jet {\nnamespace onnx_import {\n\n${readers}\n}  // namespace onnx_import\n}  // namespace jet\n")
+  write_if_changed("${ONNX_OUT}" "${text}")
+endif()

@@ -239,6 +239,9 @@ struct OpList {
   size_t count;
 };
 extern const OpList kNnOps, kShapeOps, kIndexOps, kDetectionOps;
+// The ops imported by field name: the tables of schema/model.fbs with a jet_onnx attribute
+// (ops_by_fields.cpp).
+extern const OpList kByFieldsOps;
 
 // The op table (op_table.cpp). Null when the op type has no entry.
 const OpEntry* find_op(const std::string& op_type);

@@ -25,7 +25,7 @@ namespace onnx_import {
 namespace {
 
 // The files' lists, in docs/onnx.md's order.
-const OpList* const kLists[] = {&kNnOps, &kShapeOps, &kIndexOps, &kDetectionOps};
+const OpList* const kLists[] = {&kNnOps, &kShapeOps, &kIndexOps, &kByFieldsOps, &kDetectionOps};
 
 }  // namespace
 

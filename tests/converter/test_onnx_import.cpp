@@ -2715,6 +2715,122 @@ TEST_CASE("onnx import: GatherElements, CumSum, ScatterElements, ScatterND and T
   CHECK(out[4] == tl);
 }
 
+TEST_CASE("onnx import: the ops imported by field name agree with ONNX's op schemas") {
+  // Each table with jet_onnx in schema/model.fbs: its first opset, one output, every attribute a
+  // field, every field an INT or FLOAT attribute or an input, every other input required; at every
+  // opset libonnx knows.
+  const Status st = check_onnx_ops_by_fields();
+  INFO(st.to_string());
+  CHECK(st.ok());
+}
+
+TEST_CASE("onnx import: by field name (CumSum, GatherElements): inputs and attributes as fields, negative axes, errors") {
+  // converter/onnx/ops_by_fields.cpp, on two of its ops. x: [2, 3, 4]. cs = CumSum(x, axis -2 (a
+  // constant input), reverse; exclusive absent); ge = GatherElements(x, idx, axis -1 (an
+  // attribute)), idx [2, 3, 2]. (An attribute whose ONNX default differs from the table's is
+  // checked by ONNX's node tests of the op that has one: test_triu* leave `upper` out.)
+  OnnxModel m(14);
+  m.input("x", {2, 3, 4});
+  m.initializer_i64("axis", {1}, {-2});
+  m.initializer_i64("idx", {2, 3, 2}, {3, 0, 1, 1, 2, -1, 0, 0, -4, 3, 2, 1});
+  jet::test::attr_int(m.node("CumSum", {"x", "axis"}, {"cs"}), "reverse", 1);
+  jet::test::attr_int(m.node("GatherElements", {"x", "idx"}, {"ge"}), "axis", -1);
+  m.output("cs");
+  m.output("ge");
+  const Graph g = import_ok(m);
+  const auto& cs_attrs = std::get<fb::CumSumParamsT>(only_node(g, OpType::CUMSUM).attrs);
+  CHECK(cs_attrs.axis == 1);
+  CHECK(!cs_attrs.exclusive);
+  CHECK(cs_attrs.reverse);
+  CHECK(std::get<fb::GatherElementsParamsT>(only_node(g, OpType::GATHER_ELEMENTS).attrs).axis == 2);
+  const std::vector<float> x = random_values(24, 72);
+  const std::vector<std::vector<float>> out = run(g, {x});
+  REQUIRE(out.size() == 2);
+  std::vector<float> cs(24), ge(12);
+  const int64_t idx[12] = {3, 0, 1, 1, 2, -1, 0, 0, -4, 3, 2, 1};
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 4; ++k) {
+      float sum = 0.f;
+      for (int i = 2; i >= 0; --i) cs[(b * 3 + i) * 4 + k] = sum += x[(b * 3 + i) * 4 + k];
+    }
+  for (int r = 0; r < 6; ++r)
+    for (int j = 0; j < 2; ++j) ge[r * 2 + j] = x[r * 4 + (idx[r * 2 + j] + 4) % 4];
+  CHECK(out[0] == cs);
+  CHECK(out[1] == ge);
+
+  SUBCASE("a computed field input is unsupported, naming it") {
+    OnnxModel c(14);
+    c.input("x", {2, 3, 4});
+    c.input("axis_c", {1}, onnx::TensorProto::INT64);
+    c.node("CumSum", {"x", "axis_c"}, {"y"});
+    c.output("y");
+    check_one_unsupported(c, "y", "axis 'axis_c' is computed at run time");
+  }
+  SUBCASE("an attribute that is not a field is unsupported, naming it") {
+    OnnxModel c(14);
+    c.input("x", {2, 3, 4});
+    c.initializer_i64("axis", {}, {0});
+    jet::test::attr_int(c.node("CumSum", {"x", "axis"}, {"y"}), "mode", 1);
+    c.output("y");
+    check_one_unsupported(c, "y", "attribute 'mode' is not supported (CumSumParams has no field of that name)");
+  }
+  // Errors, each naming the node.
+  struct Bad {
+    const char* what;
+    const char* op;
+    std::vector<int64_t> axis;  // CumSum: the axis input's values (none: absent); GatherElements: the attribute
+    bool float_attribute;       // CumSum's exclusive, GatherElements' axis written as a FLOAT
+    bool float_indices;         // GatherElements' indices FLOAT (the output rule refuses them)
+    bool extra_input;           // the node has one input more than ONNX's op
+    const char* message;
+  };
+  const Bad bad[] = {
+      {"CumSum without its axis", "CumSum", {}, false, false, false, "missing input #1 (axis)"},
+      {"CumSum's axis with two values", "CumSum", {0, 1}, false, false, false, "axis has 2 elements, expected one"},
+      {"CumSum's axis out of range", "CumSum", {3}, false, false, false, "axis 3 is out of range for rank 3"},
+      {"CumSum's exclusive as a FLOAT", "CumSum", {0}, true, false, false,
+       "attribute 'exclusive' has type FLOAT, expected INT"},
+      {"GatherElements' axis out of range", "GatherElements", {-4}, false, false, false,
+       "axis -4 is out of range for rank 3"},
+      {"GatherElements' axis as a FLOAT", "GatherElements", {0}, true, false, false,
+       "attribute 'axis' has type FLOAT, expected INT"},
+      {"GatherElements' FLOAT indices", "GatherElements", {0}, false, true, false, "indices are f32"},
+      {"GatherElements with three inputs", "GatherElements", {0}, false, false, true,
+       "has 3 inputs, ONNX's GatherElements takes at most 2"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.what);
+    OnnxModel c(14);
+    c.input("x", {2, 3, 4});
+    if (b.float_indices) c.initializer("idx", {2, 3, 2}, std::vector<float>(12, 0.f));
+    else c.initializer_i64("idx", {2, 3, 2}, std::vector<int64_t>(12, 0));
+    std::vector<std::string> inputs = {"x"};
+    onnx::NodeProto* n = nullptr;
+    if (std::string(b.op) == "CumSum") {
+      if (!b.axis.empty()) {
+        c.initializer_i64("axis", {static_cast<int64_t>(b.axis.size())}, b.axis);
+        inputs.push_back("axis");
+      }
+      if (b.extra_input) inputs.push_back("x");
+      n = c.node("CumSum", inputs, {"y"});
+      if (b.float_attribute) jet::test::attr_float(n, "exclusive", 1.f);
+    } else {
+      inputs.push_back("idx");
+      if (b.extra_input) inputs.push_back("x");
+      n = c.node("GatherElements", inputs, {"y"});
+      if (b.float_attribute) jet::test::attr_float(n, "axis", 0.f);
+      else jet::test::attr_int(n, "axis", b.axis[0]);
+    }
+    c.output("y");
+    Graph g2;
+    const Status st = import_model(c, &g2);
+    INFO(st.to_string());
+    CHECK(st.code() == StatusCode::BAD_PARAM);
+    CHECK(contains(st.message(), b.message));
+    CHECK(contains(st.message(), std::string(b.op) + " 'y'"));
+  }
+}
+
 TEST_CASE("onnx import: DepthToSpace (DCR, CRD) and SpaceToDepth of computed tensors") {
   // x: [2, 8, 3, 2], blocksize 2. dcr, crd: [2, 2, 6, 4]; back = SpaceToDepth(dcr) == x.
   OnnxModel m(13);
