@@ -14,8 +14,9 @@
 # JET_UPDATE_DOCS=1 ctest -R op_tables rewrites) are not edits either: a file named only there is
 # listed as "generated only"; so are the conformance pass lists (tests/conformance/passing_*.txt,
 # which jet_conformance_run rewrites under JET_UPDATE_DOCS=1: a file generated whole, named by the
-# ONNX node tests that pass). docs/design.md is left out with bench/results/: its "Adding an op"
-# checklist names the ops it was measured on, and a new op does not edit it.
+# ONNX node tests that pass). docs/design.md is left out with bench/results/ and bench/NOTES.md
+# (the log of measurements, this one's included): its "Adding an op" checklist names the ops it
+# was measured on, and a new op does not edit it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 1 ] || { echo "usage: scripts/op-footprint.sh PATTERN" >&2; exit 2; }
@@ -53,7 +54,7 @@ while IFS= read -r f; do
   tier_files[$t]+="    $f ($code)"$'\n'
   [ "$t" = training ] && continue  # the backward kernels of the training add-on: optional
   total=$((total + 1)); sites=$((sites + code))
-done < <(git grep -i -l -E -e "$pat" -- . ':!bench/results' ':!docs/design.md')
+done < <(git grep -i -l -E -e "$pat" -- . ':!bench/results' ':!bench/NOTES.md' ':!docs/design.md')
 for t in kernels schema converter runtime tests docs other training; do
   [ -n "${tier_files[$t]:-}" ] || continue
   c=$(printf '%s' "${tier_files[$t]}" | grep -c .)

@@ -11,6 +11,8 @@
 // ops_nn.cpp     ops that become IR nodes (Conv, ConvTranspose, pools, activations, element-wise,
 //                Gemm, MatMul, Softmax, BatchNormalization, InstanceNormalization, LRN, Concat,
 //                Cast, Pad, Resize, Upsample, reductions).
+// ops_by_fields.cpp  the ops imported by field name, with no function of their own: the tables of
+//                schema/model.fbs with a `jet_onnx` attribute, read through ONNX's op schemas.
 // Each ops_*.cpp file ends with its op rows (one per ONNX op type: the function that imports it,
 // and its docs/onnx.md row); op_table.cpp joins them into the op table.
 //

@@ -1,8 +1,10 @@
 // The op table: one row per ONNX op type (default domain), kept beside its importer at the end of
-// the ops_*.cpp file that imports it (kNnOps, kShapeOps, kIndexOps, kDetectionOps, importer.h);
-// this file joins those lists, in that order, into the lookup table, the list of op types that
-// take integer tensors and docs/onnx.md's op table. Adding an op is its function and one row in
-// the same ops_*.cpp file (a row naming a function the file does not define fails to compile).
+// the ops_*.cpp file that imports it (kNnOps, kShapeOps, kIndexOps, kByFieldsOps, kDetectionOps,
+// importer.h); this file joins those lists, in that order, into the lookup table, the list of op
+// types that take integer tensors and docs/onnx.md's op table. Adding an op is its function and
+// one row in the same ops_*.cpp file (a row naming a function the file does not define fails to
+// compile), or nothing here for an op imported by field name (ops_by_fields.cpp: its rows are
+// generated from schema/model.fbs's jet_onnx attributes).
 //
 // A row {"Name", since, fn, ints, "IR", "notes"}:
 //   fn     Status fn(Importer& im); an activation without attributes is
