@@ -28,8 +28,10 @@ namespace onnx_import {
 
 namespace {
 
+// ONNX's schema of the op at `opset` (the latest version up to it), null when the op has none.
 const onnx::OpSchema* onnx_schema(const char* op_type, int64_t opset) {
-  return onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), "");
+  const int64_t clamped = std::min<int64_t>(std::max<int64_t>(opset, 0), std::numeric_limits<int>::max());
+  return onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(clamped), "");
 }
 
 // Index of ONNX input `name` in the op's schema, -1 when it has none of that name.
