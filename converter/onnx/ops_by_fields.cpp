@@ -49,7 +49,7 @@ int schema_input(const onnx::OpSchema& schema, const std::string& name) {
 class FieldReader {
  public:
   FieldReader(Importer& im, const onnx::OpSchema& schema, const char* table)
-      : im_(im), schema_(schema), table_(table), input_is_field_(schema.inputs().size(), false) {}
+      : im_(im), schema_(schema), table_(table) {}
 
   Status operator()(const char* name, bool* v) {
     int64_t i = *v ? 1 : 0;
@@ -84,7 +84,6 @@ class FieldReader {
     }
     return Status::success();
   }
-  bool input_is_field(size_t i) const { return input_is_field_[i]; }
 
  private:
   // The schema's attribute `name`, null when it has none.
@@ -103,7 +102,6 @@ class FieldReader {
   }
   // Input `index` (a field): absent and optional: false (keep the table's default).
   Status field_input(int index, const char* name, bool* present) {
-    input_is_field_[index] = true;
     *present = im_.has_input(index);
     if (*present) return Status::success();
     if (schema_.inputs()[index].GetOption() != onnx::OpSchema::Optional) return im_.require_input(index, name);
@@ -162,7 +160,6 @@ class FieldReader {
   Importer& im_;
   const onnx::OpSchema& schema_;
   std::string table_;
-  std::vector<bool> input_is_field_;
   std::set<std::string> attributes_taken_;
 };
 
@@ -188,13 +185,15 @@ Status import_by_fields(Importer& im, const char* table, const std::string& fiel
     return im.bad("has " + std::to_string(im.input_count()) + " inputs, ONNX's " + schema->Name() + " takes at most " +
                   std::to_string(schema_inputs.size()));
   }
-  // The tensor inputs must be there before the fields are read (an axis is counted against input
-  // 0's dims).
+  // The inputs that are not fields are the node's tensors; they must be there before the fields
+  // are read (an axis is counted against input 0's dims).
   const std::string list = ", " + fields + ", ";
+  std::vector<bool> is_field(schema_inputs.size());
   Status st;
   for (size_t i = 0; i < schema_inputs.size() && st.ok(); ++i) {
     const std::string& name = schema_inputs[i].GetName();
-    if (list.find(", " + name + ", ") == std::string::npos) st = im.require_input(static_cast<int>(i), name.c_str());
+    is_field[i] = list.find(", " + name + ", ") != std::string::npos;
+    if (!is_field[i]) st = im.require_input(static_cast<int>(i), name.c_str());
   }
   FieldReader read(im, *schema, table);
   Params params;
@@ -203,7 +202,7 @@ Status import_by_fields(Importer& im, const char* table, const std::string& fiel
   if (st.ok()) st = im.only_outputs_below(1);
   std::vector<int> inputs;
   for (size_t i = 0; i < schema_inputs.size() && st.ok(); ++i) {
-    if (read.input_is_field(i)) continue;
+    if (is_field[i]) continue;
     int t = -1;
     st = im.ir_input_any(static_cast<int>(i), &t);
     inputs.push_back(t);
