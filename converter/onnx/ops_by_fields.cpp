@@ -43,6 +43,21 @@ int schema_input(const onnx::OpSchema& schema, const std::string& name) {
   return -1;
 }
 
+// A row's field list ("upper, k") as names.
+std::vector<std::string> field_names(const std::string& fields) {
+  std::vector<std::string> names;
+  for (size_t at = 0; at < fields.size();) {
+    const size_t end = std::min(fields.find(", ", at), fields.size());
+    names.push_back(fields.substr(at, end - at));
+    at = end + 2;
+  }
+  return names;
+}
+
+bool has_name(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 }  // namespace
 
 // Reads one node's fields for read_fields (below): read(name, &field) once per field of the table.
@@ -187,12 +202,12 @@ Status import_by_fields(Importer& im, const char* table, const std::string& fiel
   }
   // The inputs that are not fields are the node's tensors; they must be there before the fields
   // are read (an axis is counted against input 0's dims).
-  const std::string list = ", " + fields + ", ";
+  const std::vector<std::string> names = field_names(fields);
   std::vector<bool> is_field(schema_inputs.size());
   Status st;
   for (size_t i = 0; i < schema_inputs.size() && st.ok(); ++i) {
     const std::string& name = schema_inputs[i].GetName();
-    is_field[i] = list.find(", " + name + ", ") != std::string::npos;
+    is_field[i] = has_name(names, name);
     if (!is_field[i]) st = im.require_input(static_cast<int>(i), name.c_str());
   }
   FieldReader read(im, *schema, table);
@@ -238,12 +253,7 @@ Status check_row(const char* op_type, int since, const char* table, const std::s
   if (!first || first->SinceVersion() != since || onnx_schema(op_type, since - 1)) {
     return fail("ONNX's first opset of the op is not " + std::to_string(since));
   }
-  std::vector<std::string> names;
-  for (size_t at = 0; at < fields.size();) {
-    const size_t end = std::min(fields.find(", ", at), fields.size());
-    names.push_back(fields.substr(at, end - at));
-    at = end + 2;
-  }
+  const std::vector<std::string> names = field_names(fields);
   const int last_opset = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
   const onnx::OpSchema* seen = nullptr;
   for (int opset = since; opset <= last_opset; ++opset) {
@@ -253,7 +263,7 @@ Status check_row(const char* op_type, int since, const char* table, const std::s
     const std::string at = " at opset " + std::to_string(schema->SinceVersion());
     if (schema->outputs().size() != 1) return fail("the op has " + std::to_string(schema->outputs().size()) + " outputs" + at);
     for (const auto& a : schema->attributes()) {
-      if (std::find(names.begin(), names.end(), a.first) == names.end()) {
+      if (!has_name(names, a.first)) {
         return fail("attribute '" + a.first + "' is not a field" + at);
       }
     }
@@ -271,8 +281,7 @@ Status check_row(const char* op_type, int since, const char* table, const std::s
       }
     }
     for (const auto& input : schema->inputs()) {
-      const bool field = std::find(names.begin(), names.end(), input.GetName()) != names.end();
-      if (!field && input.GetOption() != onnx::OpSchema::Single) {
+      if (!has_name(names, input.GetName()) && input.GetOption() != onnx::OpSchema::Single) {
         return fail("input '" + input.GetName() + "' is a tensor input that is not required" + at);
       }
     }
